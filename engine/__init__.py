@@ -1,0 +1,56 @@
+"""hymem: hybrid dual-granularity memory for LLM agents.
+
+This module says what users may import; everything else is internal.
+"""
+
+from hymem.config import MemoryConfig
+from hymem.errors import (
+    ConfigError,
+    EmbedderMismatchError,
+    HymemError,
+    InvalidMessageError,
+    LLMAuthError,
+    LLMError,
+    LLMOutputError,
+    LLMRequestError,
+    LLMUnavailable,
+    ReadOnlyStoreError,
+    SchemaVersionError,
+    StoreClosedError,
+    StoreError,
+    StoreLockedError,
+    UserInputError,
+)
+from hymem.memory import Memory
+from hymem.types import AddResult, Answer, Hit, Level, RoleUsage, SummaryRecord, TurnRecord, Usage
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AddResult",
+    "Answer",
+    "ConfigError",
+    "EmbedderMismatchError",
+    "Hit",
+    "HymemError",
+    "InvalidMessageError",
+    "LLMAuthError",
+    "LLMError",
+    "LLMOutputError",
+    "LLMRequestError",
+    "LLMUnavailable",
+    "Level",
+    "Memory",
+    "MemoryConfig",
+    "ReadOnlyStoreError",
+    "RoleUsage",
+    "SchemaVersionError",
+    "StoreClosedError",
+    "StoreError",
+    "StoreLockedError",
+    "SummaryRecord",
+    "TurnRecord",
+    "Usage",
+    "UserInputError",
+    "__version__",
+]

@@ -1,0 +1,27 @@
+"""`hymem` command line: one module per group of commands, registered on one typer app."""
+
+from __future__ import annotations
+
+import sys
+
+from hymem.cli import (  # noqa: F401  (importing registers the commands)
+    eval_cmds,
+    read_cmds,
+    sleep_cmds,
+    store_cmds,
+    write_cmds,
+)
+from hymem.cli.app import app
+from hymem.errors import HymemError
+
+
+def main() -> None:
+    """Entry point: hymem's own errors print one clear line and exit 2, not a traceback."""
+    try:
+        app()
+    except HymemError as exc:
+        print(f"hymem: error: {exc}", file=sys.stderr)
+        sys.exit(2)
+
+
+__all__ = ["app", "main"]

@@ -1,0 +1,1 @@
+"""CLI commands (eval_cmds)."""

@@ -1,0 +1,1 @@
+"""CLI commands (sleep_cmds)."""

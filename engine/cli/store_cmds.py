@@ -1,0 +1,1 @@
+"""CLI commands (store_cmds)."""

@@ -1,0 +1,1 @@
+"""CLI commands (write_cmds)."""

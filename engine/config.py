@@ -1,0 +1,89 @@
+"""Typed configuration. The environment is read here and nowhere else.
+
+`MemoryConfig()` picks up `HYMEM_*` variables (e.g. `HYMEM_LLM=openai:gpt-4.1-mini`,
+`HYMEM_BUFFER_TOKENS=768`); `MemoryConfig.defaults()` ignores the environment, for tests and
+for callers that want exactly what they pass. `OPENAI_BASE_URL` / `OPENAI_API_KEY` are read
+by the openai backend's provider, as the `openai` client itself does.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+DEFAULT_EMBEDDER = "all-MiniLM-L6-v2"
+
+
+class MemoryConfig(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="HYMEM_", extra="forbid", frozen=True)
+
+    # --- backends -------------------------------------------------------------------------
+    llm: str = Field("extractive", description="'extractive', 'openai:MODEL' or 'hf:MODEL_OR_PATH'")
+    llm_base_url: str | None = Field(None, description="overrides OPENAI_BASE_URL")
+    llm_api_key: SecretStr | None = Field(None, description="overrides OPENAI_API_KEY")
+    llm_timeout_s: float = Field(60.0, gt=0, description="deadline per model call, retries included")
+    llm_max_retries: int = Field(4, ge=0, description="retries on 429/5xx/timeouts/connection errors")
+    llm_repair_attempts: int = Field(2, ge=0, description="re-asks after an invalid reply")
+    llm_concurrency: int = Field(8, ge=1, description="parallel model calls (selection, sleep)")
+    llm_max_tokens: int = Field(1024, ge=16)
+    llm_temperature: float = Field(0.0, ge=0.0, le=2.0)
+    llm_cache_dir: str | None = Field(None, description="on-disk response cache; off when None")
+    embedder: str = Field(DEFAULT_EMBEDDER, description="sentence-transformers name/path or 'hashing'")
+    embed_batch_size: int = Field(64, ge=1)
+
+    # --- write path -----------------------------------------------------------------------
+    compressor_model: str | None = Field(
+        None, description="LLMLingua-2 model path; compression is off when None"
+    )
+    compression_rate: float = Field(0.7, gt=0.0, le=1.0)
+    segment_tau: float = Field(
+        0.35, ge=-1.0, le=1.0, description="topic boundary where similarity drops below this"
+    )
+    segment_max_turns: int = Field(12, ge=1)
+    segment_overlap_turns: int = Field(1, ge=0, le=2)
+    buffer_tokens: int = Field(512, ge=1, description="th: flush the short-term buffer here")
+
+    # --- read path ------------------------------------------------------------------------
+    k: int = Field(10, ge=1, description="light top-k summaries")
+    n_deep: int = Field(30, ge=1, description="N: deep coarse top-N")
+    select_batch: int = Field(10, ge=1, description="d: event-selection batch size")
+    max_iterations: int = Field(3, ge=0, description="T: reflection rounds; 0 disables")
+    rrf_k: int = Field(60, ge=1)
+    max_calls_per_ask: int | None = Field(None, ge=1)
+    max_tokens_per_ask: int | None = Field(None, ge=1)
+    vector_index_min_rows: int = Field(
+        20_000, ge=256, description="build an ANN index once a table holds this many rows"
+    )
+
+    # --- sleep-time consolidation ---------------------------------------------------------
+    sleep_top_k: int = Field(20, ge=1)
+    sleep_keep_n: int = Field(10, ge=1)
+    sleep_similarity_floor: float = Field(0.6, ge=-1.0, le=1.0)
+    sleep_workers: int = Field(8, ge=1)
+    auto_sleep_after: int | None = Field(None, ge=1, description="sleep after M new summaries")
+    sleep_on_close: bool = False
+
+    @field_validator("llm")
+    @classmethod
+    def _known_backend(cls, v: str) -> str:
+        v = v.strip()
+        if v == "extractive" or v.startswith(("openai:", "hf:")) and len(v.split(":", 1)[1]) > 0:
+            return v
+        raise ValueError(f"unknown llm spec {v!r}: use 'extractive', 'openai:MODEL' or 'hf:PATH'")
+
+    @classmethod
+    def defaults(cls, **overrides: Any) -> MemoryConfig:
+        """A config from the given values and built-in defaults only, ignoring HYMEM_* vars."""
+        return _NoEnvConfig(**overrides)
+
+    @property
+    def compression_enabled(self) -> bool:
+        return self.compressor_model is not None
+
+
+class _NoEnvConfig(MemoryConfig):
+    @classmethod
+    def settings_customise_sources(cls, settings_cls, init_settings, *args, **kwargs):  # type: ignore[no-untyped-def, override]
+        return (init_settings,)

@@ -1,0 +1,104 @@
+"""One rooted exception tree, so callers can catch hymem's failures and nothing else.
+
+    HymemError
+    ├── UserInputError            caller mistakes: bad query, k <= 0, unknown level, bad message
+    │   └── InvalidMessageError   one message of an add() call; names its index
+    ├── ConfigError               inconsistent or unknown configuration, unknown backend spec
+    ├── StoreError                the memory folder itself
+    │   ├── StoreLockedError      another process holds the writer lock
+    │   ├── ReadOnlyStoreError    a write was attempted on a store opened read-only
+    │   ├── SchemaVersionError    the folder was written by an incompatible schema version
+    │   ├── EmbedderMismatchError the folder was built with another embedder or dimension
+    │   └── StoreClosedError      the Memory was used after close()
+    └── LLMError                  backend failures, always naming the role
+        ├── LLMUnavailable        retries exhausted: 429/5xx/timeouts/connection errors
+        ├── LLMAuthError          401/403: never retried
+        ├── LLMRequestError       other 4xx: never retried
+        └── LLMOutputError        the reply never validated and the role has no fallback
+
+Caller mistakes are kept apart from backend failures: a UserInputError is always fixable by the
+caller, an LLMError never is.
+"""
+
+from __future__ import annotations
+
+
+class HymemError(Exception):
+    """Root of every error hymem raises on purpose."""
+
+
+class UserInputError(HymemError, ValueError):
+    """The caller passed something hymem cannot accept."""
+
+
+class InvalidMessageError(UserInputError):
+    """One message in an add() call is invalid; nothing from that call was written."""
+
+    def __init__(self, index: int, reason: str, message_id: str | None = None) -> None:
+        self.index = index
+        self.reason = reason
+        self.message_id = message_id
+        where = f"message {index}" + (f" (id={message_id!r})" if message_id else "")
+        super().__init__(f"{where}: {reason}")
+
+
+class ConfigError(HymemError, ValueError):
+    """Configuration is invalid or names something unknown."""
+
+
+class StoreError(HymemError):
+    """The memory folder cannot be used as asked."""
+
+
+class StoreLockedError(StoreError):
+    """Another process is writing this memory folder."""
+
+
+class ReadOnlyStoreError(StoreError):
+    """A write was attempted on a memory opened read-only."""
+
+
+class SchemaVersionError(StoreError):
+    """The folder's schema version is not one this hymem can read."""
+
+
+class EmbedderMismatchError(StoreError):
+    """The folder's vectors come from another embedder; mixing them would return garbage."""
+
+
+class StoreClosedError(StoreError):
+    """The Memory was used after close()."""
+
+
+class LLMError(HymemError):
+    """A language-model call failed; `role` says which of hymem's roles was calling."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        role: str | None = None,
+        status_code: int | None = None,
+        body: str | None = None,
+    ) -> None:
+        self.role = role
+        self.status_code = status_code
+        self.body = body
+        prefix = f"[{role}] " if role else ""
+        super().__init__(prefix + message)
+
+
+class LLMUnavailable(LLMError):
+    """The backend stayed unavailable through every retry and the deadline."""
+
+
+class LLMAuthError(LLMError):
+    """The backend refused the credentials (401/403)."""
+
+
+class LLMRequestError(LLMError):
+    """The backend rejected the request itself (4xx other than auth and rate limits)."""
+
+
+class LLMOutputError(LLMError):
+    """The model's reply never validated against the role's schema."""

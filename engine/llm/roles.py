@@ -1,0 +1,146 @@
+"""The seven roles every model call goes through, as one protocol with two implementations:
+
+* `PromptedRoles(backend, ...)`  renders prompts/*.md, calls a ChatBackend (openai:/hf:),
+  validates the JSON reply against prompts' pydantic schema, repairs, then falls back.
+* `ExtractiveRoles(embedder)`    no model: deterministic, honest heuristics per role.
+
+CONTRACT (filled in by the LLM-layer work; scheduler, ingest, sleep and evaluation code
+against it). Role names used in usage accounting and traces are the `Role` values.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Generic, Protocol, TypeVar
+
+from pydantic import BaseModel, Field
+
+from hymem.types import RoleUsage
+
+
+class Role(StrEnum):
+    SUMMARISE = "summarise"
+    LIGHT_ANSWER = "light_answer"
+    SELECT = "select"
+    DEEP_ANSWER = "deep_answer"
+    REFLECT = "reflect"
+    UPDATE = "update"
+    JUDGE = "judge"
+
+
+# ---- inputs ------------------------------------------------------------------------------
+
+
+class ContextItem(BaseModel):
+    """A summary or segment as shown to a role: always with its dates."""
+
+    id: str
+    text: str
+    time_start: datetime | None = None
+    time_end: datetime | None = None
+
+
+class SegmentInput(BaseModel):
+    """One segment of the short-term buffer to summarise."""
+
+    segment_id: str
+    lines: list[str]  # "[2023-05-08 13:56] Caroline: ..." (possibly compressed text)
+    session_time: datetime | None = None  # anchor for resolving relative dates
+
+
+# ---- outputs (the same pydantic models prompts/schemas.py validates replies against) ----
+
+
+class SegmentSummary(BaseModel):
+    segment_id: str
+    facts: list[str] = Field(default_factory=list)  # key-information sentences
+
+
+class SummariseOutput(BaseModel):
+    segments: list[SegmentSummary]
+
+
+class LightAnswerOutput(BaseModel):
+    answer: str
+    complete: bool  # the context suffices to answer
+
+
+class SelectOutput(BaseModel):
+    ids: list[str]  # chosen candidate ids (subset of the batch)
+
+
+class DeepAnswerOutput(BaseModel):
+    answer: str
+
+
+class ReflectOutput(BaseModel):
+    complete: bool
+    new_question: str | None = None
+
+
+class UpdateOutput(BaseModel):
+    action: str  # "update" | "delete" | "ignore"
+    text: str | None = None  # merged sentence for "update"
+    evidence_id: str | None = None  # the newer summary that justifies update/delete
+    reason: str | None = None
+
+
+class JudgeOutput(BaseModel):
+    label: str  # "CORRECT" | "WRONG"
+
+
+OutT = TypeVar("OutT", bound=BaseModel)
+
+
+class RoleResult(BaseModel, Generic[OutT]):
+    """A validated role output plus what it cost and whether a fallback stood in."""
+
+    role: Role
+    output: OutT
+    usage: RoleUsage = Field(default_factory=RoleUsage)
+    fallback: bool = False
+    fallback_reason: str | None = None
+    prompt_version: str = ""  # "light_answer@1"; "extractive" for the extractive roles
+    latency_ms: float = 0.0
+
+
+class Roles(Protocol):
+    """What the rest of hymem needs from a model. Thread-safe: calls may run concurrently."""
+
+    label: str  # "extractive", "openai:gpt-4.1-mini", "hf:/path" -- shown on every result
+
+    def summarise(self, segments: list[SegmentInput]) -> RoleResult[SummariseOutput]:
+        """One call for the whole buffer. Raises LLMError when the backend is unavailable
+        (the write path then keeps turns pending): summarise has no silent fallback."""
+        ...
+
+    def light_answer(
+        self, question: str, context: list[ContextItem], pool: list[str]
+    ) -> RoleResult[LightAnswerOutput]:
+        """Fallback: complete=False (escalate)."""
+        ...
+
+    def select_events(self, question: str, candidates: list[ContextItem]) -> RoleResult[SelectOutput]:
+        """Fallback: the candidates' top similarity hits (first half, in given order)."""
+        ...
+
+    def deep_answer(
+        self, question: str, passages: list[ContextItem], pool: list[str]
+    ) -> RoleResult[DeepAnswerOutput]: ...
+
+    def reflect(self, question: str, answer: str) -> RoleResult[ReflectOutput]:
+        """Fallback: complete=True (stop; never loop on a broken reflector)."""
+        ...
+
+    def update(self, target: ContextItem, newer: list[ContextItem]) -> RoleResult[UpdateOutput]:
+        """Fallback: ignore."""
+        ...
+
+    def judge(self, question: str, gold: str, generated: str) -> RoleResult[JudgeOutput]: ...
+
+    def cumulative_usage(self) -> dict[str, RoleUsage]:
+        """Usage per role since construction (thread-safe)."""
+        ...
+
+    def close(self) -> None: ...

@@ -1,0 +1,192 @@
+"""The records hymem stores and the results it returns.
+
+Times are naive `datetime`s in the conversation's own wall-clock time (LoCoMo's dates carry no
+zone); tz-aware inputs are converted to UTC and made naive at the edge. Storage layers convert
+these models to and from Arrow rows; nothing else should know the column layout.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Level(StrEnum):
+    """Granularity: Level-1 key-information summaries or Level-2 raw dialogue segments."""
+
+    SUMMARY = "summary"
+    SEGMENT = "segment"
+
+
+class SummaryStatus(StrEnum):
+    ACTIVE = "active"
+    SUPERSEDED = "superseded"
+    DELETED = "deleted"
+
+
+class TurnStatus(StrEnum):
+    PENDING = "pending"
+    STORED = "stored"
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class TurnRecord(_Record):
+    """Write-ahead record of one accepted message; durable before any model runs."""
+
+    id: str
+    user_id: str
+    session_id: str
+    seq: int  # order of acceptance within the user, strictly increasing
+    speaker: str
+    text: str
+    timestamp: datetime | None = None
+    status: TurnStatus = TurnStatus.PENDING
+    segment_id: str | None = None  # the first segment that covers it, once stored
+    created_at: datetime
+
+
+class SegmentRecord(_Record):
+    """Level-2: one event unit of raw dialogue. Never lossy."""
+
+    id: str
+    user_id: str
+    session_ids: list[str]
+    turn_ids: list[str]
+    text: str  # "[time] speaker: text" lines, raw
+    time_start: datetime | None = None
+    time_end: datetime | None = None
+    token_count: int = 0
+    compressed_text: str | None = None  # only ever fed to the summariser
+    vector: list[float] | None = None
+    created_at: datetime
+
+
+class SummaryRecord(_Record):
+    """Level-1: one key-information sentence linked many-to-one to its segment."""
+
+    id: str
+    user_id: str
+    segment_id: str
+    text: str
+    vector: list[float] | None = None
+    time_start: datetime | None = None
+    time_end: datetime | None = None
+    topic: str | None = None
+    status: SummaryStatus = SummaryStatus.ACTIVE
+    version: int = 1
+    superseded_by: str | None = None
+    previous_id: str | None = None  # the version this one replaced (consolidation)
+    reason: str | None = None  # why it was superseded or deleted
+    evidence_id: str | None = None  # the newer summary that justified a delete/update
+    origin: Literal["summary", "consolidated"] = "summary"
+    created_at: datetime
+    updated_at: datetime
+
+
+class StatusChange(_Record):
+    """A sleep-time change to an existing summary; applied without touching its text."""
+
+    summary_id: str
+    status: SummaryStatus
+    superseded_by: str | None = None
+    reason: str | None = None
+    evidence_id: str | None = None
+
+
+class Hit(BaseModel):
+    """One retrieved item with every score that placed it."""
+
+    level: Level
+    id: str
+    user_id: str
+    text: str
+    segment_id: str  # for a segment hit, its own id
+    turn_ids: list[str] = Field(default_factory=list)  # filled for segments; empty for summaries
+    time_start: datetime | None = None
+    time_end: datetime | None = None
+    status: SummaryStatus | None = None
+    dense_score: float | None = None  # cosine similarity, higher is closer
+    lexical_score: float | None = None  # BM25
+    dense_rank: int | None = None  # 1-based
+    lexical_rank: int | None = None
+    fused_score: float = 0.0  # reciprocal-rank fusion
+
+
+class RoleUsage(BaseModel):
+    """Model usage of one role; summed per ask, per operation and cumulatively."""
+
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cache_hits: int = 0
+    retries: int = 0
+    fallbacks: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def __add__(self, other: RoleUsage) -> RoleUsage:
+        return RoleUsage(
+            **{f: getattr(self, f) + getattr(other, f) for f in RoleUsage.model_fields}
+        )
+
+
+class Usage(BaseModel):
+    """Usage per role name ("summarise", "light_answer", "select", ...)."""
+
+    roles: dict[str, RoleUsage] = Field(default_factory=dict)
+
+    def add(self, role: str, usage: RoleUsage) -> None:
+        self.roles[role] = self.roles.get(role, RoleUsage()) + usage
+
+    def merge(self, other: Usage) -> None:
+        for role, usage in other.roles.items():
+            self.add(role, usage)
+
+    @property
+    def total(self) -> RoleUsage:
+        out = RoleUsage()
+        for usage in self.roles.values():
+            out = out + usage
+        return out
+
+
+class AddResult(BaseModel):
+    """What one add() or flush() accepted and wrote."""
+
+    turn_ids: list[str] = Field(default_factory=list)  # accepted by this call (new or repeated)
+    new_turn_ids: list[str] = Field(default_factory=list)  # first seen in this call
+    segments_written: list[str] = Field(default_factory=list)
+    summaries_written: list[str] = Field(default_factory=list)
+    pending: int = 0  # turns of this user still waiting after the call
+    error: str | None = None  # summariser failure; the turns stay pending and are retried
+    usage: Usage = Field(default_factory=Usage)
+    backend: str = ""  # "extractive" or the model spec, so results are never mislabelled
+
+
+class Answer(BaseModel):
+    """The result of ask(): the answer and everything needed to audit how it was reached."""
+
+    text: str
+    question: str
+    user_id: str
+    path: Literal["light", "deep"]
+    escalated: bool
+    escalation_reason: Literal["verdict", "fallback", "forced"] | None = None
+    complete: bool  # final verdict (light verdict on light-only answers, reflection otherwise)
+    iterations: int
+    evidence: list[Hit] = Field(default_factory=list)
+    usage: Usage = Field(default_factory=Usage)
+    latency_ms: dict[str, float] = Field(default_factory=dict)
+    prompt_versions: dict[str, str] = Field(default_factory=dict)
+    fallbacks: list[str] = Field(default_factory=list)  # "role: reason" for each fallback taken
+    budget_exhausted: bool = False
+    backend: str = ""
+    trace_id: str

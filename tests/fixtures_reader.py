@@ -1,0 +1,1 @@
+"""Fixtures for the reader tests."""
