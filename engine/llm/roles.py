@@ -14,9 +14,8 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Generic, Protocol, TypeVar
 
-from pydantic import BaseModel, Field
-
 from hymem.types import RoleUsage
+from pydantic import BaseModel, Field
 
 
 class Role(StrEnum):
@@ -49,46 +48,19 @@ class SegmentInput(BaseModel):
     session_time: datetime | None = None  # anchor for resolving relative dates
 
 
-# ---- outputs (the same pydantic models prompts/schemas.py validates replies against) ----
+# ---- outputs: defined in prompts/schemas.py beside the prompts, re-exported here --------
 
-
-class SegmentSummary(BaseModel):
-    segment_id: str
-    facts: list[str] = Field(default_factory=list)  # key-information sentences
-
-
-class SummariseOutput(BaseModel):
-    segments: list[SegmentSummary]
-
-
-class LightAnswerOutput(BaseModel):
-    answer: str
-    complete: bool  # the context suffices to answer
-
-
-class SelectOutput(BaseModel):
-    ids: list[str]  # chosen candidate ids (subset of the batch)
-
-
-class DeepAnswerOutput(BaseModel):
-    answer: str
-
-
-class ReflectOutput(BaseModel):
-    complete: bool
-    new_question: str | None = None
-
-
-class UpdateOutput(BaseModel):
-    action: str  # "update" | "delete" | "ignore"
-    text: str | None = None  # merged sentence for "update"
-    evidence_id: str | None = None  # the newer summary that justifies update/delete
-    reason: str | None = None
-
-
-class JudgeOutput(BaseModel):
-    label: str  # "CORRECT" | "WRONG"
-
+from hymem.prompts.schemas import (  # noqa: E402
+    DeepAnswerOutput,
+    JudgeOutput,
+    LightAnswerOutput,
+    ReflectOutput,
+    SegmentSummary,
+    SelectOutput,
+    SummariseOutput,
+    UpdateAction,
+    UpdateOutput,
+)
 
 OutT = TypeVar("OutT", bound=BaseModel)
 
@@ -103,6 +75,7 @@ class RoleResult(BaseModel, Generic[OutT]):
     fallback_reason: str | None = None
     prompt_version: str = ""  # "light_answer@1"; "extractive" for the extractive roles
     latency_ms: float = 0.0
+    notes: list[str] = Field(default_factory=list)  # e.g. unknown ids the model returned, dropped
 
 
 class Roles(Protocol):
@@ -121,7 +94,9 @@ class Roles(Protocol):
         """Fallback: complete=False (escalate)."""
         ...
 
-    def select_events(self, question: str, candidates: list[ContextItem]) -> RoleResult[SelectOutput]:
+    def select_events(
+        self, question: str, candidates: list[ContextItem]
+    ) -> RoleResult[SelectOutput]:
         """Fallback: the candidates' top similarity hits (first half, in given order)."""
         ...
 
@@ -144,3 +119,22 @@ class Roles(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+__all__ = [
+    "ContextItem",
+    "DeepAnswerOutput",
+    "JudgeOutput",
+    "LightAnswerOutput",
+    "OutT",
+    "ReflectOutput",
+    "Role",
+    "RoleResult",
+    "Roles",
+    "SegmentInput",
+    "SegmentSummary",
+    "SelectOutput",
+    "SummariseOutput",
+    "UpdateAction",
+    "UpdateOutput",
+]

@@ -1,0 +1,65 @@
+"""The one interface every chat model sits behind.
+
+A backend performs exactly one attempt per `complete` call and translates its own failures into
+hymem's error tree: transient ones (rate limits, 5xx, timeouts, connection errors) as
+`TransientLLMError`, credentials as `LLMAuthError`, other rejected requests as
+`LLMRequestError`. Retries, deadlines, caching, accounting and validation all live above it
+(in `retry.py` and `prompted.py`), so a new provider only has to speak its wire format.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from hymem.errors import LLMUnavailable
+
+Message = dict[str, str]  # {"role": "system"|"user"|"assistant", "content": "..."}
+
+
+@dataclass(frozen=True)
+class Completion:
+    """One model reply; token counts are None when the backend did not report them."""
+
+    text: str
+    model: str
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+
+class TransientLLMError(LLMUnavailable):
+    """One attempt failed in a way a retry may fix; `retry_after` is the server's hint (s)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        role: str | None = None,
+        status_code: int | None = None,
+        body: str | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(message, role=role, status_code=status_code, body=body)
+        self.retry_after = retry_after
+
+
+class ChatBackend(Protocol):
+    """A chat model: `label` names it on results ("openai:gpt-4.1-mini", "hf:/path")."""
+
+    label: str
+    model: str
+
+    def complete(
+        self,
+        messages: list[Message],
+        *,
+        role: str,
+        json_mode: bool,
+        max_tokens: int,
+        temperature: float,
+        timeout_s: float,
+    ) -> Completion:
+        """One attempt, finished or failed within `timeout_s` seconds."""
+        ...
+
+    def close(self) -> None: ...

@@ -1,0 +1,121 @@
+"""Per-role checks that make a schema-valid reply usable, and the per-role safe fallbacks.
+
+A check either returns the (possibly trimmed) output, recording what it dropped in `notes`, or
+raises InvalidReply with a message for the repair prompt. Fallbacks are deliberately
+conservative: they make the caller do more work (escalate, keep more events, stop reflecting,
+change nothing), never invent content.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from hymem.llm.roles import (
+    ContextItem,
+    DeepAnswerOutput,
+    LightAnswerOutput,
+    ReflectOutput,
+    SegmentInput,
+    SelectOutput,
+    SummariseOutput,
+    UpdateOutput,
+)
+from hymem.llm.structured import InvalidReply
+
+UNABLE_TO_ANSWER = "Unable to answer: the model's reply could not be used."
+
+
+def check_summarise(
+    out: SummariseOutput, segments: Sequence[SegmentInput], notes: list[str]
+) -> SummariseOutput:
+    wanted = [s.segment_id for s in segments]
+    known = set(wanted)
+    kept = []
+    seen: set[str] = set()
+    for seg in out.segments:
+        if seg.segment_id not in known:
+            notes.append(f"dropped unknown segment_id {seg.segment_id!r}")
+        elif seg.segment_id in seen:
+            notes.append(f"merged repeated segment_id {seg.segment_id!r}")
+            prev = next(k for k in kept if k.segment_id == seg.segment_id)
+            prev.facts.extend(f for f in seg.facts if f not in prev.facts)
+        else:
+            seen.add(seg.segment_id)
+            kept.append(seg.model_copy(deep=True))
+    missing = [sid for sid in wanted if sid not in seen]
+    if missing:
+        raise InvalidReply(
+            f"segments missing from the reply: {missing}. Return every segment_id exactly as "
+            "shown, with an empty facts list for a segment that holds no key information"
+        )
+    order = {sid: i for i, sid in enumerate(wanted)}
+    return SummariseOutput(segments=sorted(kept, key=lambda s: order[s.segment_id]))
+
+
+def check_light(out: LightAnswerOutput) -> LightAnswerOutput:
+    if out.complete and not out.answer.strip():
+        raise InvalidReply("complete is true but answer is empty")
+    return out
+
+
+def check_select(
+    out: SelectOutput, candidates: Sequence[ContextItem], notes: list[str]
+) -> SelectOutput:
+    known = {c.id for c in candidates}
+    chosen: list[str] = []
+    unknown: list[str] = []
+    for cid in out.ids:
+        cid = cid.strip()
+        if cid in known:
+            if cid not in chosen:
+                chosen.append(cid)
+        else:
+            unknown.append(cid)
+    if unknown:
+        notes.append(f"dropped ids not among the candidates: {unknown}")
+    if not chosen:
+        raise InvalidReply(
+            "ids must name at least one of the candidate ids exactly as shown"
+            + (f"; these are not candidates: {unknown}" if unknown else "")
+        )
+    return SelectOutput(ids=chosen)
+
+
+def check_deep(out: DeepAnswerOutput) -> DeepAnswerOutput:
+    if not out.answer.strip():
+        raise InvalidReply("answer is empty")
+    return out
+
+
+def check_reflect(out: ReflectOutput) -> ReflectOutput:
+    if not out.complete and not (out.new_question or "").strip():
+        raise InvalidReply("complete is false but new_question is empty")
+    return out
+
+
+def check_update(out: UpdateOutput, newer: Sequence[ContextItem], notes: list[str]) -> UpdateOutput:
+    if out.action == "update" and not (out.text or "").strip():
+        raise InvalidReply("action is 'update' but text is empty")
+    if out.evidence_id is not None and out.evidence_id not in {n.id for n in newer}:
+        notes.append(f"dropped evidence_id {out.evidence_id!r}: not among the newer memories")
+        out = out.model_copy(update={"evidence_id": None})
+    if out.action == "delete" and out.evidence_id is None and len(newer) == 1:
+        notes.append("evidence_id inferred: only one newer memory was shown")
+        out = out.model_copy(update={"evidence_id": newer[0].id})
+    if out.action == "delete" and out.evidence_id is None:
+        raise InvalidReply("action is 'delete' but evidence_id names none of the newer memories")
+    return out
+
+
+def fallback_select(candidates: Sequence[ContextItem]) -> SelectOutput:
+    """The first half (at least one) of the candidates, in their given (similarity) order."""
+    keep = max(1, (len(candidates) + 1) // 2)
+    return SelectOutput(ids=[c.id for c in candidates[:keep]])
+
+
+def fallback_deep(pool: Sequence[str]) -> tuple[DeepAnswerOutput, str]:
+    """The latest non-empty answer from earlier rounds, else an explicit inability."""
+    for answer in reversed(pool):
+        if answer and answer.strip():
+            return DeepAnswerOutput(answer=answer), "used the best earlier answer"
+    return DeepAnswerOutput(answer=UNABLE_TO_ANSWER), "no usable answer"

@@ -1,0 +1,71 @@
+"""How memories, passages and segments are laid out inside prompts.
+
+Every item is shown with its dates (answers are relative to the conversation's own time, never
+today's), and user-supplied text sits inside clearly delimited blocks, inserted verbatim.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from hymem.llm.roles import ContextItem, SegmentInput
+
+NONE = "(none)"
+
+
+def format_time(dt: datetime | None, *, weekday: bool = False) -> str:
+    """ "8 May 2023, 13:56" -- the day-month-year form LoCoMo's gold answers use."""
+    if dt is None:
+        return "date unknown"
+    text = f"{dt.day} {dt:%B %Y}, {dt:%H:%M}"
+    return f"{text} ({dt:%A})" if weekday else text
+
+
+def format_span(start: datetime | None, end: datetime | None) -> str:
+    if start is None and end is None:
+        return "date unknown"
+    if start is None or end is None or start == end:
+        return format_time(start or end)
+    if start.date() == end.date():
+        return f"{format_time(start)} to {end:%H:%M}"
+    return f"{format_time(start)} to {format_time(end)}"
+
+
+def format_memories(items: Sequence[ContextItem]) -> str:
+    """One line per short item: `- [id] (date) text`."""
+    if not items:
+        return NONE
+    return "\n".join(
+        f"- [{it.id}] ({format_span(it.time_start, it.time_end)}) {it.text.strip()}" for it in items
+    )
+
+
+def format_passages(items: Sequence[ContextItem]) -> str:
+    """Multi-line raw dialogue passages, each in its own delimited block."""
+    if not items:
+        return NONE
+    return "\n\n".join(
+        f'<passage id="{it.id}" time="{format_span(it.time_start, it.time_end)}">\n'
+        f"{it.text.strip()}\n</passage>"
+        for it in items
+    )
+
+
+def format_segments(segments: Sequence[SegmentInput]) -> str:
+    """Buffer segments for the summariser, each with the session time that anchors its dates."""
+    return "\n\n".join(
+        f'<segment id="{seg.segment_id}" session_time="'
+        f'{format_time(seg.session_time, weekday=True)}">\n'
+        + "\n".join(line.rstrip() for line in seg.lines)
+        + "\n</segment>"
+        for seg in segments
+    )
+
+
+def format_pool(pool: Sequence[str]) -> str:
+    """Answers from earlier reflection rounds."""
+    answers = [a.strip() for a in pool if a and a.strip()]
+    if not answers:
+        return NONE
+    return "\n".join(f"{i}. {a}" for i, a in enumerate(answers, 1))

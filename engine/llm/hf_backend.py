@@ -1,0 +1,105 @@
+"""`hf:MODEL_OR_PATH` -- a local transformers chat model.
+
+The tokenizer's chat template renders the messages, decoding is greedy, and token counts come
+from the tokenizer itself. The model loads lazily on the first call (opening a Memory stays
+cheap) and one lock serialises loading and generation: a single local model gains nothing from
+concurrent `generate` calls and is not documented as safe under them. There is no JSON mode:
+replies go through the same extract/validate/repair path as any other backend. `max_time`
+bounds generation so a call respects its deadline; offline loading is forced
+(`local_files_only`) so a missing model is a clear ConfigError, never a download.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import structlog
+from hymem.errors import ConfigError, LLMUnavailable
+from hymem.llm.backend import Completion, Message
+
+log = structlog.get_logger("hymem.llm.hf")
+
+
+class HFBackend:
+    """Greedy generation with a local causal LM; thread-safe via one lock."""
+
+    def __init__(self, model_path: str, *, device: str | None = None) -> None:
+        self.model = model_path
+        self.label = f"hf:{model_path}"
+        self.device = device
+        self._lock = threading.Lock()
+        self._tokenizer: Any = None
+        self._lm: Any = None
+
+    def _load(self) -> tuple[Any, Any]:
+        if self._lm is None:
+            from transformers import AutoModelForCausalLM, AutoTokenizer
+
+            try:
+                tokenizer = AutoTokenizer.from_pretrained(self.model, local_files_only=True)
+                lm = AutoModelForCausalLM.from_pretrained(self.model, local_files_only=True)
+            except (OSError, ValueError) as exc:
+                raise ConfigError(f"cannot load local model {self.model!r}: {exc}") from exc
+            if getattr(tokenizer, "chat_template", None) is None:
+                raise ConfigError(f"model {self.model!r} has no chat template")
+            if self.device:
+                lm = lm.to(self.device)
+            lm.eval()
+            self._tokenizer, self._lm = tokenizer, lm
+            log.info("llm.hf.loaded", model=self.model)
+        return self._tokenizer, self._lm
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens as this model's own tokenizer counts them."""
+        with self._lock:
+            tokenizer, _ = self._load()
+        return len(tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    def complete(
+        self,
+        messages: list[Message],
+        *,
+        role: str,
+        json_mode: bool,
+        max_tokens: int,
+        temperature: float,
+        timeout_s: float,
+    ) -> Completion:
+        import torch
+
+        with self._lock:
+            tokenizer, lm = self._load()
+            prompt = tokenizer.apply_chat_template(
+                messages, tokenize=False, add_generation_prompt=True
+            )
+            enc = tokenizer(prompt, return_tensors="pt", add_special_tokens=False)
+            enc = {k: v.to(lm.device) for k, v in enc.items()}
+            pad_id = tokenizer.pad_token_id
+            if pad_id is None:
+                pad_id = tokenizer.eos_token_id
+            try:
+                with torch.inference_mode():
+                    out = lm.generate(
+                        **enc,
+                        do_sample=False,  # greedy: reproducible
+                        max_new_tokens=max_tokens,
+                        max_time=timeout_s,
+                        pad_token_id=pad_id,
+                    )
+            except (RuntimeError, ValueError) as exc:
+                raise LLMUnavailable(f"local generation failed: {exc}", role=role) from exc
+            prompt_len = int(enc["input_ids"].shape[1])
+            new_ids = out[0][prompt_len:]
+            text = tokenizer.decode(new_ids, skip_special_tokens=True)
+        return Completion(
+            text=text,
+            model=self.model,
+            prompt_tokens=prompt_len,
+            completion_tokens=int(new_ids.shape[0]),
+        )
+
+    def close(self) -> None:
+        with self._lock:
+            self._lm = None
+            self._tokenizer = None

@@ -1,0 +1,314 @@
+"""`PromptedRoles`: the seven roles as prompt files sent to a chat model.
+
+Per role call: render `prompts/<role>.md` strictly -> (cache) -> bounded, retried backend call
+-> extract and validate the JSON reply -> on an invalid reply, re-ask with the validation error
+shown (`prompts/repair.md`), up to `llm_repair_attempts` times -> then the role's typed fallback
+(flagged on the result), or LLMOutputError for roles without one (summarise, judge). Backend
+failures surface as LLMUnavailable / LLMAuthError / LLMRequestError naming the role.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import structlog
+from hymem.config import MemoryConfig
+from hymem.errors import LLMOutputError
+from hymem.llm import checks
+from hymem.llm.accounting import UsageMeter, completion_usage
+from hymem.llm.backend import ChatBackend, Completion, Message, TransientLLMError
+from hymem.llm.cache import ResponseCache, cache_key
+from hymem.llm.formatting import (
+    format_memories,
+    format_passages,
+    format_pool,
+    format_segments,
+    format_span,
+)
+from hymem.llm.retry import RetryPolicy, call_with_retries
+from hymem.llm.roles import (
+    ContextItem,
+    DeepAnswerOutput,
+    JudgeOutput,
+    LightAnswerOutput,
+    ReflectOutput,
+    Role,
+    RoleResult,
+    SegmentInput,
+    SelectOutput,
+    SummariseOutput,
+    UpdateOutput,
+)
+from hymem.llm.structured import InvalidReply, parse_reply, schema_hint
+from hymem.prompts import load_prompt
+from hymem.types import RoleUsage
+from pydantic import BaseModel
+
+log = structlog.get_logger("hymem.llm.prompted")
+
+M = TypeVar("M", bound=BaseModel)
+Check = Callable[[M, list[str]], M]
+
+
+def _no_call(role: Role, output: M, why: str) -> RoleResult[M]:
+    """A result decided without asking the model (nothing to ask about): costs nothing."""
+    return RoleResult[type(output)](  # type: ignore[misc]
+        role=role,
+        output=output,
+        prompt_version=load_prompt(role.value).label,
+        notes=[f"{why}: no model call"],
+    )
+
+
+class PromptedRoles:
+    """Roles backed by a chat model. Thread-safe; at most `llm_concurrency` requests in flight."""
+
+    def __init__(
+        self,
+        backend: ChatBackend,
+        *,
+        config: MemoryConfig | None = None,
+        retry_policy: RetryPolicy | None = None,
+        cache: ResponseCache | None = None,
+        meter: UsageMeter | None = None,
+        slots: threading.Semaphore | None = None,
+    ) -> None:
+        """`slots` lets several PromptedRoles share one bound on requests in flight (e.g. all
+        memories using one endpoint); by default each gets `llm_concurrency` of its own."""
+        self.config = config or MemoryConfig.defaults()
+        self.backend = backend
+        self.label = backend.label
+        self.retry_policy = retry_policy or RetryPolicy.from_config(self.config)
+        if cache is None and self.config.llm_cache_dir:
+            cache = ResponseCache(self.config.llm_cache_dir)
+        self.cache = cache
+        self.meter = meter or UsageMeter()
+        self._slots = slots or threading.BoundedSemaphore(self.config.llm_concurrency)
+
+    # --- the roles -------------------------------------------------------------------------
+    def summarise(self, segments: list[SegmentInput]) -> RoleResult[SummariseOutput]:
+        if not segments:
+            return _no_call(Role.SUMMARISE, SummariseOutput(segments=[]), "no segments")
+        return self._run(
+            Role.SUMMARISE,
+            {"segments": format_segments(segments)},
+            SummariseOutput,
+            lambda out, notes: checks.check_summarise(out, segments, notes),
+            fallback=None,
+        )
+
+    def light_answer(
+        self, question: str, context: list[ContextItem], pool: list[str]
+    ) -> RoleResult[LightAnswerOutput]:
+        return self._run(
+            Role.LIGHT_ANSWER,
+            {
+                "question": question,
+                "memories": format_memories(context),
+                "pool": format_pool(pool),
+            },
+            LightAnswerOutput,
+            lambda out, _notes: checks.check_light(out),
+            fallback=lambda: (LightAnswerOutput(answer="", complete=False), "escalate"),
+        )
+
+    def select_events(
+        self, question: str, candidates: list[ContextItem]
+    ) -> RoleResult[SelectOutput]:
+        if not candidates:
+            return _no_call(Role.SELECT, SelectOutput(ids=[]), "no candidates")
+        return self._run(
+            Role.SELECT,
+            {"question": question, "candidates": format_memories(candidates)},
+            SelectOutput,
+            lambda out, notes: checks.check_select(out, candidates, notes),
+            fallback=lambda: (checks.fallback_select(candidates), "kept top similarity hits"),
+        )
+
+    def deep_answer(
+        self, question: str, passages: list[ContextItem], pool: list[str]
+    ) -> RoleResult[DeepAnswerOutput]:
+        return self._run(
+            Role.DEEP_ANSWER,
+            {
+                "question": question,
+                "passages": format_passages(passages),
+                "pool": format_pool(pool),
+            },
+            DeepAnswerOutput,
+            lambda out, _notes: checks.check_deep(out),
+            fallback=lambda: checks.fallback_deep(pool),
+        )
+
+    def reflect(self, question: str, answer: str) -> RoleResult[ReflectOutput]:
+        return self._run(
+            Role.REFLECT,
+            {"question": question, "answer": answer},
+            ReflectOutput,
+            lambda out, _notes: checks.check_reflect(out),
+            fallback=lambda: (ReflectOutput(complete=True), "stop reflecting"),
+        )
+
+    def update(self, target: ContextItem, newer: list[ContextItem]) -> RoleResult[UpdateOutput]:
+        if not newer:
+            return _no_call(Role.UPDATE, UpdateOutput(action="ignore"), "no newer memories")
+        return self._run(
+            Role.UPDATE,
+            {
+                "target": f"[{target.id}] ({format_span(target.time_start, target.time_end)}) "
+                f"{target.text.strip()}",
+                "newer": format_memories(newer),
+            },
+            UpdateOutput,
+            lambda out, notes: checks.check_update(out, newer, notes),
+            fallback=lambda: (UpdateOutput(action="ignore"), "change nothing"),
+        )
+
+    def judge(self, question: str, gold: str, generated: str) -> RoleResult[JudgeOutput]:
+        return self._run(
+            Role.JUDGE,
+            {"question": question, "gold": gold, "generated": generated},
+            JudgeOutput,
+            lambda out, _notes: out,
+            fallback=None,
+        )
+
+    def cumulative_usage(self) -> dict[str, RoleUsage]:
+        return self.meter.snapshot()
+
+    def close(self) -> None:
+        self.backend.close()
+
+    # --- the machinery ---------------------------------------------------------------------
+    def _run(
+        self,
+        role: Role,
+        variables: dict[str, Any],
+        schema: type[M],
+        check: Check[M],
+        fallback: Callable[[], tuple[M, str]] | None,
+    ) -> RoleResult[M]:
+        started = time.perf_counter()
+        template = load_prompt(role.value)
+        messages = template.render(**variables)
+        usage = RoleUsage()
+        notes: list[str] = []
+        error = ""
+        for attempt in range(self.config.llm_repair_attempts + 1):
+            completion, used, key = self._complete(role, messages)
+            usage = usage + used
+            attempt_notes: list[str] = []
+            try:
+                out = parse_reply(completion.text, schema, lambda o, n=attempt_notes: check(o, n))
+            except InvalidReply as exc:
+                error = str(exc)
+                log.warning("llm.invalid_reply", role=role.value, attempt=attempt, error=error)
+                messages = [
+                    *messages,
+                    {"role": "assistant", "content": completion.text.strip() or "(empty reply)"},
+                    *load_prompt("repair").render(error=error, schema=schema_hint(schema)),
+                ]
+                continue
+            if key is not None and self.cache is not None and used.cache_hits == 0:
+                self.cache.put(key, completion)
+            notes.extend(attempt_notes)
+            return self._result(role, out, usage, template.label, started, notes=notes)
+        if fallback is None:
+            raise LLMOutputError(
+                f"reply never validated after {self.config.llm_repair_attempts + 1} "
+                f"attempt(s): {error}",
+                role=role.value,
+            )
+        out, why = fallback()
+        usage = usage + RoleUsage(fallbacks=1)
+        self.meter.record(role.value, RoleUsage(fallbacks=1))
+        log.warning("llm.fallback", role=role.value, reason=why, error=error)
+        return self._result(
+            role, out, usage, template.label, started, notes=notes, fallback=f"{why}: {error}"
+        )
+
+    def _result(
+        self,
+        role: Role,
+        out: M,
+        usage: RoleUsage,
+        version: str,
+        started: float,
+        *,
+        notes: list[str],
+        fallback: str | None = None,
+    ) -> RoleResult[M]:
+        latency = (time.perf_counter() - started) * 1000.0
+        log.info(
+            "llm.role",
+            role=role.value,
+            model=self.label,
+            prompt=version,
+            fallback=fallback is not None,
+            calls=usage.calls,
+            prompt_tokens=usage.prompt_tokens,
+            completion_tokens=usage.completion_tokens,
+            latency_ms=round(latency, 1),
+        )
+        return RoleResult[type(out)](  # type: ignore[misc]
+            role=role,
+            output=out,
+            usage=usage,
+            fallback=fallback is not None,
+            fallback_reason=fallback,
+            prompt_version=version,
+            latency_ms=latency,
+            notes=notes,
+        )
+
+    def _complete(
+        self, role: Role, messages: list[Message]
+    ) -> tuple[Completion, RoleUsage, str | None]:
+        """One validated-or-not reply: from the cache, or from the backend with retries."""
+        params = {
+            "json_mode": True,
+            "max_tokens": self.config.llm_max_tokens,
+            "temperature": self.config.llm_temperature,
+        }
+        key = None
+        if self.cache is not None:
+            key = cache_key(self.backend.model, messages, params)
+            hit = self.cache.get(key)
+            if hit is not None:
+                self.meter.record(role.value, RoleUsage(cache_hits=1))
+                log.info("llm.cache_hit", role=role.value)
+                return hit, RoleUsage(cache_hits=1), key
+
+        retries = RoleUsage()
+
+        def on_retry() -> None:
+            nonlocal retries
+            retries = retries + RoleUsage(retries=1)
+            self.meter.record(role.value, RoleUsage(retries=1))
+
+        def attempt(time_left: float) -> Completion:
+            # Waiting for a free slot counts against the call's deadline.
+            waited_from = time.monotonic()
+            if not self._slots.acquire(timeout=time_left):
+                raise TransientLLMError("no free request slot before the deadline", role=role.value)
+            try:
+                return self.backend.complete(
+                    messages,
+                    role=role.value,
+                    json_mode=True,
+                    max_tokens=self.config.llm_max_tokens,
+                    temperature=self.config.llm_temperature,
+                    timeout_s=max(0.001, time_left - (time.monotonic() - waited_from)),
+                )
+            finally:
+                self._slots.release()
+
+        completion, _ = call_with_retries(
+            attempt, role=role.value, policy=self.retry_policy, on_retry=on_retry
+        )
+        spent = completion_usage(messages, completion)
+        self.meter.record(role.value, spent)
+        return completion, spent + retries, key

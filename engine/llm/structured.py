@@ -1,0 +1,90 @@
+"""From a model's free text to a validated pydantic object, or a precise complaint.
+
+Models wrap JSON in ```json fences, prose or both; `extract_json` finds the object in any of
+those. `parse_reply` validates it and, on failure, raises `InvalidReply` whose message is written
+to be shown back to the model in the repair prompt.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+M = TypeVar("M", bound=BaseModel)
+
+_FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
+
+
+class InvalidReply(ValueError):
+    """The reply is not usable; the message says why, in words a model can act on."""
+
+
+def json_candidates(text: str) -> list[Any]:
+    """Every JSON value `text` may be meant as, most likely first: the whole text, fenced
+    blocks, then each object embedded in prose. Raises InvalidReply when there is none."""
+    stripped = text.strip()
+    if not stripped:
+        raise InvalidReply("the reply was empty")
+    try:
+        return [json.loads(stripped)]
+    except json.JSONDecodeError:
+        pass
+    found: list[Any] = []
+    for block in _FENCE.findall(stripped):
+        try:
+            found.append(json.loads(block.strip()))
+        except json.JSONDecodeError:
+            continue
+    decoder = json.JSONDecoder()
+    for match in re.finditer(r"{", stripped):
+        try:
+            value, _ = decoder.raw_decode(stripped, match.start())
+        except json.JSONDecodeError:
+            continue
+        if isinstance(value, dict) and value not in found:
+            found.append(value)
+    if not found:
+        raise InvalidReply("the reply contained no JSON object")
+    return found
+
+
+def extract_json(text: str) -> Any:
+    """The JSON value in `text`: the whole text, a fenced block, or the first object in prose."""
+    return json_candidates(text)[0]
+
+
+def describe_validation_error(err: ValidationError) -> str:
+    parts = []
+    for e in err.errors():
+        where = ".".join(str(p) for p in e["loc"]) or "(top level)"
+        parts.append(f"{where}: {e['msg']}")
+    return "; ".join(parts)
+
+
+def parse_reply(text: str, model: type[M], check: Callable[[M], M] | None = None) -> M:
+    """Validate `text` against `model`, then the role's own `check` (which may raise
+    InvalidReply or return an adjusted object). When prose holds several objects (an echoed
+    example, then the answer), the first that validates wins; otherwise the first one's
+    problem is reported."""
+    first_error: InvalidReply | None = None
+    for value in json_candidates(text):
+        try:
+            if not isinstance(value, dict):
+                raise InvalidReply(f"expected a JSON object, got {type(value).__name__}")
+            try:
+                out = model.model_validate(value)
+            except ValidationError as err:
+                raise InvalidReply(describe_validation_error(err)) from err
+            return check(out) if check is not None else out
+        except InvalidReply as exc:
+            first_error = first_error or exc
+    raise first_error or InvalidReply("the reply contained no JSON object")
+
+
+def schema_hint(model: type[BaseModel]) -> str:
+    """The expected fields, compactly, for the repair prompt."""
+    return json.dumps(model.model_json_schema(), separators=(",", ":"))

@@ -1,0 +1,24 @@
+"""count_tokens uses the bundled WordPiece tokenizer (real files, no download)."""
+
+from __future__ import annotations
+
+import pytest
+from hymem.llm.tokens import _load_encoder, count_tokens, estimate_tokens
+
+pytestmark = pytest.mark.integration
+
+
+def test_count_tokens_uses_the_bundled_wordpiece() -> None:
+    assert _load_encoder() is not None
+    assert count_tokens("") == 0
+    assert count_tokens("hello world") == 2
+    # WordPiece splits rare words into pieces; no truncation at the model's 128/512 limits
+    assert count_tokens("unbelievably") > 1
+    long = "Caroline went to the LGBTQ support group on 7 May 2023. " * 200
+    assert count_tokens(long) > 2000
+
+
+def test_estimate_is_close_to_the_tokenizer() -> None:
+    text = "Melanie painted a sunrise over the lake last Saturday, she said, with her kids."
+    exact, guess = count_tokens(text), estimate_tokens(text)
+    assert abs(exact - guess) <= max(3, exact // 4)
