@@ -244,6 +244,9 @@ class Memory:
         self._check_open()
         if user_id is not None:
             check_user_id(user_id)
+        reader = self._components.get("_reader")
+        if reader is not None:  # trace rows are written in the background; wait for them
+            reader.flush_traces()
         return self._store.read_traces(user_id=user_id, since=since)
 
     # --- sleep time ----------------------------------------------------------------------
@@ -255,8 +258,11 @@ class Memory:
         self._check_open()
         if user_id is not None:
             check_user_id(user_id)
+        if max_workers is not None:
+            check_k(max_workers, name="max_workers")
         return self._component('_consolidator').sleep(
-            user_id=user_id, max_workers=max_workers or self.config.sleep_workers,
+            user_id=user_id,
+            max_workers=self.config.sleep_workers if max_workers is None else max_workers,
             dry_run=dry_run,
         )
 

@@ -1,0 +1,262 @@
+"""Sleep-time consolidation of the summary tier (LightMem §3.3; ARCHITECTURE §6).
+
+One sleep, per user: repair a half-applied previous sleep, snapshot the active summaries, build
+every update queue (similarity only: `hymem.update_queue`), take each queue's decision from the
+journal or ask `roles.update` (in parallel, bounded), then apply every decision of the snapshot at
+once as versions (`hymem.sleep_plan`): new versions are inserted before old ones are retired, so a
+concurrent reader always finds one of them.
+
+Decisions are journaled as they finish (`hymem.sleep_journal`) but applied only at the end, from
+the same snapshot: a sleep killed half-way leaves the store untouched and the next sleep, seeing
+the same snapshot, replays the journaled decisions and asks only the rest, ending in exactly the
+state one uninterrupted run would have reached.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+import structlog
+from hymem.errors import ReadOnlyStoreError, UserInputError
+from hymem.sleep_decide import Ask, DecisionRunner, Snapshot, build_snapshot
+from hymem.sleep_journal import JournalEntry, SleepJournal, now_utc
+from hymem.sleep_plan import (
+    Decision,
+    PlannedChange,
+    lineage,
+    plan_changes,
+    plan_restore,
+    with_vectors,
+)
+from hymem.types import SummaryRecord, SummaryStatus, Usage
+from pydantic import BaseModel, Field
+
+if TYPE_CHECKING:
+    from hymem.memory import Memory
+
+log = structlog.get_logger("hymem.consolidate")
+
+Progress = Callable[[str, int, int], None]  # (phase, done, total)
+
+
+class SleepReport(BaseModel):
+    """What one sleep looked at, decided, cost and changed."""
+
+    users: list[str] = Field(default_factory=list)
+    summaries_scanned: int = 0
+    queues_built: int = 0  # non-empty update queues
+    queue_entries: int = 0
+    similarities: int = 0  # similarity values computed to build the queues
+    queue_seconds: float = 0.0
+    decisions: dict[str, int] = Field(
+        default_factory=lambda: {"update": 0, "delete": 0, "ignore": 0, "rejected": 0}
+    )
+    asked: int = 0  # decisions asked of the model in this run
+    skipped_from_journal: int = 0  # identical inputs already decided: not asked again
+    settled: int = 0  # later versions whose queue holds nothing new since their last decision
+    failed: int = 0  # model failures or fallbacks: nothing changed, asked again next sleep
+    repaired: int = 0  # half-applied changes of an interrupted earlier sleep, completed
+    new_versions: int = 0
+    superseded: int = 0
+    deleted: int = 0
+    model_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    usage: Usage = Field(default_factory=Usage)
+    seconds: float = 0.0
+    dry_run: bool = False
+    backend: str = ""
+    planned: list[PlannedChange] = Field(default_factory=list)  # filled on dry runs
+
+
+class Consolidator:
+    """Built once per Memory (`mem.sleep`, `mem.history`, `mem.restore` delegate here)."""
+
+    def __init__(
+        self,
+        mem: Memory,
+        *,
+        journal: SleepJournal | None = None,
+        block_bytes: int | None = None,
+    ) -> None:
+        self._mem = mem
+        self._journal = (
+            journal
+            if journal is not None
+            else SleepJournal(Path(mem.path) / "sleep" / "journal.jsonl")
+        )
+        self._lock = threading.Lock()  # one sleep or restore at a time
+        self._block_bytes = block_bytes
+
+    @property
+    def journal(self) -> SleepJournal:
+        return self._journal
+
+    def close(self) -> None:
+        self._journal.close()
+
+    # --- sleep ----------------------------------------------------------------------------
+    def sleep(
+        self,
+        *,
+        user_id: str | None = None,
+        max_workers: int | None = None,
+        dry_run: bool = False,
+        progress: Progress | None = None,
+    ) -> SleepReport:
+        mem = self._mem
+        store = mem.store
+        if store.read_only and not dry_run:
+            raise ReadOnlyStoreError(
+                "sleep writes new versions: open the memory for writing (or pass dry_run=True)"
+            )
+        workers = mem.config.sleep_workers if max_workers is None else max_workers
+        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+            raise UserInputError("max_workers must be >= 1")
+        started = time.perf_counter()
+        with self._lock:
+            roles = mem.roles
+            report = SleepReport(dry_run=dry_run, backend=roles.label)
+            users = [user_id] if user_id is not None else store.users()
+            snaps: dict[str, Snapshot] = {}
+            asks: list[Ask] = []
+            found: dict[str, list[Decision]] = {}
+            for uid in users:
+                snap = build_snapshot(store, uid, mem.config, block_bytes=self._block_bytes)
+                snaps[uid] = snap
+                report.users.append(uid)
+                self._repair(snap, report, dry_run)
+                report.summaries_scanned += snap.cost.items
+                report.queues_built += snap.cost.queues
+                report.queue_entries += snap.cost.entries
+                report.similarities += snap.cost.similarities
+                report.queue_seconds += snap.cost.seconds
+                if progress:
+                    progress("queues", len(snaps), len(users))
+                user_asks, replayed, settled = snap.triage(self._journal, roles.label)
+                asks.extend(user_asks)
+                found[uid] = replayed
+                report.skipped_from_journal += len(replayed)
+                report.settled += settled
+            log.info(
+                "sleep.queues",
+                users=len(users),
+                queues=report.queues_built,
+                seconds=round(report.queue_seconds, 3),
+                to_ask=len(asks),
+            )
+            runner = DecisionRunner(roles, self._journal, record=not dry_run)
+            for ask, decision in runner.run(asks, workers, progress):
+                found[ask.user_id].append(decision)
+            report.asked = runner.asked
+            report.failed = runner.failed
+            report.usage = runner.usage
+            total = report.usage.total
+            report.model_calls = total.calls
+            report.prompt_tokens = total.prompt_tokens
+            report.completion_tokens = total.completion_tokens
+            for n, uid in enumerate(users, 1):
+                self._apply(snaps[uid], found[uid], report, dry_run)
+                if progress:
+                    progress("apply", n, len(users))
+        report.seconds = time.perf_counter() - started
+        log.info("sleep.done", **report.model_dump(exclude={"planned", "usage", "users"}))
+        return report
+
+    def _repair(self, snap: Snapshot, report: SleepReport, dry_run: bool) -> None:
+        """Finish an apply that a crash cut between inserting a version and retiring the old."""
+        changes = snap.repairs()
+        if not changes:
+            return
+        report.repaired += len(changes)
+        if not dry_run:
+            self._mem.store.apply_summary_changes(snap.user_id, [], changes)
+        log.info("sleep.repaired", user_id=snap.user_id, changes=len(changes), dry_run=dry_run)
+
+    def _apply(
+        self, snap: Snapshot, decisions: list[Decision], report: SleepReport, dry_run: bool
+    ) -> None:
+        for d in decisions:
+            report.decisions[d.kind] = report.decisions.get(d.kind, 0) + 1
+        plan = plan_changes(snap.user_id, decisions, snap.records, now=now_utc())
+        report.new_versions += len(plan.new)
+        report.superseded += sum(c.status == SummaryStatus.SUPERSEDED for c in plan.changes)
+        report.deleted += sum(c.status == SummaryStatus.DELETED for c in plan.changes)
+        if dry_run:
+            report.planned.extend(plan.planned)
+            return
+        if not plan.changes:
+            return
+        new = plan.new
+        if new:
+            vectors = np.asarray(self._mem.embedder.embed([r.text for r in new]))
+            new = with_vectors(new, vectors.tolist())
+        self._mem.store.apply_summary_changes(snap.user_id, new, plan.changes)
+        log.info("sleep.applied", user_id=snap.user_id, new=len(new), changes=len(plan.changes))
+
+    # --- history and rollback -----------------------------------------------------------
+    def _records(self, user_id: str) -> dict[str, SummaryRecord]:
+        rows = self._mem.store.get_summaries(user_id, statuses=None, with_vectors=False)
+        return {r.id: r for r in rows}
+
+    def history(self, summary_id: str, *, user_id: str) -> list[SummaryRecord]:
+        """Every version of the summary's chain, oldest first."""
+        chain = lineage(summary_id, self._records(user_id))
+        if not chain:
+            raise UserInputError(f"no summary {summary_id!r} for user {user_id!r}")
+        return chain
+
+    def restore(self, summary_id: str, *, user_id: str) -> SummaryRecord:
+        """Reactivate a superseded or deleted version and retire the version that replaced it.
+
+        The journal gets an override so the next sleep, on the same inputs, does not redo the
+        merge or delete that was undone.
+        """
+        mem = self._mem
+        if mem.store.read_only:
+            raise ReadOnlyStoreError("restore writes: open the memory for writing")
+        with self._lock:
+            records = self._records(user_id)
+            if summary_id not in records:
+                raise UserInputError(f"no summary {summary_id!r} for user {user_id!r}")
+            try:
+                reactivate, retire = plan_restore(summary_id, records)
+            except ValueError as exc:
+                raise UserInputError(str(exc)) from None
+            mem.store.apply_summary_changes(user_id, [], [reactivate])
+            if retire is not None:
+                mem.store.apply_summary_changes(user_id, [], [retire])
+            self._override(user_id, summary_id)
+            log.info(
+                "sleep.restored",
+                user_id=user_id,
+                summary_id=summary_id,
+                retired=retire.summary_id if retire else None,
+            )
+            return mem.store.get_summaries(user_id, ids=[summary_id], statuses=None)[0]
+
+    def _override(self, user_id: str, summary_id: str) -> None:
+        latest: dict[str, JournalEntry] = {}
+        for e in self._journal.for_target(summary_id):
+            latest[e.key] = e
+        now = now_utc()
+        overrides = [
+            e.model_copy(
+                update={
+                    "kind": "override",
+                    "action": "ignore",
+                    "text": None,
+                    "rejected": None,
+                    "reason": "restored by the user",
+                    "at": now,
+                }
+            )
+            for e in latest.values()
+            if e.action != "ignore"
+        ]
+        self._journal.append(overrides)

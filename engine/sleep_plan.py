@@ -1,0 +1,346 @@
+"""Turning update decisions into versioned changes (pure: no disk, no models).
+
+A decision is about one target summary, given its queue of newer similar summaries:
+
+* `update`  -> a new active version (origin "consolidated", same segment link, version + 1,
+               previous_id = target) and the target marked superseded with superseded_by;
+* `delete`  -> the target marked deleted with a reason and the newer evidence id;
+* `ignore`  -> nothing.
+
+Nothing is ever hard-deleted and Level-2 text is never touched. A merge that drops a content word
+only the older version held (LightMem's "Tokyo trip + Kyoto inquiry" case) is refused by
+`merge_guard` and kept as an ignore, counted as `rejected`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal
+
+from hymem.llm.extractive_text import content_stems
+from hymem.types import StatusChange, SummaryRecord, SummaryStatus
+from pydantic import BaseModel
+
+Action = Literal["update", "delete", "ignore"]
+DecisionKind = Literal["update", "delete", "ignore", "rejected"]
+
+# When several decisions name the same target in one sleep, the one that keeps most information
+# wins: a merge keeps the old facts and adds new ones, an ignore keeps them, a delete hides them.
+_PRECEDENCE: dict[str, int] = {"update": 0, "ignore": 1, "delete": 2}
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One finished decision about `target_id`, after normalisation and the merge guard."""
+
+    target_id: str
+    action: Action
+    text: str | None = None
+    evidence_id: str | None = None
+    reason: str | None = None
+    rejected: str | None = None  # why an update was turned into an ignore, if it was
+
+    @property
+    def kind(self) -> DecisionKind:
+        return "rejected" if self.rejected else self.action
+
+
+class PlannedChange(BaseModel):
+    """One change a sleep applies (or would apply, on a dry run)."""
+
+    user_id: str
+    action: Literal["update", "delete"]
+    target_id: str
+    new_id: str | None = None
+    text: str | None = None
+    evidence_id: str | None = None
+    reason: str | None = None
+
+
+@dataclass
+class Plan:
+    """Everything one user's sleep writes: new versions first, then the status changes."""
+
+    new: list[SummaryRecord]
+    changes: list[StatusChange]
+    planned: list[PlannedChange]
+
+
+# --- the merge guard ----------------------------------------------------------------------
+
+
+def merge_guard(target_text: str, newer_texts: Iterable[str], merged: str) -> list[str]:
+    """Content-word stems that only the older summary held and the merge dropped (empty: ok)."""
+    newer: set[str] = set()
+    for text in newer_texts:
+        newer.update(content_stems(text))
+    kept = set(content_stems(merged))
+    return [s for s in content_stems(target_text) if s not in newer and s not in kept]
+
+
+def normalise_decision(
+    target: SummaryRecord,
+    queue: Sequence[SummaryRecord],
+    action: str,
+    text: str | None,
+    evidence_id: str | None,
+    reason: str | None,
+) -> Decision:
+    """Validate a model's reply against the target and its queue.
+
+    Unknown actions become ignore; an evidence id not in the queue falls back to the most
+    similar queue item (the model sees ids, but may misquote them); an update whose text is empty
+    or unchanged is an ignore; an update that drops a fact only the target held is rejected.
+    """
+    act = (action or "").strip().lower()
+    queue_ids = [q.id for q in queue]
+    evidence = evidence_id if evidence_id in queue_ids else (queue_ids[0] if queue_ids else None)
+    if act == "delete":
+        return Decision(
+            target.id,
+            "delete",
+            evidence_id=evidence,
+            reason=reason or "contradicted by newer information",
+        )
+    if act != "update":
+        return Decision(target.id, "ignore", reason=reason)
+    merged = (text or "").strip()
+    if not merged or merged == target.text.strip():
+        return Decision(target.id, "ignore", reason=reason or "merge left the text unchanged")
+    dropped = merge_guard(target.text, (q.text for q in queue), merged)
+    if dropped:
+        return Decision(
+            target.id,
+            "ignore",
+            text=merged,
+            evidence_id=evidence,
+            reason=reason,
+            rejected="merge dropped facts only the older summary held: " + ", ".join(dropped),
+        )
+    return Decision(target.id, "update", text=merged, evidence_id=evidence, reason=reason)
+
+
+def resolve_conflicts(decisions: Iterable[Decision]) -> list[Decision]:
+    """At most one decision per target, chosen deterministically (see _PRECEDENCE), ordered by
+    target id so the plan does not depend on which worker finished first."""
+    best: dict[str, Decision] = {}
+    for d in decisions:
+        cur = best.get(d.target_id)
+        if cur is None or _rank(d) < _rank(cur):
+            best[d.target_id] = d
+    return [best[k] for k in sorted(best)]
+
+
+def _rank(d: Decision) -> tuple[int, str, str, str]:
+    return (_PRECEDENCE[d.action], d.text or "", d.evidence_id or "", d.reason or "")
+
+
+# --- versions -----------------------------------------------------------------------------
+
+
+def version_id(target_id: str, version: int, text: str) -> str:
+    """Deterministic id of a consolidated version: a resumed sleep re-creates the same ids, so
+    an interrupted run and an uninterrupted one end in the same state."""
+    digest = hashlib.sha256(f"consolidated\x1f{target_id}\x1f{version}\x1f{text}".encode())
+    return digest.hexdigest()[:32]
+
+
+def plan_changes(
+    user_id: str,
+    decisions: Sequence[Decision],
+    records: Mapping[str, SummaryRecord],
+    *,
+    now: datetime,
+) -> Plan:
+    """Versions and status changes for `decisions` (already conflict-resolved).
+
+    `records` holds every summary of the user in any status (for targets, evidence and version
+    numbers). Targets that are no longer active are skipped. A new version's id that already
+    exists (a replay after a crash between insert and retire) is not inserted again; the target
+    is just retired, which completes the interrupted apply.
+    """
+    new: list[SummaryRecord] = []
+    changes: list[StatusChange] = []
+    planned: list[PlannedChange] = []
+    for d in resolve_conflicts(decisions):
+        target = records.get(d.target_id)
+        if target is None or target.status != SummaryStatus.ACTIVE or d.action == "ignore":
+            continue
+        if d.action == "delete":
+            changes.append(
+                StatusChange(
+                    summary_id=target.id,
+                    status=SummaryStatus.DELETED,
+                    reason=d.reason,
+                    evidence_id=d.evidence_id,
+                )
+            )
+            planned.append(
+                PlannedChange(
+                    user_id=user_id,
+                    action="delete",
+                    target_id=target.id,
+                    evidence_id=d.evidence_id,
+                    reason=d.reason,
+                )
+            )
+            continue
+        assert d.text is not None
+        versions = lineage(target.id, records)
+        existing = next(
+            (r for r in versions if r.previous_id == target.id and r.text == d.text), None
+        )
+        if existing is not None and existing.status != SummaryStatus.ACTIVE:
+            continue  # that merge was undone by restore(); do not redo it
+        if existing is None:
+            version = max(r.version for r in versions) + 1
+            nid = version_id(target.id, version, d.text)
+            new.append(_new_version(target, d, nid, version, records, now))
+        else:
+            nid = existing.id
+        changes.append(
+            StatusChange(
+                summary_id=target.id,
+                status=SummaryStatus.SUPERSEDED,
+                superseded_by=nid,
+                reason=d.reason or "consolidated",
+                evidence_id=d.evidence_id,
+            )
+        )
+        planned.append(
+            PlannedChange(
+                user_id=user_id,
+                action="update",
+                target_id=target.id,
+                new_id=nid,
+                text=d.text,
+                evidence_id=d.evidence_id,
+                reason=d.reason,
+            )
+        )
+    return Plan(new=new, changes=changes, planned=planned)
+
+
+def _new_version(
+    target: SummaryRecord,
+    d: Decision,
+    nid: str,
+    version: int,
+    records: Mapping[str, SummaryRecord],
+    now: datetime,
+) -> SummaryRecord:
+    evidence = records.get(d.evidence_id) if d.evidence_id else None
+    ends = [t for t in (target.time_end, evidence.time_end if evidence else None) if t]
+    return SummaryRecord(
+        id=nid,
+        user_id=target.user_id,
+        segment_id=target.segment_id,
+        text=d.text or "",
+        vector=None,
+        time_start=target.time_start,
+        time_end=max(ends) if ends else target.time_end,
+        topic=target.topic,
+        status=SummaryStatus.ACTIVE,
+        version=version,
+        previous_id=target.id,
+        reason=d.reason,
+        evidence_id=d.evidence_id,
+        origin="consolidated",
+        created_at=now,
+        updated_at=now,
+    )
+
+
+# --- lineage, history and restore ---------------------------------------------------------
+
+
+def lineage(summary_id: str, records: Mapping[str, SummaryRecord]) -> list[SummaryRecord]:
+    """Every version connected to `summary_id` by previous_id / superseded_by links, oldest
+    first (by version, then creation)."""
+    if summary_id not in records:
+        return []
+    nexts: dict[str, list[str]] = {}
+    for r in records.values():
+        if r.previous_id:
+            nexts.setdefault(r.previous_id, []).append(r.id)
+    seen: set[str] = set()
+    todo = [summary_id]
+    while todo:
+        rid = todo.pop()
+        if rid in seen or rid not in records:
+            continue
+        seen.add(rid)
+        rec = records[rid]
+        todo.extend(x for x in (rec.previous_id, rec.superseded_by) if x)
+        todo.extend(nexts.get(rid, []))
+    return sorted((records[i] for i in seen), key=lambda r: (r.version, r.created_at, r.id))
+
+
+def root_of(summary_id: str, records: Mapping[str, SummaryRecord]) -> SummaryRecord:
+    """The first version of a summary's chain (following previous_id)."""
+    rec = records[summary_id]
+    seen = {rec.id}
+    while rec.previous_id and rec.previous_id in records and rec.previous_id not in seen:
+        rec = records[rec.previous_id]
+        seen.add(rec.id)
+    return rec
+
+
+def ancestors(summary_id: str, records: Mapping[str, SummaryRecord]) -> list[str]:
+    """The summary and the versions it descends from, newest first."""
+    out = [summary_id]
+    rec = records.get(summary_id)
+    while rec is not None and rec.previous_id and rec.previous_id not in out:
+        out.append(rec.previous_id)
+        rec = records.get(rec.previous_id)
+    return out
+
+
+def plan_restore(
+    summary_id: str, records: Mapping[str, SummaryRecord]
+) -> tuple[StatusChange, StatusChange | None]:
+    """Reactivate `summary_id` and retire the active version that replaced it (if any).
+
+    Returned in apply order: reactivate first, then retire, so readers always see one of them.
+    Raises KeyError for an unknown id and ValueError for a summary that is already active.
+    """
+    target = records[summary_id]
+    if target.status == SummaryStatus.ACTIVE:
+        raise ValueError(f"summary {summary_id!r} is already active")
+    head: SummaryRecord | None = None
+    cur, seen = target, {target.id}
+    while cur.superseded_by and cur.superseded_by in records and cur.superseded_by not in seen:
+        cur = records[cur.superseded_by]
+        seen.add(cur.id)
+        if cur.status == SummaryStatus.ACTIVE:
+            head = cur
+            break
+    reactivate = StatusChange(
+        summary_id=target.id,
+        status=SummaryStatus.ACTIVE,
+        superseded_by=None,
+        reason=None,
+        evidence_id=None,
+    )
+    retire = None
+    if head is not None:
+        retire = StatusChange(
+            summary_id=head.id,
+            status=SummaryStatus.SUPERSEDED,
+            superseded_by=target.id,
+            reason=f"restored {target.id}",
+        )
+    return reactivate, retire
+
+
+def with_vectors(
+    records: Sequence[SummaryRecord], vectors: Sequence[Sequence[float]]
+) -> list[SummaryRecord]:
+    """Attach embeddings to freshly planned versions."""
+    return [
+        r.model_copy(update={"vector": [float(x) for x in v]})
+        for r, v in zip(records, vectors, strict=True)
+    ]

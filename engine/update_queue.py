@@ -1,0 +1,174 @@
+"""Update queues for sleep-time consolidation (LightMem §3.3), as a pure numpy function.
+
+For every active summary e_i the queue Q(e_i) holds the summaries that may update it: the top-k
+most similar entries that come *later* in temporal order, keeping at most n of them whose cosine
+similarity reaches a floor. Only later entries may update earlier ones (t_j >= t_i); entries with
+equal timestamps are ordered by a caller-given rank (creation order), so each pair of summaries is
+considered exactly once and always in the same direction.
+
+Because candidates of the entry at temporal position p are exactly the positions > p, the rows
+are permuted into temporal order and only the upper triangle of the similarity matrix is computed,
+a block of rows at a time, so memory stays bounded (about `block_bytes`) even at 100k summaries.
+With exact similarities, "top-k, then keep n above the floor" equals "the min(k, n) best above the
+floor"; k is kept as the paper's parameter and bounds the candidate pool.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+DEFAULT_BLOCK_BYTES = 64 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class QueueCost:
+    """What building the queues cost, reported by `hymem sleep`."""
+
+    items: int
+    queues: int  # non-empty queues
+    entries: int  # queue entries kept in all
+    similarities: int  # similarity values computed (upper triangle plus block overhang)
+    blocks: int
+    block_bytes: int  # peak bytes of one similarity block
+    seconds: float
+
+
+@dataclass(frozen=True)
+class UpdateQueues:
+    """Queues in compressed-row form, indexed like the input vectors.
+
+    The queue of item i is `indices[indptr[i]:indptr[i+1]]` with similarities `sims[...]`,
+    most similar first (ties: the older candidate first).
+    """
+
+    indptr: np.ndarray
+    indices: np.ndarray
+    sims: np.ndarray
+    cost: QueueCost
+
+    def queue(self, i: int) -> list[tuple[int, float]]:
+        lo, hi = int(self.indptr[i]), int(self.indptr[i + 1])
+        return [
+            (int(j), float(s)) for j, s in zip(self.indices[lo:hi], self.sims[lo:hi], strict=True)
+        ]
+
+    def __len__(self) -> int:
+        return len(self.indptr) - 1
+
+
+def temporal_ranks(keys: list[tuple[object, ...]]) -> np.ndarray:
+    """Position of each item in temporal order; keys must be mutually comparable and unique."""
+    order = sorted(range(len(keys)), key=keys.__getitem__)
+    ranks = np.empty(len(keys), dtype=np.int64)
+    ranks[np.asarray(order, dtype=np.int64)] = np.arange(len(keys), dtype=np.int64)
+    return ranks
+
+
+def _normalise(vectors: np.ndarray) -> np.ndarray:
+    v = np.asarray(vectors, dtype=np.float32)
+    if v.ndim != 2:
+        raise ValueError(f"vectors must be 2-D, got shape {v.shape}")
+    norms = np.linalg.norm(v, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return np.ascontiguousarray(v / norms)
+
+
+def build_update_queues(
+    vectors: np.ndarray,
+    ranks: np.ndarray,
+    *,
+    top_k: int = 20,
+    keep_n: int = 10,
+    floor: float = 0.6,
+    block_bytes: int = DEFAULT_BLOCK_BYTES,
+) -> UpdateQueues:
+    """Build every item's update queue (see the module docstring).
+
+    vectors: (N, d) embeddings (normalised here); ranks: each item's unique temporal position,
+    e.g. from `temporal_ranks`. Returns queues indexed like `vectors`.
+    """
+    if top_k < 1 or keep_n < 1:
+        raise ValueError("top_k and keep_n must be >= 1")
+    started = time.perf_counter()
+    v = _normalise(vectors)
+    n = v.shape[0]
+    ranks = np.asarray(ranks, dtype=np.int64)
+    if ranks.shape != (n,) or (n and not np.array_equal(np.sort(ranks), np.arange(n))):
+        raise ValueError("ranks must be a permutation of 0..N-1")
+    order = np.argsort(ranks, kind="stable")  # order[p] = item at temporal position p
+    vs = v[order]
+    eff = min(top_k, keep_n)
+    rows_per_block = max(1, min(n, block_bytes // max(1, 4 * n))) if n else 1
+    rows_out: list[np.ndarray] = []
+    cols_out: list[np.ndarray] = []
+    sims_out: list[np.ndarray] = []
+    computed = blocks = peak = 0
+    for a in range(0, max(n - 1, 0), rows_per_block):
+        b = min(n, a + rows_per_block)
+        sims = vs[a:b] @ vs[a:].T  # rows: positions a..b-1; columns: positions a..n-1
+        computed += sims.size
+        blocks += 1
+        peak = max(peak, sims.nbytes)
+        h = b - a
+        # a candidate must come strictly later: mask the lower triangle and the diagonal
+        sims[:, :h][np.tril(np.ones((h, h), dtype=bool))] = -np.inf
+        r, c, s = _best_per_row(sims, eff, floor)
+        rows_out.append(r + a)
+        cols_out.append(c + a)
+        sims_out.append(s)
+    pos_rows = np.concatenate(rows_out) if rows_out else np.empty(0, np.int64)
+    pos_cols = np.concatenate(cols_out) if cols_out else np.empty(0, np.int64)
+    all_sims = np.concatenate(sims_out) if sims_out else np.empty(0, np.float32)
+    # back to the caller's indexing, grouped by item, best first, ties: older candidate first
+    items = order[pos_rows]
+    cands = order[pos_cols]
+    sort = np.lexsort((pos_cols, -all_sims, items))
+    items, cands, all_sims = items[sort], cands[sort], all_sims[sort]
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.add.at(indptr, items + 1, 1)
+    indptr = np.cumsum(indptr)
+    cost = QueueCost(
+        items=n,
+        queues=int(np.count_nonzero(np.diff(indptr))),
+        entries=len(cands),
+        similarities=computed,
+        blocks=blocks,
+        block_bytes=peak,
+        seconds=time.perf_counter() - started,
+    )
+    return UpdateQueues(
+        indptr=indptr, indices=cands.astype(np.int64), sims=all_sims.astype(np.float32), cost=cost
+    )
+
+
+def _best_per_row(
+    sims: np.ndarray, eff: int, floor: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(row, column, similarity) of the best `eff` entries >= floor in each row of a block."""
+    above = sims >= floor
+    count = int(np.count_nonzero(above))
+    if count <= sims.shape[0] * eff * 8:
+        # sparse case (the usual one for real text): sort only the candidates above the floor
+        r, c = np.nonzero(above)
+        s = sims[r, c]
+        srt = np.lexsort((c, -s, r))
+        r, c, s = r[srt], c[srt], s[srt]
+        starts = np.searchsorted(r, np.arange(sims.shape[0]))
+        keep = (np.arange(len(r)) - starts[r]) < eff
+        return r[keep], c[keep], s[keep]
+    # dense case: partial selection per row, then the floor
+    width = sims.shape[1]
+    kth = min(eff, width)
+    if kth < width:
+        idx = np.argpartition(-sims, kth - 1, axis=1)[:, :kth]
+    else:
+        idx = np.broadcast_to(np.arange(width), (sims.shape[0], width))
+    vals = np.take_along_axis(sims, idx, axis=1)
+    r = np.repeat(np.arange(sims.shape[0]), idx.shape[1])
+    c = idx.reshape(-1)
+    s = vals.reshape(-1)
+    ok = s >= floor
+    return r[ok], c[ok], s[ok]
