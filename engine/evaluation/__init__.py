@@ -1,0 +1,14 @@
+"""LoCoMo evaluation harness and dashboard.
+
+    locomo_data     loading the benchmark file (annotations are never loaded)
+    metrics         LoCoMo-style F1 / BLEU-1, evidence recall, percentiles, aggregation (pure)
+    systems         hymem and its ablations through Memory.ask; baselines in `baselines`
+    runner          ingest -> ask -> score, resumable (`run_locomo`, `RunOptions`)
+    predictions     predictions.jsonl, appended per finished question
+    report          summary.json and the Table-1-shaped report.md (pure)
+    retrieval_eval  evidence recall@k of hybrid vs dense vs BM25 retrieval
+    manifest        versions, config, prompt versions, dataset hash, git commit
+    dashboard       the self-contained HTML page; its numbers live in `dashboard_data`
+
+Nothing is imported here, so `import hymem.evaluation.metrics` stays cheap.
+"""

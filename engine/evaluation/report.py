@@ -1,0 +1,239 @@
+"""summary.json and report.md from scored predictions. Pure: records in, dict/markdown out.
+
+The accuracy tables are shaped like HyMem's Table 1 (Single Hop, Multi Hop, Open Domain,
+Temporal, Overall). Runs on the extractive backend say so in the title and on every table, so
+they are never read as language-model results.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from hymem.evaluation.metrics import (
+    CATEGORY_NAMES,
+    CATEGORY_TITLES,
+    TABLE_CATEGORIES,
+    aggregate,
+    mean,
+    percentile,
+)
+from hymem.evaluation.predictions import PredictionRecord
+
+EXTRACTIVE_LABEL = "extractive (no LLM)"
+SCORE_FIELDS = ("f1", "bleu1", "judge_correct", "evidence_recall")
+COLUMNS = [(CATEGORY_NAMES[c], CATEGORY_TITLES[c]) for c in TABLE_CATEGORIES] + [
+    ("overall", "Overall")
+]
+
+
+def backend_label(backend: str) -> str:
+    return EXTRACTIVE_LABEL if backend == "extractive" else backend
+
+
+def system_summary(records: Sequence[PredictionRecord]) -> dict[str, Any]:
+    rows = [r.model_dump() for r in records]
+    groups = aggregate(rows, SCORE_FIELDS)
+    scores = {f: {g: groups[g][f] for g in groups} for f in SCORE_FIELDS}
+    answered_by_path = [r for r in records if r.path in ("light", "deep")]
+    latencies = [r.latency_ms for r in records]
+    n = len(records)
+    esc_by_cat: dict[str, float | None] = {}
+    for cat in sorted({r.category for r in answered_by_path}):
+        esc_by_cat[CATEGORY_NAMES.get(cat, str(cat))] = mean(
+            float(r.escalated) for r in answered_by_path if r.category == cat
+        )
+    return {
+        "n": n,
+        "by_category_n": {g: groups[g]["n"] for g in groups},
+        "f1": scores["f1"],
+        "bleu1": scores["bleu1"],
+        "judge": scores["judge_correct"]
+        if any(r.judge_correct is not None for r in records)
+        else None,
+        "evidence_recall": scores["evidence_recall"],
+        "avg_context_tokens": mean(r.context_tokens for r in records),
+        "avg_tokens": mean(r.tokens for r in records),
+        "escalation_rate": mean(float(r.escalated) for r in answered_by_path),
+        "escalation_by_category": esc_by_cat,
+        "light_calls_per_q": mean(r.light_calls for r in records),
+        "deep_calls_per_q": mean(r.deep_calls for r in records),
+        "reflect_calls_per_q": mean(r.reflect_calls for r in records),
+        "calls_per_q": mean(r.calls for r in records),
+        "light_tokens_per_q": mean(r.light_tokens for r in records),
+        "deep_tokens_per_q": mean(r.deep_tokens for r in records),
+        "latency_p50_ms": percentile(latencies, 50),
+        "latency_p95_ms": percentile(latencies, 95),
+        "fallback_rate": mean(float(bool(r.fallbacks)) for r in records),
+        "backends": sorted({r.backend for r in records if r.backend}),
+    }
+
+
+def build_summary(
+    records: Sequence[PredictionRecord],
+    *,
+    ingest: Sequence[dict[str, Any]],
+    manifest: dict[str, Any],
+    retrieval: dict[str, Any] | None,
+) -> dict[str, Any]:
+    by_system: dict[str, list[PredictionRecord]] = {}
+    for r in records:
+        by_system.setdefault(r.system, []).append(r)
+    backend = str(manifest.get("backend", ""))
+    construction = {
+        "per_conversation": [
+            {k: v for k, v in c.items() if k not in ("usage", "sleep")} for c in ingest
+        ],
+        "mean": {
+            f: mean(c.get(f) for c in ingest) for f in ("calls", "tokens", "seconds", "turns")
+        },
+    }
+    return {
+        "backend": backend,
+        "label": backend_label(backend),
+        "extractive": backend == "extractive",
+        "embedder": manifest.get("embedder"),
+        "judge": manifest.get("judge"),
+        "questions": len(records),
+        "systems": {name: system_summary(recs) for name, recs in by_system.items()},
+        "construction": construction,
+        "retrieval": retrieval,
+    }
+
+
+def _pct(v: Any) -> str:
+    return "–" if v is None else f"{100 * v:.2f}"
+
+
+def _num(v: Any, digits: int = 1) -> str:
+    return "–" if v is None else f"{v:,.{digits}f}"
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    return [
+        "| " + " | ".join(header) + " |",
+        "| " + " | ".join("---" for _ in header) + " |",
+        *("| " + " | ".join(r) + " |" for r in rows),
+    ]
+
+
+def render_report(summary: dict[str, Any]) -> str:
+    label = summary["label"]
+    systems: dict[str, Any] = summary["systems"]
+    lines = [f"# LoCoMo evaluation — {label}", ""]
+    if summary["extractive"]:
+        lines += [
+            f"**Backend: {EXTRACTIVE_LABEL}.** Answers come from deterministic sentence selection "
+            "and extraction, not from a language model; do not compare these numbers with "
+            "published LLM results.",
+            "",
+        ]
+    lines += [
+        f"Embedder: `{summary.get('embedder')}`. Questions scored: {summary['questions']}. "
+        "Scores in %, LoCoMo-style normalisation (bag-of-tokens F1, BLEU-1 with brevity penalty).",
+        "",
+    ]
+    metric_tables = [("F1", "f1"), ("BLEU-1", "bleu1")]
+    if any(s.get("judge") for s in systems.values()):
+        metric_tables.append((f"LLM-judge accuracy (judge: {summary.get('judge')})", "judge"))
+    for title, key in metric_tables:
+        lines += [f"## {title} ({label})", ""]
+        rows = []
+        for name, s in systems.items():
+            vals = s.get(key) or {}
+            rows.append(
+                [name, _num(s["avg_context_tokens"], 0)]
+                + [_pct(vals.get(col)) for col, _ in COLUMNS]
+                + [str(s["n"])]
+            )
+        lines += _table(["System", "Avg context tokens", *[t for _, t in COLUMNS], "n"], rows)
+        lines.append("")
+    lines += [f"## Cost and behaviour per question ({label})", ""]
+    rows = [
+        [
+            name,
+            _pct(s["escalation_rate"]),
+            _num(s["light_calls_per_q"], 2),
+            _num(s["deep_calls_per_q"], 2),
+            _num(s["reflect_calls_per_q"], 2),
+            _num(s["avg_tokens"], 0),
+            _num(s["latency_p50_ms"]),
+            _num(s["latency_p95_ms"]),
+            _pct((s["evidence_recall"] or {}).get("overall")),
+        ]
+        for name, s in systems.items()
+    ]
+    lines += _table(
+        [
+            "System",
+            "Escalation rate",
+            "Light calls/q",
+            "Deep calls/q",
+            "Reflect calls/q",
+            "Model tokens/q",
+            "Latency p50 ms",
+            "Latency p95 ms",
+            "Evidence recall",
+        ],
+        rows,
+    )
+    lines += [
+        "",
+        "Evidence recall: share of each question's gold `evidence` turns covered by the turns "
+        "behind what the system retrieved (hymem: the segments of the summaries and segments it "
+        "used; naive RAG: its k turns; full-context: every turn).",
+        "",
+    ]
+    retrieval = summary.get("retrieval")
+    if retrieval and retrieval.get("rows"):
+        ks = sorted({r["k"] for r in retrieval["rows"]})
+        table: dict[tuple[str, str], dict[int, Any]] = {}
+        for r in retrieval["rows"]:
+            table.setdefault((r["level"], r["mode"]), {})[r["k"]] = r["recall"]
+        lines += [f"## Retrieval only: evidence recall@k ({retrieval['questions']} questions)", ""]
+        lines += _table(
+            ["Level", "Mode", *[f"recall@{k}" for k in ks]],
+            [[lvl, mode, *[_pct(v.get(k)) for k in ks]] for (lvl, mode), v in table.items()],
+        )
+        lines.append("")
+    cons = summary["construction"]
+    if cons["per_conversation"]:
+        lines += [f"## Construction cost ({label})", ""]
+        rows = [
+            [
+                c["conversation"],
+                str(c.get("turns", "")),
+                str(c.get("segments", "")),
+                str(c.get("summaries", "")),
+                str(c.get("calls", "")),
+                str(c.get("tokens", "")),
+                _num(c.get("seconds")),
+            ]
+            for c in cons["per_conversation"]
+        ]
+        m = cons["mean"]
+        rows.append(
+            [
+                "**mean**",
+                _num(m["turns"], 0),
+                "",
+                "",
+                _num(m["calls"], 1),
+                _num(m["tokens"], 0),
+                _num(m["seconds"]),
+            ]
+        )
+        lines += _table(
+            [
+                "Conversation",
+                "Turns",
+                "Segments",
+                "Summaries",
+                "Model calls",
+                "Model tokens",
+                "Seconds",
+            ],
+            rows,
+        )
+        lines.append("")
+    return "\n".join(lines)

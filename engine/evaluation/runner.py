@@ -1,0 +1,388 @@
+"""`hymem eval locomo`: ingest each conversation turn by turn, ask its questions with every
+selected system, score, and write the run's outputs. Resumable at two points: a conversation
+whose ingestion finished (its `ingest/<id>.json` exists) is not fed again, and a question
+already in predictions.jsonl is not asked again."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import structlog
+from hymem.config import MemoryConfig
+from hymem.errors import ConfigError, HymemError, LLMUnavailable, UserInputError
+from hymem.evaluation.locomo_data import conversation_messages, load_locomo
+from hymem.evaluation.manifest import build_manifest, check_resumable
+from hymem.evaluation.metrics import bleu1, evidence_recall, locomo_f1
+from hymem.evaluation.predictions import PredictionLog, PredictionRecord, read_predictions
+from hymem.evaluation.progress import make_progress
+from hymem.evaluation.systems import ALL_SYSTEMS, System, SystemResult, build_systems, usage_split
+from hymem.types import Usage
+from pydantic import BaseModel, Field, ValidationError
+
+if TYPE_CHECKING:
+    from hymem.embedders import Embedder
+    from hymem.evaluation.locomo_data import LocomoConversation, LocomoQA
+    from hymem.llm.roles import Roles
+    from hymem.memory import Memory
+
+log = structlog.get_logger("hymem.evaluation.runner")
+
+
+class RunOptions(BaseModel):
+    dataset: Path
+    out: Path
+    conversations: list[str] = Field(default_factory=list)  # empty: all
+    systems: list[str] = Field(default_factory=lambda: list(ALL_SYSTEMS))
+    sleep: bool = False
+    adversarial: bool = False
+    workers: int = Field(4, ge=1)
+    limit_questions: int | None = Field(None, ge=1)  # per conversation
+    judge: str | None = None  # model spec of the judge, or None
+    retrieval_eval: bool = True
+    dashboard: bool = True
+
+
+class RunResult(BaseModel):
+    out: Path
+    asked: int  # questions answered by this invocation
+    skipped: int  # already in predictions.jsonl
+    failed: int  # raised a hymem error; not recorded, so a rerun asks them again
+    ingested: list[str]  # conversations fed by this invocation
+    summary: dict[str, Any]
+
+
+def select_conversations(
+    convs: Sequence[LocomoConversation], wanted: Sequence[str]
+) -> list[LocomoConversation]:
+    if not wanted:
+        return list(convs)
+    by_id = {c.sample_id: c for c in convs}
+    missing = [w for w in wanted if w not in by_id]
+    if missing:
+        raise UserInputError(
+            f"conversation(s) {missing} not in the dataset; it has {', '.join(by_id)}"
+        )
+    return [by_id[w] for w in dict.fromkeys(wanted)]
+
+
+def eligible_questions(
+    conv: LocomoConversation, *, adversarial: bool, limit: int | None
+) -> list[tuple[int, LocomoQA]]:
+    """(index in the conversation's qa list, qa) for categories 1-4 (and 5 when asked)."""
+    cats = {1, 2, 3, 4, 5} if adversarial else {1, 2, 3, 4}
+    out = [(i, qa) for i, qa in enumerate(conv.qa) if qa.category in cats]
+    return out[:limit] if limit is not None else out
+
+
+def ingest_conversation(
+    mem: Memory, conv: LocomoConversation, *, sleep: bool, on_turn: Callable[[], None]
+) -> dict[str, Any]:
+    """Feed turns one `add` per turn in session order (the session date-time as timestamp,
+    dia_id as message id), flush, optionally sleep; returns the construction cost."""
+    user_id = conv.sample_id
+    usage = Usage()
+    turns = segments = summaries = 0
+    t0 = time.perf_counter()
+    for session_id, when, messages in conversation_messages(conv):
+        for msg in messages:
+            res = mem.add([msg], user_id=user_id, session_id=session_id, timestamp=when)
+            usage.merge(res.usage)
+            turns += 1
+            segments += len(res.segments_written)
+            summaries += len(res.summaries_written)
+            on_turn()
+    res = mem.flush(user_id=user_id)
+    usage.merge(res.usage)
+    segments += len(res.segments_written)
+    summaries += len(res.summaries_written)
+    if res.pending:
+        # The summariser failed: the turns are durable and pending, so a rerun retries them.
+        raise LLMUnavailable(
+            f"{user_id}: {res.pending} turns still pending after flush ({res.error}); "
+            "rerun with the same --out to retry",
+            role="summarise",
+        )
+    ingest_s = time.perf_counter() - t0
+    sleep_s = 0.0
+    sleep_report: dict[str, Any] | None = None
+    if sleep:
+        t1 = time.perf_counter()
+        report = mem.sleep(user_id=user_id)
+        sleep_s = time.perf_counter() - t1
+        sleep_usage = getattr(report, "usage", None)
+        if isinstance(sleep_usage, Usage):
+            usage.merge(sleep_usage)
+        if isinstance(report, BaseModel):
+            sleep_report = report.model_dump(mode="json", exclude={"planned", "usage"})
+    total = usage.total
+    return {
+        "conversation": user_id,
+        "turns": turns,
+        "segments": segments,
+        "summaries": summaries,
+        "calls": total.calls,
+        "tokens": total.total_tokens,
+        "usage": {k: v.model_dump() for k, v in usage.roles.items()},
+        "ingest_seconds": round(ingest_s, 3),
+        "sleep_seconds": round(sleep_s, 3),
+        "seconds": round(ingest_s + sleep_s, 3),
+        "sleep": sleep_report,
+        "backend": mem.roles.label,
+    }
+
+
+def score(
+    system: str,
+    conv: LocomoConversation,
+    idx: int,
+    qa: LocomoQA,
+    res: SystemResult,
+    judge: Roles | None,
+) -> PredictionRecord:
+    gold = str(qa.answer)
+    judge_label = None
+    judge_correct = None
+    if judge is not None:
+        verdict = judge.judge(qa.question, gold, res.prediction)
+        judge_label = verdict.output.label.strip().upper()
+        judge_correct = judge_label == "CORRECT"
+    return PredictionRecord(
+        system=system,
+        conversation=conv.sample_id,
+        qa_index=idx,
+        category=qa.category,
+        question=qa.question,
+        gold=gold,
+        evidence=list(qa.evidence),
+        prediction=res.prediction,
+        f1=locomo_f1(res.prediction, gold, qa.category),
+        bleu1=bleu1(res.prediction, gold),
+        evidence_recall=evidence_recall(qa.evidence, res.retrieved_turn_ids),
+        judge_correct=judge_correct,
+        judge_label=judge_label,
+        retrieved_turn_ids=res.retrieved_turn_ids,
+        context_tokens=res.context_tokens,
+        path=res.path,
+        escalated=res.escalated,
+        escalation_reason=res.escalation_reason,
+        iterations=res.iterations,
+        latency_ms=res.latency_ms,
+        latency_stages=res.latency_stages,
+        backend=res.backend,
+        trace_id=res.trace_id,
+        fallbacks=res.fallbacks,
+        finished_at=datetime.now(UTC).isoformat(timespec="milliseconds"),
+        **usage_split(res.usage),
+    )
+
+
+def judge_config(config: MemoryConfig, spec: str) -> MemoryConfig:
+    """The run's configuration with the judge's model; ConfigError on a bad spec."""
+    try:
+        return type(config)(**{**dict(config), "llm": spec})
+    except ValidationError as exc:
+        raise ConfigError(f"invalid --judge {spec!r}: {exc.errors()[0]['msg']}") from exc
+
+
+def run_locomo(
+    options: RunOptions,
+    config: MemoryConfig,
+    *,
+    embedder: Embedder | None = None,
+    roles: Roles | None = None,
+    judge_roles: Roles | None = None,
+    show_progress: bool = True,
+) -> RunResult:
+    """Runs (or resumes) one evaluation into `options.out`. `embedder`, `roles` and
+    `judge_roles` may be injected (tests); otherwise they come from `config` and the judge spec."""
+    from hymem.memory import Memory
+
+    if not options.dataset.is_file():
+        raise UserInputError(f"dataset {options.dataset} does not exist")
+    systems = build_systems(options.systems)
+    convs = select_conversations(load_locomo(options.dataset), options.conversations)
+    out = options.out
+    (out / "ingest").mkdir(parents=True, exist_ok=True)
+
+    mem = Memory(out / "store", config=config, embedder=embedder, roles=roles)
+    own_judge: Roles | None = None
+    try:
+        manifest = build_manifest(
+            config=config,
+            embedder_name=mem.embedder.name,
+            dataset=options.dataset,
+            options=options.model_dump(mode="json", exclude={"out", "dataset"}),
+            judge=options.judge,
+        )
+        manifest_path = out / "manifest.json"
+        if manifest_path.exists():
+            check_resumable(json.loads(manifest_path.read_text(encoding="utf-8")), manifest)
+        manifest_path.write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+        if options.judge and judge_roles is None:
+            from hymem.llm import build_roles
+
+            judge_roles = own_judge = build_roles(judge_config(config, options.judge), mem.embedder)
+
+        ingested = _ingest_all(mem, convs, out, options, show_progress)
+        asked, skipped, failed = _ask_all(
+            mem, convs, systems, out / "predictions.jsonl", options, judge_roles, show_progress
+        )
+        retrieval = None
+        if options.retrieval_eval:
+            from hymem.evaluation.retrieval_eval import evaluate_retrieval
+
+            retrieval = evaluate_retrieval(
+                mem,
+                convs,
+                adversarial=options.adversarial,
+                limit=options.limit_questions,
+                show_progress=show_progress,
+            )
+            (out / "retrieval.json").write_text(json.dumps(retrieval, indent=2), encoding="utf-8")
+        _dump_traces(mem, out)
+    finally:
+        if own_judge is not None:
+            own_judge.close()
+        mem.close()
+
+    summary = write_outputs(out, dashboard=options.dashboard)
+    log.info("eval.done", out=str(out), asked=asked, skipped=skipped, failed=failed)
+    return RunResult(
+        out=out, asked=asked, skipped=skipped, failed=failed, ingested=ingested, summary=summary
+    )
+
+
+def write_outputs(out: Path, *, dashboard: bool = True) -> dict[str, Any]:
+    """summary.json, report.md and dashboard.html from whatever the folder holds now."""
+    from hymem.evaluation.report import build_summary, render_report
+
+    records = read_predictions(out / "predictions.jsonl")
+    ingest = [
+        json.loads(p.read_text(encoding="utf-8")) for p in sorted((out / "ingest").glob("*.json"))
+    ]
+    manifest = _read_json(out / "manifest.json") or {}
+    retrieval = _read_json(out / "retrieval.json")
+    summary = build_summary(records, ingest=ingest, manifest=manifest, retrieval=retrieval)
+    (out / "summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
+    (out / "report.md").write_text(render_report(summary), encoding="utf-8")
+    if dashboard:
+        from hymem.evaluation.dashboard import write_dashboard
+
+        write_dashboard(out / "dashboard.html", runs=[out])
+    return summary
+
+
+def _dump_traces(mem: Memory, out: Path) -> None:
+    """traces.jsonl: the store's traces of the questions in predictions.jsonl, so the run
+    folder alone carries the per-round detail the dashboard draws."""
+    wanted = {r.trace_id for r in read_predictions(out / "predictions.jsonl") if r.trace_id}
+    rows = [t for t in mem.traces() if t.get("trace_id") in wanted]
+    text = "".join(json.dumps(t, default=str) + "\n" for t in rows)
+    (out / "traces.jsonl").write_text(text, encoding="utf-8")
+
+
+def _read_json(path: Path) -> Any:
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+
+
+def _ingest_all(
+    mem: Memory,
+    convs: list[LocomoConversation],
+    out: Path,
+    options: RunOptions,
+    show_progress: bool,
+) -> list[str]:
+    todo = [c for c in convs if not (out / "ingest" / f"{c.sample_id}.json").exists()]
+    done: list[str] = []
+    with make_progress(show_progress) as progress:
+        for conv in todo:
+            n_turns = sum(len(msgs) for _, _, msgs in conversation_messages(conv))
+            task = progress.add_task(f"ingest {conv.sample_id}", total=n_turns)
+            cost = ingest_conversation(
+                mem, conv, sleep=options.sleep, on_turn=lambda t=task: progress.advance(t)
+            )
+            # Written last: its presence means the conversation is fully in the store.
+            (out / "ingest" / f"{conv.sample_id}.json").write_text(
+                json.dumps(cost, indent=2), encoding="utf-8"
+            )
+            done.append(conv.sample_id)
+            log.info("eval.ingested", **{k: v for k, v in cost.items() if k != "usage"})
+    return done
+
+
+def _ask_all(
+    mem: Memory,
+    convs: list[LocomoConversation],
+    systems: list[System],
+    path: Path,
+    options: RunOptions,
+    judge: Roles | None,
+    show_progress: bool,
+) -> tuple[int, int, int]:
+    plog = PredictionLog(path)
+    jobs: list[tuple[System, LocomoConversation, int, LocomoQA]] = []
+    skipped = 0
+    for system in systems:
+        for conv in convs:
+            for idx, qa in eligible_questions(
+                conv, adversarial=options.adversarial, limit=options.limit_questions
+            ):
+                if (system.name, conv.sample_id, idx) in plog.done:
+                    skipped += 1
+                else:
+                    jobs.append((system, conv, idx, qa))
+
+    def one(system: System, conv: LocomoConversation, idx: int, qa: LocomoQA) -> None:
+        res = system.answer(mem, conv, qa, conv.sample_id)
+        plog.append(score(system.name, conv, idx, qa, res, judge))
+
+    asked = failed = 0
+    with make_progress(show_progress) as progress, ThreadPoolExecutor(options.workers) as pool:
+        task = progress.add_task("ask", total=len(jobs))
+        # Bounded submission keeps at most 2 x workers questions in flight, so an interrupt
+        # loses little and memory stays flat on large runs.
+        pending: dict[Future[None], tuple[str, str, int]] = {}
+        it = iter(jobs)
+        while True:
+            while len(pending) < 2 * options.workers:
+                job = next(it, None)
+                if job is None:
+                    break
+                pending[pool.submit(one, *job)] = (job[0].name, job[1].sample_id, job[2])
+            if not pending:
+                break
+            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in finished:
+                key = pending.pop(fut)
+                try:
+                    fut.result()
+                    asked += 1
+                except HymemError as exc:
+                    failed += 1
+                    log.warning(
+                        "eval.question_failed",
+                        system=key[0],
+                        conversation=key[1],
+                        qa_index=key[2],
+                        error=str(exc),
+                    )
+                progress.advance(task)
+    return asked, skipped, failed
+
+
+__all__ = [
+    "RunOptions",
+    "RunResult",
+    "eligible_questions",
+    "ingest_conversation",
+    "run_locomo",
+    "score",
+    "select_conversations",
+    "write_outputs",
+]

@@ -1,0 +1,137 @@
+"""The dashboard's numbers from traces and predictions (pure)."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+import pytest
+from hymem.evaluation.dashboard_data import (
+    accuracy_by_path,
+    escalation_by,
+    escalation_by_round,
+    escalation_over_time,
+    escalation_rate,
+    event_from_prediction,
+    event_from_trace,
+    key_numbers,
+)
+
+
+def trace(path: str, escalated: bool, iterations: int, minute: int, **kw: object) -> dict:
+    return {
+        "trace_id": f"t{minute}",
+        "path": path,
+        "escalated": escalated,
+        "iterations": iterations,
+        "created_at": datetime(2024, 1, 1, 12, minute),
+        **kw,
+    }
+
+
+def test_trace_normalisation_accepts_json_text_and_dicts() -> None:
+    e = event_from_trace(
+        trace(
+            "deep",
+            True,
+            2,
+            0,
+            usage=json.dumps(
+                {
+                    "roles": {
+                        "light_answer": {"prompt_tokens": 10, "completion_tokens": 2},
+                        "deep_answer": {"prompt_tokens": 100, "completion_tokens": 5},
+                    }
+                }
+            ),
+            latency_ms={"light": 5.0, "deep": 20.0},
+            category=2,
+        )
+    )
+    assert (e.path, e.escalated, e.iterations, e.tokens, e.latency_ms) == (
+        "deep",
+        True,
+        2,
+        117,
+        25.0,
+    )
+    assert e.category == "temporal"
+    e2 = event_from_trace({"path": None, "latency_ms": json.dumps({"total": 7})})
+    assert e2.path == "none" and e2.latency_ms == 7.0 and e2.time is None
+
+
+def test_escalation_rate_overall_by_category_by_iteration() -> None:
+    events = [
+        event_from_prediction(
+            {
+                "path": "light",
+                "escalated": False,
+                "iterations": 1,
+                "category": 4,
+                "f1": 1.0,
+                "judge_correct": True,
+            },
+            "r/h",
+        ),
+        event_from_prediction(
+            {
+                "path": "deep",
+                "escalated": True,
+                "iterations": 1,
+                "category": 4,
+                "f1": 0.5,
+                "judge_correct": False,
+            },
+            "r/h",
+        ),
+        event_from_prediction(
+            {"path": "deep", "escalated": True, "iterations": 2, "category": 2, "f1": 0.0}, "r/h"
+        ),
+        event_from_prediction(
+            {"path": "none", "escalated": False, "category": 2, "f1": 1.0}, "r/full"
+        ),
+    ]
+    assert escalation_rate(events) == pytest.approx(2 / 3)  # the path-less baseline is left out
+    assert escalation_by(events, "category") == {"single_hop": (0.5, 2), "temporal": (1.0, 1)}
+    assert escalation_by(events, "iterations") == {"1": (0.5, 2), "2": (1.0, 1)}
+    assert escalation_by_round(events) == {}  # no per-round detail without traces
+    acc = accuracy_by_path(events)
+    assert acc["light"] == {"n": 1, "f1": 1.0, "judge": 1.0}
+    assert acc["deep"]["f1"] == 0.25 and acc["deep"]["judge"] == 0.0
+    nums = key_numbers(events[:3])
+    assert nums["questions"] == 3 and nums["light_f1"] == 1.0 and nums["deep_f1"] == 0.25
+
+
+def test_escalation_over_time_windows_in_time_order() -> None:
+    events = [
+        event_from_trace(trace("deep" if m % 2 else "light", bool(m % 2), 1, m))
+        for m in (3, 0, 1, 2)
+    ]
+    pts = escalation_over_time(events, buckets=2)
+    assert [p[1:] for p in pts] == [(0.5, 2), (0.5, 2)]
+    assert pts[0][0] == "2024-01-01T12:01:00"
+    assert escalation_over_time([]) == []
+
+
+def test_escalation_by_round_from_trace_rounds() -> None:
+    t1 = trace(
+        "deep",
+        True,
+        2,
+        0,
+        rounds=[{"index": 1, "escalated": False}, {"index": 0, "escalated": True}],
+    )
+    t2 = trace("light", False, 1, 1, rounds=json.dumps([{"index": 0, "escalated": False}]))
+    pred = event_from_prediction({"path": "deep", "escalated": True, "iterations": 1}, "r", t2)
+    events = [event_from_trace(t1), event_from_trace(t2), pred]
+    assert event_from_trace(t1).rounds_escalated == [True, False]
+    assert escalation_by_round(events) == {"1": (1 / 3, 3), "2": (0.0, 1)}
+
+
+def test_compared_runs_with_the_same_folder_name_stay_apart() -> None:
+    from pathlib import Path
+
+    from hymem.evaluation.dashboard import run_name
+
+    a, b, c = Path("x/run"), Path("y/run"), Path("y/other")
+    assert [run_name(p, [a, b, c]) for p in (a, b, c)] == ["x/run", "y/run", "other"]

@@ -1,0 +1,105 @@
+"""System helpers and the runner's pure selection logic, with small in-test fakes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hymem.errors import ConfigError, UserInputError
+from hymem.evaluation.baselines import top_k_indices
+from hymem.evaluation.locomo_data import parse_locomo
+from hymem.evaluation.manifest import check_resumable
+from hymem.evaluation.runner import eligible_questions, select_conversations
+from hymem.evaluation.systems import ALL_SYSTEMS, build_systems, to_dia_id, usage_split
+from hymem.types import RoleUsage, Usage
+
+RAW = [
+    {
+        "sample_id": "c1",
+        "conversation": {
+            "speaker_a": "A",
+            "speaker_b": "B",
+            "session_1_date_time": "1:56 pm on 8 May, 2023",
+            "session_1": [{"speaker": "A", "dia_id": "D1:1", "text": "hi"}],
+        },
+        "qa": [
+            {"question": "q0", "answer": "a", "evidence": ["D1:1"], "category": 4},
+            {"question": "q1", "evidence": ["D1:1"], "category": 5, "adversarial_answer": "x"},
+            {"question": "q2", "answer": 2022, "evidence": [], "category": 2},
+            {"question": "q3", "answer": "b", "evidence": ["D1:1"], "category": 1},
+        ],
+    }
+]
+
+
+def test_dia_id_mapping() -> None:
+    assert to_dia_id("D12:3") == "D12:3"
+    assert to_dia_id("conv-26:D1:3") == "D1:3"
+    assert to_dia_id("turn-xyz") == "turn-xyz"
+
+
+def test_top_k_indices_best_first_and_stable() -> None:
+    assert top_k_indices(np.array([0.1, 0.9, 0.5, 0.9]), 3) == [1, 3, 2]
+    assert top_k_indices(np.array([0.2]), 5) == [0]
+    assert top_k_indices(np.array([]), 3) == []
+
+
+def test_build_systems_by_name() -> None:
+    systems = build_systems(["hymem", "naive-rag-k5", "no-reflection"])
+    assert [s.name for s in systems] == ["hymem", "naive-rag-k5", "no-reflection"]
+    assert systems[2].max_iterations == 0
+    assert len(build_systems(ALL_SYSTEMS)) == 8
+    with pytest.raises(UserInputError, match="naive-rag-k7"):
+        build_systems(["hymem", "naive-rag-k7"])
+    with pytest.raises(UserInputError):
+        build_systems([])
+
+
+def test_usage_split_light_deep_reflect() -> None:
+    u = Usage()
+    u.add("light_answer", RoleUsage(calls=2, prompt_tokens=10, completion_tokens=1))
+    u.add("select", RoleUsage(calls=3, prompt_tokens=30))
+    u.add("deep_answer", RoleUsage(calls=1, prompt_tokens=100, completion_tokens=5))
+    u.add("reflect", RoleUsage(calls=2, prompt_tokens=4))
+    s = usage_split(u)
+    assert (s["light_calls"], s["deep_calls"], s["reflect_calls"], s["calls"]) == (2, 4, 2, 8)
+    assert (s["light_tokens"], s["deep_tokens"], s["tokens"]) == (11, 135, 150)
+
+
+def test_question_selection_and_conversation_filter() -> None:
+    convs = parse_locomo(RAW)
+    assert [i for i, _ in eligible_questions(convs[0], adversarial=False, limit=None)] == [0, 2, 3]
+    assert [i for i, _ in eligible_questions(convs[0], adversarial=True, limit=2)] == [0, 1]
+    assert convs[0].qa[2].answer == "2022"
+    assert select_conversations(convs, []) == convs
+    with pytest.raises(UserInputError, match="conv-99"):
+        select_conversations(convs, ["conv-99"])
+
+
+def test_resume_refused_when_settings_changed() -> None:
+    base = {
+        "config": {"llm": "extractive", "llm_base_url": None},
+        "dataset_sha256": "a",
+        "sleep": False,
+        "judge": None,
+        "embedder": "hashing-256",
+    }
+    check_resumable(base, {**base, "config": {"llm": "extractive", "llm_base_url": "x"}})
+    with pytest.raises(ConfigError, match="config"):
+        check_resumable(base, {**base, "config": {"llm": "openai:m"}})
+    with pytest.raises(ConfigError, match="embedder"):
+        check_resumable(base, {**base, "embedder": "all-MiniLM-L6-v2"})
+
+
+def test_judge_config_swaps_only_the_model_and_rejects_bad_specs() -> None:
+    from hymem.config import MemoryConfig
+    from hymem.evaluation.runner import judge_config
+
+    cfg = MemoryConfig.defaults(embedder="hashing", llm_base_url="http://127.0.0.1:1/v1")
+    judge = judge_config(cfg, "openai:judge-model")
+    assert (judge.llm, judge.embedder, judge.llm_base_url) == (
+        "openai:judge-model",
+        "hashing",
+        "http://127.0.0.1:1/v1",
+    )
+    with pytest.raises(ConfigError, match="--judge"):
+        judge_config(cfg, "gpt-4")
