@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 from hymem.cli import (  # noqa: F401  (importing registers the commands)
@@ -17,6 +18,9 @@ from hymem.errors import HymemError
 
 def main() -> None:
     """Entry point: hymem's own errors print one clear line and exit 2, not a traceback."""
+    from hymem.logging import configure_logging
+
+    configure_logging(os.environ.get("HYMEM_LOG_LEVEL", "warning"))
     try:
         app()
     except HymemError as exc:
