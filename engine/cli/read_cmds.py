@@ -1,1 +1,123 @@
-"""CLI commands (read_cmds)."""
+"""`hymem ask` and `hymem context`: the read path from the command line.
+
+`ask` opens the folder for writing so its trace can be stored; when another process holds the
+writer lock it falls back to read-only and answers anyway (the trace is then only logged).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from hymem.cli.app import DEFAULT_STORE, EmbedderOpt, LlmOpt, StorePath, UserOpt, app, open_memory
+from hymem.errors import StoreLockedError
+from hymem.types import Answer, Hit
+from rich.console import Console
+from rich.table import Table
+
+_out = Console()
+_err = Console(stderr=True)
+
+DepthOpt = Annotated[str, typer.Option("--depth", "-d", help="auto | light | deep")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="print machine-readable JSON")]
+
+
+def _open_for_ask(store: Path, llm: str | None, embedder: str | None) -> Any:
+    try:
+        return open_memory(store, llm=llm, embedder=embedder)
+    except StoreLockedError:
+        _err.print(
+            "[yellow]store is being written by another process; answering read-only "
+            "(no trace row will be stored)[/yellow]"
+        )
+        return open_memory(store, llm=llm, embedder=embedder, read_only=True)
+
+
+def _evidence_table(hits: list[Hit]) -> Table:
+    table = Table(title="evidence")
+    for col in ("level", "id", "time", "score", "text"):
+        table.add_column(col, overflow="fold" if col == "text" else "ellipsis")
+    for hit in hits:
+        when = hit.time_start.isoformat(sep=" ", timespec="minutes") if hit.time_start else ""
+        text = hit.text if len(hit.text) <= 300 else hit.text[:297] + "..."
+        table.add_row(hit.level.value, hit.id, when, f"{hit.fused_score:.4f}", text)
+    return table
+
+
+def _print_answer(ans: Answer) -> None:
+    _out.print(f"[bold]{ans.text or '(no answer)'}[/bold]")
+    route = f"path={ans.path} escalated={ans.escalated}"
+    if ans.escalation_reason:
+        route += f" ({ans.escalation_reason})"
+    total = ans.usage.total
+    _out.print(
+        f"[dim]{route} iterations={ans.iterations} complete={ans.complete} "
+        f"calls={total.calls} tokens={total.total_tokens} "
+        f"latency={ans.latency_ms.get('total', 0.0):.0f} ms backend={ans.backend} "
+        f"trace={ans.trace_id}[/dim]"
+    )
+    if ans.budget_exhausted:
+        _out.print("[yellow]the per-ask budget stopped escalation or reflection[/yellow]")
+    for fallback in ans.fallbacks:
+        _out.print(f"[yellow]fallback[/yellow] {fallback}")
+    if ans.evidence:
+        _out.print(_evidence_table(ans.evidence))
+
+
+@app.command("ask")
+def ask(
+    question: Annotated[str, typer.Argument(help="the question to answer from memory")],
+    user: UserOpt,
+    depth: DepthOpt = "auto",
+    store: StorePath = DEFAULT_STORE,
+    llm: LlmOpt = None,
+    embedder: EmbedderOpt = None,
+    k: Annotated[int | None, typer.Option("-k", help="light top-k summaries")] = None,
+    n_deep: Annotated[int | None, typer.Option("--n", help="deep coarse top-N")] = None,
+    batch: Annotated[int | None, typer.Option("--batch", help="selection batch size d")] = None,
+    max_iterations: Annotated[
+        int | None, typer.Option("--max-iterations", help="reflection rounds; 0 disables")
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Answer a question: summaries first, raw dialogue when the light path says it must."""
+    with _open_for_ask(store, llm, embedder) as mem, _err.status("thinking", spinner="dots"):
+        ans = mem.ask(
+            question,
+            user_id=user,
+            depth=depth,  # type: ignore[arg-type]
+            k=k,
+            N=n_deep,
+            d=batch,
+            max_iterations=max_iterations,
+        )
+    if as_json:
+        typer.echo(ans.model_dump_json())
+    else:
+        _print_answer(ans)
+
+
+@app.command("context")
+def context(
+    question: Annotated[str, typer.Argument(help="the question to assemble context for")],
+    user: UserOpt,
+    depth: DepthOpt = "light",
+    store: StorePath = DEFAULT_STORE,
+    llm: LlmOpt = None,
+    embedder: EmbedderOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """The context a path would read (for bringing your own answering model)."""
+    with (
+        open_memory(store, llm=llm, embedder=embedder, read_only=True) as mem,
+        _err.status("retrieving", spinner="dots"),
+    ):
+        hits = mem.context(question, user_id=user, depth=depth)  # type: ignore[arg-type]
+    if as_json:
+        for hit in hits:
+            typer.echo(hit.model_dump_json())
+    elif not hits:
+        _out.print("no context")
+    else:
+        _out.print(_evidence_table(hits))

@@ -1,0 +1,199 @@
+"""Per-ask traces (ARCHITECTURE §8): one row per ask in the `traces` table plus one structlog
+event `ask.trace`. The dashboard and evaluation read them back with `Memory.traces()`.
+
+Every value is plain JSON (str, int, float, bool, None, lists and dicts of those) except
+`created_at`, a naive UTC datetime the store filters on. Writing a trace is best effort: a
+failure is logged as `ask.trace_failed` and never fails the ask it describes. Rows are written
+by a `TraceWriter` thread so the LanceDB append stays off the ask's latency.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+import structlog
+from hymem.errors import HymemError
+from hymem.types import Answer, Hit
+
+if TYPE_CHECKING:
+    from hymem.budget import Budget
+    from hymem.scheduler import ScheduleResult
+
+log = structlog.get_logger("hymem.traces")
+
+# What a trace write may raise and we deliberately absorb: hymem's own store errors (closed,
+# read-only), the filesystem, and Arrow/LanceDB conversion errors (ValueError/TypeError
+# subclasses) and runtime failures. Anything else is a bug and propagates.
+TRACE_WRITE_ERRORS: tuple[type[BaseException], ...] = (
+    HymemError,
+    OSError,
+    RuntimeError,
+    ValueError,
+    TypeError,
+    LookupError,
+)
+
+
+@dataclass
+class RoundIds:
+    """What one round retrieved and read, by id (hits kept for the answer's evidence)."""
+
+    summary_ids: list[str] = field(default_factory=list)  # light top-k
+    candidate_ids: list[str] = field(default_factory=list)  # deep top-N
+    selected_ids: list[str] = field(default_factory=list)  # chosen by event selection
+    segment_ids: list[str] = field(default_factory=list)  # Level-2 read by the deep answer
+    turn_ids: list[str] = field(default_factory=list)  # turns covered by those segments
+    light_hits: list[Hit] = field(default_factory=list)
+    candidates: list[Hit] = field(default_factory=list)
+    selected: list[Hit] = field(default_factory=list)
+    segments: list[Hit] = field(default_factory=list)
+
+    def ids(self) -> dict[str, list[str]]:
+        return {
+            "summary_ids": self.summary_ids,
+            "candidate_ids": self.candidate_ids,
+            "selected_ids": self.selected_ids,
+            "segment_ids": self.segment_ids,
+            "turn_ids": self.turn_ids,
+        }
+
+
+def build_trace(
+    answer: Answer | None,
+    *,
+    run: Any,
+    trace_id: str,
+    question: str,
+    user_id: str,
+    depth: str,
+    budget: Budget,
+    schedule: ScheduleResult | None = None,
+    error: BaseException | None = None,
+) -> dict[str, Any]:
+    """The trace row of one ask; `answer` is None when the ask failed with `error`."""
+    usage = run.usage
+    total = usage.total
+    rounds: list[dict[str, Any]] = []
+    records = {r.index: r for r in schedule.rounds} if schedule is not None else {}
+    for index in sorted(run.rounds):
+        row: dict[str, Any] = {"index": index, **run.rounds[index].ids()}
+        rec = records.get(index)
+        if rec is not None:
+            row.update(
+                query=rec.query,
+                path=rec.path,
+                light_complete=rec.light_complete,
+                escalated=rec.escalated,
+                escalation_reason=rec.escalation_reason,
+                select_limited=rec.select_limited,
+                answer=rec.answer,
+                reflect_complete=rec.reflect_complete,
+                new_question=rec.new_question,
+            )
+        rounds.append(row)
+    final = run.rounds[max(run.rounds)] if run.rounds else None
+    evidence = answer.evidence if answer is not None else []
+    return {
+        "trace_id": trace_id,
+        "user_id": user_id,
+        "question": question,
+        "depth": depth,
+        "path": answer.path if answer else None,
+        "escalated": answer.escalated if answer else any(r.get("escalated") for r in rounds),
+        "escalation_reason": answer.escalation_reason if answer else None,
+        "iterations": answer.iterations if answer else len(rounds),
+        "complete": answer.complete if answer else False,
+        "answer": answer.text if answer else "",
+        "backend": run.host.roles.label,
+        "total_tokens": total.total_tokens,
+        "total_calls": total.calls,
+        "latency_ms_total": run.latency.get("total", 0.0),
+        "usage": {role: u.model_dump() for role, u in usage.roles.items()},
+        "latency_ms": dict(run.latency),
+        "prompt_versions": dict(run.versions),
+        "fallbacks": list(run.fallbacks),
+        "notes": list(run.notes),
+        "budget_exhausted": budget.exhausted,
+        "budget_stops": list(budget.stops),
+        "summary_ids": [h.id for h in evidence if h.level == "summary"]
+        or (final.summary_ids if final else []),
+        "segment_ids": [h.id for h in evidence if h.level == "segment"],
+        "turn_ids": [t for h in evidence for t in h.turn_ids],
+        "rounds": rounds,
+        "error": f"{type(error).__name__}: {error}" if error is not None else None,
+        "created_at": datetime.now(UTC).replace(tzinfo=None),
+    }
+
+
+def write_trace(store: Any, trace: dict[str, Any]) -> float:
+    """Write the row now; returns the write's latency in ms. Never raises for a failing store:
+    the ask it describes has already succeeded (or failed on its own)."""
+    start = time.perf_counter()
+    try:
+        store.write_trace(trace)
+    except TRACE_WRITE_ERRORS as exc:
+        log.warning("ask.trace_failed", trace_id=trace["trace_id"], error=repr(exc))
+    return (time.perf_counter() - start) * 1000.0
+
+
+def log_trace(trace: dict[str, Any]) -> None:
+    """The one structlog event per ask: the trace's flat fields, rounds counted."""
+    log.info(
+        "ask.trace",
+        **{key: value for key, value in trace.items() if key not in ("rounds", "created_at")},
+        created_at=trace["created_at"].isoformat(),
+        rounds=len(trace["rounds"]),
+    )
+
+
+class TraceWriter:
+    """Writes trace rows on one background thread, off the ask's critical path.
+
+    A single-row LanceDB append costs ~5-30 ms, as much as the whole light-path retrieval, so
+    an ask only enqueues its row. `flush()` waits for every queued row (Memory.traces() and
+    close() call it), so readers of traces still see every finished ask. Rows queued when the
+    process dies without close() are lost: traces are observability, never memory data.
+    """
+
+    def __init__(self) -> None:
+        self._queue: queue.Queue[tuple[Any, dict[str, Any]] | None] = queue.Queue()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def submit(self, store: Any, trace: dict[str, Any]) -> None:
+        with self._lock:
+            if self._closed:  # late ask racing close(): write inline rather than drop
+                write_trace(store, trace)
+                return
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="hymem-traces", daemon=True)
+                self._thread.start()
+            self._queue.put((store, trace))
+
+    def flush(self) -> None:
+        """Block until every submitted row has been written (or its failure logged)."""
+        self._queue.join()
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            thread, self._thread = self._thread, None
+        if thread is not None:
+            self._queue.put(None)
+            thread.join()
+
+    def _run(self) -> None:
+        while True:
+            item = self._queue.get()
+            try:
+                if item is None:
+                    return
+                write_trace(*item)
+            finally:
+                self._queue.task_done()

@@ -1,0 +1,206 @@
+"""In-memory twins of what the Reader reaches through the Memory facade (roles, searcher,
+store, embedder), so the reader's unit tests run with no disk, network or model."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+import numpy as np
+from hymem.config import MemoryConfig
+from hymem.llm.roles import (
+    ContextItem,
+    DeepAnswerOutput,
+    LightAnswerOutput,
+    ReflectOutput,
+    Role,
+    RoleResult,
+    SelectOutput,
+)
+from hymem.types import Hit, Level, RoleUsage, SegmentRecord
+
+USAGE = RoleUsage(calls=1, prompt_tokens=10, completion_tokens=2)
+T0 = datetime(2023, 5, 8, 13, 56)
+
+
+def summary_hit(i: int, user_id: str = "alice", segment: int | None = None) -> Hit:
+    seg = i if segment is None else segment
+    return Hit(
+        level=Level.SUMMARY,
+        id=f"sum{i}",
+        user_id=user_id,
+        text=f"fact {i}",
+        segment_id=f"seg{seg}",
+        time_start=T0 + timedelta(days=i),
+        time_end=T0 + timedelta(days=i),
+        fused_score=1.0 / (i + 1),
+    )
+
+
+def segment_record(i: int, user_id: str = "alice", day: int | None = None) -> SegmentRecord:
+    when = T0 + timedelta(days=i if day is None else day)
+    return SegmentRecord(
+        id=f"seg{i}",
+        user_id=user_id,
+        session_ids=["s1"],
+        turn_ids=[f"t{i}a", f"t{i}b"],
+        text=f"[{when:%Y-%m-%d %H:%M}] A: raw {i}",
+        time_start=when,
+        time_end=when,
+        created_at=T0,
+    )
+
+
+class FakeEmbedder:
+    name, dim = "fake-4", 4
+
+    def __init__(self) -> None:
+        self.calls: list[list[str]] = []
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        self.calls.append(list(texts))
+        return np.ones((len(texts), self.dim), dtype=np.float32) / 2.0
+
+
+class FakeSearcher:
+    """Returns the first k of `hits` (all of one user unless a test plants others)."""
+
+    def __init__(self, hits: list[Hit]) -> None:
+        self.hits = hits
+        self.queries: list[tuple[str, int]] = []
+
+    def search_vector(
+        self, vector: Any, query: str, *, user_id: str, k: int, **_: Any
+    ) -> list[Hit]:
+        assert vector is not None
+        self.queries.append((query, k))
+        return self.hits[:k]
+
+
+class FakeStore:
+    def __init__(self, segments: list[SegmentRecord], fail_traces: bool = False) -> None:
+        self.segments = {s.id: s for s in segments}
+        self.segment_requests: list[list[str]] = []
+        self.traces: list[dict[str, Any]] = []
+        self.fail_traces = fail_traces
+
+    def get_segments(self, user_id: str, ids: Sequence[str]) -> list[SegmentRecord]:
+        # Deliberately NOT user-filtered: the reader must drop foreign rows itself.
+        self.segment_requests.append(list(ids))
+        return [self.segments[i] for i in ids if i in self.segments]
+
+    def write_trace(self, trace: dict[str, Any]) -> None:
+        if self.fail_traces:
+            raise OSError("disk full")
+        self.traces.append(trace)
+
+
+Reply = Callable[..., Any]
+
+
+class FakeRoles:
+    """Scripted roles: each role answers from a callable (or a queue of values); every call is
+    recorded with its start/end time so tests can check concurrency."""
+
+    label = "fake"
+
+    def __init__(
+        self,
+        *,
+        light: Reply | list[Any] | None = None,
+        select: Reply | None = None,
+        deep: Reply | None = None,
+        reflect: Reply | list[Any] | None = None,
+        select_delay_s: float = 0.0,
+    ) -> None:
+        self._light = light if light is not None else (lambda q, c, p: ("light", True))
+        self._select = select or (lambda q, c: [x.id for x in c])
+        self._deep = deep or (lambda q, passages, pool: "deep:" + ",".join(x.id for x in passages))
+        self._reflect = reflect if reflect is not None else (lambda q, a: (True, None))
+        self.select_delay_s = select_delay_s
+        self.calls: list[tuple[str, tuple[Any, ...], float, float]] = []
+        self._lock = threading.Lock()
+
+    def _reply(self, source: Reply | list[Any], *args: Any) -> Any:
+        if isinstance(source, list):
+            return source.pop(0)
+        return source(*args)
+
+    def _result(self, role: Role, output: Any, args: tuple[Any, ...], start: float) -> Any:
+        fallback = isinstance(output, Fallback)
+        if fallback:
+            output = output.output
+        with self._lock:
+            self.calls.append((role.value, args, start, time.perf_counter()))
+        return RoleResult(
+            role=role,
+            output=output,
+            usage=USAGE,
+            fallback=fallback,
+            fallback_reason="malformed reply" if fallback else None,
+            prompt_version=f"{role.value}@1",
+        )
+
+    def light_answer(self, question: str, context: list[ContextItem], pool: list[str]) -> Any:
+        start = time.perf_counter()
+        reply = self._reply(self._light, question, context, pool)
+        if isinstance(reply, Fallback):
+            return self._result(Role.LIGHT_ANSWER, reply, (question, context, pool), start)
+        answer, complete = reply
+        out = LightAnswerOutput(answer=answer, complete=complete)
+        return self._result(Role.LIGHT_ANSWER, out, (question, context, pool), start)
+
+    def select_events(self, question: str, candidates: list[ContextItem]) -> Any:
+        start = time.perf_counter()
+        time.sleep(self.select_delay_s)
+        out = SelectOutput(ids=self._select(question, candidates))
+        return self._result(Role.SELECT, out, (question, candidates), start)
+
+    def deep_answer(self, question: str, passages: list[ContextItem], pool: list[str]) -> Any:
+        start = time.perf_counter()
+        out = DeepAnswerOutput(answer=self._deep(question, passages, pool))
+        return self._result(Role.DEEP_ANSWER, out, (question, passages, pool), start)
+
+    def reflect(self, question: str, answer: str) -> Any:
+        start = time.perf_counter()
+        complete, new_question = self._reply(self._reflect, question, answer)
+        out = ReflectOutput(complete=complete, new_question=new_question)
+        return self._result(Role.REFLECT, out, (question, answer), start)
+
+    def called(self, role: str) -> list[tuple[Any, ...]]:
+        return [args for name, args, _, _ in self.calls if name == role]
+
+    def close(self) -> None:
+        pass
+
+
+@dataclass
+class Fallback:
+    """A scripted reply that stands for the role's fallback (as after a malformed reply)."""
+
+    output: Any
+
+
+@dataclass
+class FakeHost:
+    """Stands in for Memory: what the Reader reaches through `mem.*`."""
+
+    roles: FakeRoles
+    searcher: FakeSearcher
+    store: FakeStore
+    embedder: FakeEmbedder = field(default_factory=FakeEmbedder)
+    config: MemoryConfig = field(default_factory=MemoryConfig.defaults)
+
+
+def make_host(n_hits: int = 30, *, roles: FakeRoles | None = None, **config: Any) -> FakeHost:
+    """n_hits summaries sum0..sumN-1 of alice, each linked to its own segment segI."""
+    return FakeHost(
+        roles=roles or FakeRoles(),
+        searcher=FakeSearcher([summary_hit(i) for i in range(n_hits)]),
+        store=FakeStore([segment_record(i) for i in range(n_hits)]),
+        config=MemoryConfig.defaults(**config),
+    )

@@ -1,0 +1,214 @@
+"""Algorithm 1 as data: drive the scheduler with scripted outcomes, no disk and no model."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import pytest
+from hymem.budget import Budget
+from hymem.scheduler import (
+    Cost,
+    DeepAnswerOutcome,
+    DeepAnswerStep,
+    DeepRetrieveStep,
+    LightOutcome,
+    LightStep,
+    Outcome,
+    ReflectOutcome,
+    ReflectStep,
+    RetrieveOutcome,
+    ScheduleResult,
+    SelectOutcome,
+    SelectStep,
+    Step,
+    schedule,
+)
+
+ONE_CALL = Cost(calls=1, tokens=10)
+
+
+class Script:
+    """Answers each step from queues of scripted outcomes and records the steps it saw."""
+
+    def __init__(
+        self,
+        *,
+        light: list[LightOutcome] | None = None,
+        reflect: list[ReflectOutcome] | None = None,
+        candidates: int = 30,
+    ) -> None:
+        self.light: Iterator[LightOutcome] = iter(light or [])
+        self.reflect: Iterator[ReflectOutcome] = iter(reflect or [])
+        self.candidates = candidates
+        self.steps: list[Step] = []
+
+    def __call__(self, step: Step) -> Outcome:
+        self.steps.append(step)
+        if isinstance(step, LightStep):
+            return next(self.light)
+        if isinstance(step, DeepRetrieveStep):
+            return RetrieveOutcome(count=self.candidates)
+        if isinstance(step, SelectStep):
+            batches = -(-step.max_candidates // step.batch_size) if step.use_model else 0
+            return SelectOutcome(chosen=3, cost=Cost(calls=batches, tokens=10 * batches))
+        if isinstance(step, DeepAnswerStep):
+            return DeepAnswerOutcome(answer=f"deep{step.round}", cost=ONE_CALL)
+        assert isinstance(step, ReflectStep)
+        return next(self.reflect)
+
+    def kinds(self) -> list[str]:
+        return [type(s).__name__.removesuffix("Step") for s in self.steps]
+
+
+def drive(script: Callable[[Step], Outcome], **kwargs: object) -> ScheduleResult:
+    gen = schedule("q0", **kwargs)  # type: ignore[arg-type]
+    step = next(gen)
+    while True:
+        try:
+            step = gen.send(script(step))
+        except StopIteration as stop:
+            return stop.value
+
+
+def light(answer: str, complete: bool, fallback: bool = False) -> LightOutcome:
+    return LightOutcome(answer=answer, complete=complete, fallback=fallback, cost=ONE_CALL)
+
+
+def reflect(complete: bool, new_question: str | None = None) -> ReflectOutcome:
+    return ReflectOutcome(complete=complete, new_question=new_question, cost=ONE_CALL)
+
+
+def test_complete_light_verdict_never_escalates() -> None:
+    s = Script(light=[light("a", True)], reflect=[reflect(True)])
+    result = drive(s)
+    assert s.kinds() == ["Light", "Reflect"]
+    assert (result.path, result.escalated, result.escalation_reason) == ("light", False, None)
+    assert result.answer == "a" and result.complete and result.iterations == 1
+
+
+def test_incomplete_light_verdict_escalates_with_reason_verdict() -> None:
+    s = Script(light=[light("a", False)], reflect=[reflect(True)])
+    result = drive(s, k=5, n_deep=30, batch=10)
+    assert s.kinds() == ["Light", "DeepRetrieve", "Select", "DeepAnswer", "Reflect"]
+    assert s.steps[0] == LightStep(0, "q0", 5)
+    assert s.steps[1] == DeepRetrieveStep(0, "q0", 30)
+    assert s.steps[2] == SelectStep(0, "q0", 10, 30, use_model=True)
+    assert (result.path, result.escalated, result.escalation_reason) == ("deep", True, "verdict")
+    assert result.answer == "deep0"
+    assert result.pool == ["deep0"]
+
+
+def test_light_fallback_escalates_with_reason_fallback() -> None:
+    s = Script(light=[light("", False, fallback=True)], reflect=[reflect(True)])
+    result = drive(s)
+    assert result.escalation_reason == "fallback"
+    assert result.path == "deep"
+
+
+def test_depth_light_never_escalates_and_keeps_incomplete_verdict() -> None:
+    s = Script(light=[light("a", False)])
+    result = drive(s, depth="light", max_iterations=0)
+    assert s.kinds() == ["Light"]
+    assert (result.path, result.escalated, result.complete) == ("light", False, False)
+
+
+def test_depth_deep_skips_light_path_with_reason_forced() -> None:
+    s = Script(reflect=[reflect(True)])
+    result = drive(s, depth="deep")
+    assert s.kinds() == ["DeepRetrieve", "Select", "DeepAnswer", "Reflect"]
+    assert (result.path, result.escalation_reason) == ("deep", "forced")
+
+
+def test_max_iterations_zero_is_one_round_without_reflection() -> None:
+    s = Script(light=[light("a", False)])
+    result = drive(s, max_iterations=0)
+    assert "Reflect" not in s.kinds()
+    assert result.iterations == 1
+    assert result.complete  # an unreflected deep answer has no verdict against it
+
+
+def test_reflection_rewrites_query_and_pools_answers() -> None:
+    s = Script(
+        light=[light("a0", True), light("a1", True)],
+        reflect=[reflect(False, "sub question"), reflect(True)],
+    )
+    result = drive(s, max_iterations=3)
+    lights = [st for st in s.steps if isinstance(st, LightStep)]
+    assert [st.query for st in lights] == ["q0", "sub question"]
+    assert result.pool == ["a0", "a1"]
+    assert result.answer == "a1" and result.iterations == 2 and result.complete
+
+
+def test_reflection_stops_at_the_cap() -> None:
+    s = Script(
+        light=[light(f"a{i}", True) for i in range(5)],
+        reflect=[reflect(False, f"q{i + 1}") for i in range(5)],
+    )
+    result = drive(s, max_iterations=2)
+    assert s.kinds().count("Light") == 2
+    assert s.kinds().count("Reflect") == 2
+    assert result.iterations == 2 and not result.complete
+
+
+def test_incomplete_reflection_without_new_question_stops() -> None:
+    s = Script(light=[light("a", True)], reflect=[reflect(False, None)])
+    result = drive(s, max_iterations=3)
+    assert result.iterations == 1 and not result.complete
+
+
+def test_repeated_question_stops() -> None:
+    s = Script(light=[light("a", True)], reflect=[reflect(False, "q0")])
+    assert drive(s, max_iterations=3).iterations == 1
+
+
+def test_escalation_is_decided_per_round() -> None:
+    s = Script(
+        light=[light("a0", True), light("a1", False)],
+        reflect=[reflect(False, "q1"), reflect(True)],
+    )
+    result = drive(s, max_iterations=3)
+    assert [r.escalated for r in result.rounds] == [False, True]
+    assert result.escalated and result.path == "deep" and result.escalation_reason == "verdict"
+
+
+def test_no_candidates_skips_selection_but_still_answers() -> None:
+    s = Script(light=[light("a", False)], reflect=[reflect(True)], candidates=0)
+    result = drive(s)
+    assert s.kinds() == ["Light", "DeepRetrieve", "DeepAnswer", "Reflect"]
+    assert result.path == "deep"
+
+
+def test_driver_sending_the_wrong_outcome_is_a_type_error() -> None:
+    gen = schedule("q0")
+    next(gen)
+    with pytest.raises(TypeError):
+        gen.send(RetrieveOutcome(count=1))
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"depth": "wide"}, {"k": 0}, {"n_deep": 0}, {"batch": 0}, {"max_iterations": -1}],
+)
+def test_bad_parameters_are_rejected(kwargs: dict[str, object]) -> None:
+    with pytest.raises(ValueError):
+        next(schedule("q0", **kwargs))  # type: ignore[arg-type]
+
+
+def test_budget_is_charged_from_outcomes() -> None:
+    budget = Budget()
+    drive(Script(light=[light("a", False)], reflect=[reflect(True)]), budget=budget)
+    # light 1 + select 3 batches + deep 1 + reflect 1
+    assert budget.calls == 6 and budget.tokens == 60
+    assert not budget.exhausted
+
+
+def test_later_rounds_carry_earlier_answers_in_the_pool() -> None:
+    s = Script(
+        light=[light("a0", True), light("a1", False)],
+        reflect=[reflect(False, "q1"), reflect(True)],
+    )
+    drive(s, max_iterations=3)
+    lights = [st for st in s.steps if isinstance(st, LightStep)]
+    deep = next(st for st in s.steps if isinstance(st, DeepAnswerStep))
+    assert [st.pool for st in lights] == [(), ("a0",)]
+    assert deep.pool == ("a0",) and deep.round == 1
