@@ -158,6 +158,11 @@ class _Run:
                     log.warning("ask.select_unknown_ids", user_id=self.user_id, ids=unknown)
                 chosen_ids.update(i for i in result.output.ids if i in shown)
             cost = Cost(calls=calls, tokens=tokens)
+            if not chosen_ids:
+                # Every batch said "nothing relevant": read the best-ranked batch rather than
+                # answering from no raw text at all.
+                log.info("ask.select_none", user_id=self.user_id, candidates=len(hits))
+                chosen_ids = {h.id for h in hits[:size]}
         chosen = [h for h in hits if h.id in chosen_ids]
         self.round(index).selected_ids = [h.id for h in chosen]
         self.round(index).selected = chosen

@@ -73,7 +73,9 @@ def check_select(
             unknown.append(cid)
     if unknown:
         notes.append(f"dropped ids not among the candidates: {unknown}")
-    if not chosen:
+    if not chosen and unknown:
+        # an explicit empty list is a valid verdict (nothing relevant in this batch); only a
+        # reply whose ids are all made up needs repair
         raise InvalidReply(
             "ids must name at least one of the candidate ids exactly as shown"
             + (f"; these are not candidates: {unknown}" if unknown else "")

@@ -74,8 +74,10 @@ def test_select_drops_unknown_ids_and_notes_them() -> None:
 def test_select_with_no_known_ids_is_invalid() -> None:
     with pytest.raises(InvalidReply, match="zz"):
         checks.check_select(SelectOutput(ids=["zz"]), _items("a"), [])
-    with pytest.raises(InvalidReply):
-        checks.check_select(SelectOutput(ids=[]), _items("a"), [])
+
+
+def test_select_may_choose_nothing() -> None:
+    assert checks.check_select(SelectOutput(ids=[]), _items("a"), []).ids == []
 
 
 def test_select_fallback_keeps_the_first_half_at_least_one() -> None:
