@@ -53,7 +53,7 @@ def test_no_call_results_cost_nothing(llm_server: ScriptedLLMServer) -> None:
     sel = roles.select_events("q", [])
     upd = roles.update(ContextItem(id="t", text="x"), [])
     assert sel.output.ids == [] and upd.output.action == "ignore"
-    assert sel.prompt_version == "select@1" and sel.usage.calls == 0
+    assert sel.prompt_version == "select@2" and sel.usage.calls == 0
     assert llm_server.requests == []
 
 
