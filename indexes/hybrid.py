@@ -1,15 +1,220 @@
 """Hybrid retrieval: dense (LanceDB cosine) + BM25 (Tantivy) fused by reciprocal rank.
 
-CONTRACT (filled in by the foundation work):
-    SearchMode = Literal["hybrid", "dense", "lexical"]
-    HybridSearcher(store, embedder, rrf_k=60)
-        .search(query, *, user_id, k, level=Level.SUMMARY, mode="hybrid", time_range=None,
-                include_inactive=False) -> list[Hit]
-        .search_vector(vector, query, ...)  # same with a precomputed query vector
-    Each branch fetches a deeper candidate list (e.g. max(2k, 20)) before fusion; hits carry
-    dense/lexical scores and ranks and the fused score; text/time/segment_id come from LanceDB.
+Each branch fetches a deeper candidate list (max(2k, 20)) than the k returned, because an item
+ranked 15th by both retrievers should beat one ranked 3rd by only one of them. Both branches are
+filtered by user_id (and status, time range) inside the index, never after the cut. Text, times
+and the segment link come from LanceDB: dense hits carry them from the vector query itself, and
+the lexical candidates are looked up by id in one query, in a worker thread that overlaps the
+query embedding. A lexical id that LanceDB no longer holds is dropped, so a stale lexical index
+can never serve an orphan.
 """
 
-from typing import Literal
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from datetime import datetime
+from typing import Any, Literal
+
+import structlog
+from hymem.embedders import Embedder
+from hymem.errors import UserInputError
+from hymem.indexes.fusion import DEFAULT_RRF_K, reciprocal_rank_fusion
+from hymem.indexes.store import Store, TimeRange
+from hymem.types import Hit, Level, SummaryStatus
+from hymem.validation import check_k, check_level, check_query, check_user_id
 
 SearchMode = Literal["hybrid", "dense", "lexical"]
+_MODES = ("hybrid", "dense", "lexical")
+MIN_CANDIDATES = 20
+
+log = structlog.get_logger("hymem.indexes.hybrid")
+
+
+def candidate_depth(k: int) -> int:
+    """How many candidates each branch fetches before fusion."""
+    return max(2 * k, MIN_CANDIDATES)
+
+
+class HybridSearcher:
+    """Model-free retrieval over one Store with one Embedder; safe to share across threads."""
+
+    def __init__(self, store: Store, embedder: Embedder, rrf_k: int = DEFAULT_RRF_K) -> None:
+        if rrf_k < 1:
+            raise UserInputError(f"rrf_k must be >= 1, got {rrf_k}")
+        self.store = store
+        self.embedder = embedder
+        self.rrf_k = rrf_k
+        self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="hymem-lexical")
+
+    def search(
+        self,
+        query: str,
+        *,
+        user_id: str,
+        k: int,
+        level: Level | str = Level.SUMMARY,
+        mode: SearchMode = "hybrid",
+        time_range: TimeRange | None = None,
+        include_inactive: bool = False,
+    ) -> list[Hit]:
+        """Top-k hits of `user_id` for `query`, best first; [] for an unknown user."""
+        check_query(query)
+        check_mode(mode)
+        embed = None if mode == "lexical" else (lambda: self.embedder.embed([query])[0])
+        return self._search(query, embed, user_id, k, level, mode, time_range, include_inactive)
+
+    def search_vector(
+        self,
+        vector: Sequence[float] | None,
+        query: str,
+        *,
+        user_id: str,
+        k: int,
+        level: Level | str = Level.SUMMARY,
+        mode: SearchMode = "hybrid",
+        time_range: TimeRange | None = None,
+        include_inactive: bool = False,
+    ) -> list[Hit]:
+        """Same as `search` with a precomputed query vector (None only for mode="lexical")."""
+        check_mode(mode)
+        if vector is None and mode != "lexical":
+            raise UserInputError(f"mode {mode!r} needs a query vector")
+        given = None if vector is None else (lambda: vector)
+        return self._search(query, given, user_id, k, level, mode, time_range, include_inactive)
+
+    def _search(
+        self,
+        query: str,
+        get_vector: Callable[[], Sequence[float]] | None,
+        user_id: str,
+        k: int,
+        level: Level | str,
+        mode: SearchMode,
+        time_range: TimeRange | None,
+        include_inactive: bool,
+    ) -> list[Hit]:
+        check_user_id(user_id)
+        check_k(k)
+        lvl = check_level(level)
+        check_time_range(time_range)
+        statuses = None if include_inactive else (SummaryStatus.ACTIVE,)
+        depth = candidate_depth(k)
+
+        # The lexical branch (BM25 + one LanceDB lookup of its candidates) runs in a worker
+        # thread while this thread embeds the query and runs the dense search, so it adds
+        # almost nothing to the latency: both Tantivy and LanceDB release the GIL.
+        lex_future: Future[tuple[list[tuple[str, float]], dict[str, dict[str, Any]]]] | None
+        lex_future = None
+        if mode != "dense" and query.strip():
+            lex_future = self._pool.submit(
+                self._lexical_branch, user_id, query, depth, lvl, statuses, time_range
+            )
+        dense_rows: list[dict[str, Any]] = []
+        try:
+            if get_vector is not None and mode != "lexical":
+                dense_rows = self.store.dense_rows(
+                    user_id,
+                    get_vector(),
+                    depth,
+                    level=lvl,
+                    statuses=statuses,
+                    time_range=time_range,
+                )
+        except BaseException:
+            if lex_future is not None:
+                lex_future.cancel()
+            raise
+        lexical, rows = lex_future.result() if lex_future is not None else ([], {})
+        rows.update((r["id"], r) for r in dense_rows)
+
+        dense_ids = [r["id"] for r in dense_rows]
+        lex_ids = [i for i, _ in lexical]
+        rankings = [
+            r for r, on in ((dense_ids, mode != "lexical"), (lex_ids, mode != "dense")) if on
+        ]
+        dense_rank = {i: n for n, i in enumerate(dense_ids, start=1)}
+        lex_rank = {i: n for n, i in enumerate(lex_ids, start=1)}
+        lex_score = dict(lexical)
+        hits: list[Hit] = []
+        for item_id, score in reciprocal_rank_fusion(rankings, k=self.rrf_k):
+            row = rows.get(item_id)
+            if row is None:  # in Tantivy but no longer in LanceDB: never served
+                log.warning("hybrid.orphan_lexical_hit", id=item_id, level=lvl.value)
+                continue
+            hits.append(
+                _hit(
+                    lvl,
+                    row,
+                    score,
+                    dense_rank.get(item_id),
+                    lex_rank.get(item_id),
+                    lex_score.get(item_id),
+                )
+            )
+            if len(hits) == k:
+                break
+        return hits
+
+    def _lexical_branch(
+        self,
+        user_id: str,
+        query: str,
+        depth: int,
+        level: Level,
+        statuses: tuple[SummaryStatus, ...] | None,
+        time_range: TimeRange | None,
+    ) -> tuple[list[tuple[str, float]], dict[str, dict[str, Any]]]:
+        lexical = self.store.lexical_search(
+            user_id, query, depth, level=level, statuses=statuses, time_range=time_range
+        )
+        return lexical, self.store.hydrate(user_id, level, [i for i, _ in lexical])
+
+
+def _hit(
+    level: Level,
+    row: dict[str, Any],
+    fused: float,
+    d_rank: int | None,
+    l_rank: int | None,
+    l_score: float | None,
+) -> Hit:
+    distance = row.get("_distance")
+    return Hit(
+        level=level,
+        id=row["id"],
+        user_id=row["user_id"],
+        text=row["text"],
+        segment_id=row["segment_id"] if level is Level.SUMMARY else row["id"],
+        turn_ids=list(row.get("turn_ids") or []),
+        time_start=row.get("time_start"),
+        time_end=row.get("time_end"),
+        status=SummaryStatus(row["status"]) if level is Level.SUMMARY else None,
+        dense_score=None if distance is None or d_rank is None else 1.0 - float(distance),
+        lexical_score=l_score,
+        dense_rank=d_rank,
+        lexical_rank=l_rank,
+        fused_score=fused,
+    )
+
+
+def check_mode(mode: object) -> SearchMode:
+    if mode not in _MODES:
+        raise UserInputError(f"unknown search mode {mode!r}: use hybrid, dense or lexical")
+    return mode  # type: ignore[return-value]
+
+
+def check_time_range(time_range: object) -> None:
+    if time_range is None:
+        return
+    if not isinstance(time_range, tuple) or len(time_range) != 2:
+        raise UserInputError("time_range must be a (since, until) tuple")
+    since, until = time_range
+    for v in (since, until):
+        if v is not None and not isinstance(v, datetime):
+            raise UserInputError(f"time_range bounds must be datetimes or None, got {v!r}")
+    if since is not None and until is not None and since > until:
+        raise UserInputError("time_range starts after it ends")
+
+
+__all__ = ["MIN_CANDIDATES", "HybridSearcher", "SearchMode", "candidate_depth"]

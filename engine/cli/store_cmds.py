@@ -1,1 +1,108 @@
-"""CLI commands (store_cmds)."""
+"""`hymem search`, `hymem stats`, `hymem reindex`: retrieval and maintenance, no LLM involved."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import typer
+from hymem.cli.app import DEFAULT_STORE, EmbedderOpt, StorePath, UserOpt, app, open_memory
+from hymem.types import Hit
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+_console = Console()
+
+
+def _hits_table(hits: list[Hit]) -> Table:
+    table = Table(show_lines=False)
+    for col in ("#", "id", "time", "dense", "bm25", "fused", "text"):
+        table.add_column(col, overflow="fold" if col == "text" else "ellipsis")
+    for n, hit in enumerate(hits, start=1):
+        table.add_row(
+            str(n),
+            hit.id,
+            hit.time_start.isoformat(sep=" ", timespec="minutes") if hit.time_start else "",
+            "" if hit.dense_score is None else f"{hit.dense_score:.3f}",
+            "" if hit.lexical_score is None else f"{hit.lexical_score:.2f}",
+            f"{hit.fused_score:.4f}",
+            hit.text,
+        )
+    return table
+
+
+@app.command("search")
+def search(
+    query: Annotated[str, typer.Argument(help="free text; any characters are fine")],
+    user: UserOpt,
+    store: StorePath = DEFAULT_STORE,
+    k: Annotated[int, typer.Option("-k", help="how many hits")] = 10,
+    level: Annotated[str, typer.Option(help="summary | segment")] = "summary",
+    mode: Annotated[str, typer.Option(help="hybrid | dense | lexical")] = "hybrid",
+    include_inactive: Annotated[bool, typer.Option(help="also superseded/deleted")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="print hits as JSON lines")] = False,
+    embedder: EmbedderOpt = None,
+) -> None:
+    """Hybrid retrieval (dense + BM25, fused by reciprocal rank) for one user."""
+    with open_memory(store, embedder=embedder, read_only=True) as mem:
+        hits = mem.search(
+            query,
+            user_id=user,
+            k=k,
+            level=level,
+            mode=mode,  # type: ignore[arg-type]
+            include_inactive=include_inactive,
+        )
+    if as_json:
+        for hit in hits:
+            typer.echo(hit.model_dump_json())
+    elif not hits:
+        _console.print("no hits")
+    else:
+        _console.print(_hits_table(hits))
+
+
+@app.command("stats")
+def stats(
+    store: StorePath = DEFAULT_STORE,
+    user: Annotated[str | None, typer.Option("--user", "-u", help="one user only")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print as JSON")] = False,
+    embedder: EmbedderOpt = None,
+) -> None:
+    """Row counts per table (optionally for one user) and the folder's metadata."""
+    with open_memory(store, embedder=embedder, read_only=True) as mem:
+        counts = mem.stats(user_id=user)
+        meta = mem.store.meta()
+        users = len(mem.store.users()) if user is None else 1
+    if as_json:
+        typer.echo(json.dumps({"counts": counts, "users": users, "meta": meta}))
+        return
+    table = Table("what", "value")
+    for key, value in {**counts, "users": users}.items():
+        table.add_row(key, str(value))
+    for key, value in meta.items():
+        table.add_row(key, str(value))
+    _console.print(table)
+
+
+@app.command("reindex")
+def reindex(
+    store: StorePath = DEFAULT_STORE,
+    optimize: Annotated[bool, typer.Option(help="also compact tables and build indexes")] = False,
+    embedder: EmbedderOpt = None,
+) -> None:
+    """Rebuild the lexical (Tantivy) index from LanceDB, the source of truth."""
+    with open_memory(store, embedder=embedder) as mem:
+        counts = mem.stats()
+        total = counts["summaries"] + counts["segments"]
+        columns = (TextColumn("reindex"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+        with Progress(*columns, console=_console, transient=False) as bar:
+            task = bar.add_task("reindex", total=total)
+            result = mem.store.reindex(progress=lambda n: bar.advance(task, n))
+        if optimize:
+            with _console.status("optimizing tables"):
+                mem.store.optimize()
+    _console.print(
+        f"indexed {result.get('summary', 0)} summaries, {result.get('segment', 0)} segments"
+    )

@@ -1,0 +1,335 @@
+"""Retrieval latency of `HybridSearcher.search` against its floor, at growing store sizes.
+
+    python benchmarks/retrieval_latency.py --sizes 1000 10000 100000 [--million]
+
+For each N the script fills a fresh store with N synthetic Level-1 summaries spread over
+`--users` users (one Level-2 segment per 50 summaries), calls `Store.optimize()` (which builds
+the IVF_PQ index once N reaches `vector_index_min_rows`, and BTREE indexes on id/user_id), then
+times `--queries` queries after `--warmup` warm-up queries, each query for one user:
+
+* hybrid: `HybridSearcher.search(q, user_id=u, k=10)`: MiniLM query embedding, LanceDB dense
+  top-20 (cosine, prefiltered by user and status), Tantivy BM25 top-20, fusion, hydration.
+* floor: MiniLM query embedding + numpy brute-force cosine top-10 over the same user's vectors
+  (already in memory as one float32 matrix).
+
+The two are interleaved per query so that load from other processes hits both alike.
+
+Synthetic data: sentences are generated from a small vocabulary (names, activities, places,
+objects, months). To keep the fill fast, only `--distinct` (default 3,000) distinct sentences
+are embedded with MiniLM; summary i takes distinct sentence i mod D, appends a random
+"tag" word (so BM25 sees N different documents) and gets that sentence's vector plus Gaussian
+noise (sigma 0.02 per dimension, then re-normalised), so no two vectors are identical and
+near-duplicate clusters look like real paraphrases. Recall@10 compares the store's dense top-10
+with the exact brute-force top-10 over those same vectors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import numpy as np
+from tqdm import tqdm
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("LANCEDB_LOG", "error")
+
+from hymem.embedders import Embedder, SentenceTransformerEmbedder
+from hymem.indexes.hybrid import HybridSearcher
+from hymem.indexes.store import Store
+from hymem.types import SegmentRecord, SummaryRecord
+
+NAMES = [
+    "Caroline",
+    "Melanie",
+    "John",
+    "Maria",
+    "Dave",
+    "Priya",
+    "Tom",
+    "Aiko",
+    "Omar",
+    "Lena",
+    "Jon",
+    "Gina",
+    "Sam",
+    "Evan",
+    "Nate",
+    "Joanna",
+    "Tim",
+    "Audrey",
+    "Andrew",
+    "Deborah",
+]
+VERBS = [
+    "went to",
+    "talked about",
+    "signed up for",
+    "painted",
+    "visited",
+    "cooked for",
+    "wrote a poem about",
+    "planned a trip to",
+    "bought tickets for",
+    "volunteered at",
+    "took photos of",
+    "read a book about",
+    "ran a race near",
+    "adopted a dog from",
+]
+THINGS = [
+    "the LGBTQ support group",
+    "a pottery class",
+    "the beach in Florida",
+    "a camping trip",
+    "the charity run",
+    "her grandmother's house",
+    "an art museum",
+    "a jazz concert",
+    "the adoption agency",
+    "a yoga retreat",
+    "the farmers market",
+    "his new startup",
+    "a violin lesson",
+    "the mountains",
+    "a family reunion",
+    "the local library",
+    "a baking contest",
+    "a hiking trail",
+    "the animal shelter",
+    "a science fair",
+]
+WHEN = [
+    "in May 2023",
+    "last summer",
+    "on 7 May 2023",
+    "in early June",
+    "during the holidays",
+    "in 2022",
+    "on a rainy Sunday",
+    "after work",
+    "with friends",
+    "with the kids",
+]
+TAGS = [f"tag{i}" for i in range(5000)]
+QUESTION = [
+    "When did {n} go to {t}?",
+    "What did {n} do at {t}?",
+    "Who {v} {t}?",
+    "Did {n} enjoy {t}?",
+    "{n} {t}",
+]
+
+
+def sentences(n: int, rng: np.random.Generator) -> list[str]:
+    pick = lambda xs: xs[int(rng.integers(len(xs)))]  # noqa: E731
+    return [f"{pick(NAMES)} {pick(VERBS)} {pick(THINGS)} {pick(WHEN)}." for _ in range(n)]
+
+
+def queries(n: int, rng: np.random.Generator) -> list[str]:
+    out = []
+    for _ in range(n):
+        tpl = QUESTION[int(rng.integers(len(QUESTION)))]
+        out.append(
+            tpl.format(
+                n=NAMES[int(rng.integers(len(NAMES)))],
+                v=VERBS[int(rng.integers(len(VERBS)))],
+                t=THINGS[int(rng.integers(len(THINGS)))],
+            )
+        )
+    return out
+
+
+def fill(
+    store: Store,
+    n: int,
+    users: int,
+    base_text: list[str],
+    base_vec: np.ndarray,
+    rng: np.random.Generator,
+    batch: int = 10_000,
+) -> dict[str, np.ndarray]:
+    """Commit n summaries; returns each user's vectors (row order = summary index order)."""
+    t0 = datetime(2023, 1, 1)
+    per_user: dict[str, list[np.ndarray]] = {f"user{u}": [] for u in range(users)}
+    for start in tqdm(range(0, n, batch), desc=f"fill {n:,}", unit="batch", leave=False):
+        idx = np.arange(start, min(n, start + batch))
+        base = idx % len(base_text)
+        vecs = base_vec[base] + rng.normal(0, 0.02, (len(idx), base_vec.shape[1])).astype(
+            np.float32
+        )
+        vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+        by_user: dict[str, tuple[list[SegmentRecord], list[SummaryRecord]]] = {}
+        for row, i in enumerate(idx):
+            user = f"user{i % users}"
+            segs, sums = by_user.setdefault(user, ([], []))
+            when = t0 + timedelta(hours=int(i))
+            seg_id = f"{user}-g{i // (50 * users)}"
+            if not segs or segs[-1].id != seg_id:
+                segs.append(
+                    SegmentRecord.model_construct(
+                        id=seg_id,
+                        user_id=user,
+                        session_ids=["s"],
+                        turn_ids=[],
+                        text=f"[{when}] A: {base_text[base[row]]}",
+                        time_start=when,
+                        time_end=when,
+                        token_count=20,
+                        compressed_text=None,
+                        vector=vecs[row].tolist(),
+                        created_at=when,
+                    )
+                )
+            text = f"{base_text[base[row]]} {TAGS[int(rng.integers(len(TAGS)))]}"
+            sums.append(
+                SummaryRecord.model_construct(
+                    id=f"{user}-s{i}",
+                    user_id=user,
+                    segment_id=seg_id,
+                    text=text,
+                    vector=vecs[row].tolist(),
+                    time_start=when,
+                    time_end=when,
+                    topic=None,
+                    status="active",
+                    version=1,
+                    superseded_by=None,
+                    previous_id=None,
+                    reason=None,
+                    evidence_id=None,
+                    origin="summary",
+                    created_at=when,
+                    updated_at=when,
+                )
+            )
+            per_user[user].append(vecs[row])
+        for user, (segs, sums) in by_user.items():
+            store.commit_segments(user, segs, sums, [])
+    store.optimize()
+    return {u: np.stack(v) for u, v in per_user.items() if v}
+
+
+def rss_mb() -> float:
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def pct(xs: list[float], p: float) -> float:
+    return float(np.percentile(np.asarray(xs), p))
+
+
+def run_size(
+    n: int,
+    args: argparse.Namespace,
+    emb: Embedder,
+    base_text: list[str],
+    base_vec: np.ndarray,
+    workdir: Path,
+) -> dict[str, float]:
+    rng = np.random.default_rng(n)
+    folder = workdir / f"store-{n}"
+    store = Store.open(
+        folder, embedder_name=emb.name, dim=emb.dim, vector_index_min_rows=args.index_min_rows
+    )
+    t = time.perf_counter()
+    user_vecs = fill(store, n, args.users, base_text, base_vec, rng)
+    build_s = time.perf_counter() - t
+    searcher = HybridSearcher(store, emb)
+    qs = queries(args.warmup + args.queries, rng)
+    users = [f"user{int(rng.integers(args.users))}" for _ in qs]
+    hybrid, floor, recall = [], [], []
+    pairs = tqdm(list(zip(qs, users, strict=True)), desc=f"query {n:,}", leave=False)
+    for i, (q, user) in enumerate(pairs):
+        t = time.perf_counter()
+        qv = emb.embed([q])[0]
+        mat = user_vecs[user]
+        top = np.argpartition(-(mat @ qv), min(10, len(mat) - 1))[:10]
+        t_floor = time.perf_counter() - t
+        t = time.perf_counter()
+        hits = searcher.search(q, user_id=user, k=10)
+        t_hybrid = time.perf_counter() - t
+        if i < args.warmup:
+            continue
+        assert hits, f"no hits for {q!r}"
+        floor.append(t_floor * 1000)
+        hybrid.append(t_hybrid * 1000)
+        if i < args.warmup + args.recall_queries:
+            ann = {h for h, _ in store.dense_search(user, qv, 10)}
+            exact = {f"{user}-s{int(j) * args.users + int(user[4:])}" for j in top}
+            recall.append(len(ann & exact) / 10)
+    store.close()
+    shutil.rmtree(folder, ignore_errors=True)
+    return {
+        "n": n,
+        "build_s": build_s,
+        "p50": statistics.median(hybrid),
+        "p95": pct(hybrid, 95),
+        "floor_p50": statistics.median(floor),
+        "floor_p95": pct(floor, 95),
+        "rss_mb": rss_mb(),
+        "recall": float(np.mean(recall)) if recall else float("nan"),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
+    ap.add_argument("--million", action="store_true", help="also run N = 1,000,000")
+    ap.add_argument("--users", type=int, default=10)
+    ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("--warmup", type=int, default=20)
+    ap.add_argument("--recall-queries", type=int, default=100)
+    ap.add_argument("--distinct", type=int, default=3000)
+    ap.add_argument("--index-min-rows", type=int, default=20_000)
+    ap.add_argument("--workdir", type=Path, default=None)
+    args = ap.parse_args(argv)
+    sizes = [*args.sizes, *([1_000_000] if args.million else [])]
+    emb = SentenceTransformerEmbedder()
+    rng = np.random.default_rng(0)
+    base_text = sentences(args.distinct, rng)
+    t = time.perf_counter()
+    base_vec = emb.embed(base_text)
+    print(
+        f"embedded {len(base_text)} distinct sentences in {time.perf_counter() - t:.1f} s",
+        file=sys.stderr,
+    )
+    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="hymem-bench-"))
+    rows = [run_size(n, args, emb, base_text, base_vec, workdir) for n in sizes]
+    header = (
+        "N",
+        "build s",
+        "p50 ms",
+        "p95 ms",
+        "floor p50",
+        "floor p95",
+        "p50/floor",
+        "p95/floor",
+        "RSS MB",
+        "recall@10",
+    )
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for r in rows:
+        print(
+            f"| {r['n']:,} | {r['build_s']:.1f} | {r['p50']:.1f} | {r['p95']:.1f} | "
+            f"{r['floor_p50']:.1f} | {r['floor_p95']:.1f} | {r['p50'] / r['floor_p50']:.2f} | "
+            f"{r['p95'] / r['floor_p95']:.2f} | {r['rss_mb']:.0f} | {r['recall']:.3f} |"
+        )
+    if args.workdir is None:
+        shutil.rmtree(workdir, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,95 @@
+"""The single-writer lock, the folder's metadata (`meta.json`) and small atomic-file helpers."""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import filelock
+from hymem.errors import EmbedderMismatchError, SchemaVersionError, StoreError, StoreLockedError
+
+LOCK_FILE = "writer.lock"
+META_FILE = "meta.json"
+
+
+class WriterLock:
+    """An OS-level file lock held for the writer's lifetime; released on close or process death,
+    so a killed writer never leaves the folder locked."""
+
+    def __init__(self, folder: Path) -> None:
+        self._lock = filelock.FileLock(str(folder / LOCK_FILE), timeout=0)
+        try:
+            self._lock.acquire()
+        except filelock.Timeout:
+            raise StoreLockedError(
+                f"{folder} is being written by another process; open it with read_only=True "
+                "to read, or close the other writer"
+            ) from None
+
+    def release(self) -> None:
+        if self._lock.is_locked:
+            self._lock.release()
+
+
+def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
+    """Write-then-rename with fsync, so a crash leaves the old file or the new one, never half."""
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(data, fh, ensure_ascii=False, indent=1, default=str)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def read_json(path: Path) -> dict[str, Any] | None:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except FileNotFoundError:
+        return None
+    except (OSError, json.JSONDecodeError) as exc:
+        raise StoreError(f"cannot read {path}: {exc}") from exc
+    if not isinstance(data, dict):
+        raise StoreError(f"{path} does not hold a JSON object")
+    return data
+
+
+def new_meta(schema_version: int, embedder_name: str, dim: int) -> dict[str, Any]:
+    return {
+        "schema_version": schema_version,
+        "embedder": embedder_name,
+        "dim": dim,
+        "created_at": datetime.now().isoformat(timespec="seconds"),
+    }
+
+
+def check_meta(
+    meta: dict[str, Any], folder: Path, *, schema_version: int, embedder_name: str, dim: int
+) -> None:
+    """Refuse folders from another schema version or another embedder (mixing vector spaces
+    would silently return garbage)."""
+    found = meta.get("schema_version")
+    if found != schema_version:
+        raise SchemaVersionError(
+            f"{folder} has schema version {found!r}; this hymem reads version {schema_version}"
+        )
+    if meta.get("embedder") != embedder_name or meta.get("dim") != dim:
+        raise EmbedderMismatchError(
+            f"{folder} was built with embedder {meta.get('embedder')!r} (dim {meta.get('dim')}), "
+            f"but it was opened with {embedder_name!r} (dim {dim}); open it with the same "
+            "embedder or build a new memory folder"
+        )
+
+
+__all__ = [
+    "LOCK_FILE",
+    "META_FILE",
+    "WriterLock",
+    "check_meta",
+    "new_meta",
+    "read_json",
+    "write_json_atomic",
+]

@@ -1,0 +1,201 @@
+"""Faults lose nothing and leave the store consistent: SIGKILL mid-write, failures between
+the LanceDB and Tantivy writes, a missing or stale lexical index, and `reindex`."""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hymem.embedders import HashingEmbedder
+from hymem.indexes.store import Store
+from hymem.types import Level, StatusChange, SummaryStatus, TurnStatus
+
+from tests.fixtures_store import commit_texts, make_records, make_turns, open_store
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parents[2]
+
+WRITER = textwrap.dedent("""
+    import sys
+    from hymem.embedders import HashingEmbedder
+    from tests.fixtures_store import make_records, make_turns, open_store
+
+    emb = HashingEmbedder(64)
+    store = open_store(sys.argv[1], emb)
+    start = int(sys.argv[2])
+    for i in range(start, start + 10_000):
+        turns = make_turns("u", 2, prefix=f"t{i}-")
+        store.append_turns(turns)
+        texts = [f"zq{i}a fact one", f"zq{i}b fact two", f"zq{i}c fact three"]
+        seg, sums = make_records(emb, "u", texts, segment_id=f"g{i}",
+                                 turn_ids=[t.id for t in turns])
+        store.commit_segments("u", [seg], sums, [t.id for t in turns])
+        print(f"done {i}", flush=True)
+""")
+
+
+def _assert_consistent(store: Store) -> None:
+    """Both indexes agree, every stored row is searchable, and turns match their segments."""
+    for level, table in ((Level.SUMMARY, "summaries"), (Level.SEGMENT, "segments")):
+        assert store._lex.count(level) == store._lance.count(table)
+    segments = {r["id"]: r for r in store._lance.rows("segments", None, ["id", "turn_ids"])}
+    summaries = store._lance.rows("summaries", None, ["id", "segment_id", "text"])
+    assert {s["segment_id"] for s in summaries} <= set(segments), "orphan summaries"
+    for s in summaries:
+        token = s["text"].split()[0]
+        assert [i for i, _ in store.lexical_search("u", token, 5)] == [s["id"]]
+    for seg_id in segments:
+        token = seg_id.replace("g", "zq") + "a"
+        assert seg_id in [i for i, _ in store.lexical_search("u", token, 5, level=Level.SEGMENT)]
+    for turn in store.get_turns("u"):
+        if turn.status is TurnStatus.STORED:
+            assert turn.segment_id in segments
+        else:
+            assert turn.segment_id is None
+            assert not any(turn.id in seg["turn_ids"] for seg in segments.values())
+    assert not (store.path / "journal.json").exists()
+
+
+def _run_and_kill(folder: Path, start: int, after: int, rng: random.Random) -> list[int]:
+    """Start a writer, let it finish `after` commits, SIGKILL it inside the next one."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", WRITER, str(folder), str(start)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        cwd=ROOT,
+        env=env,
+    )
+    done: list[int] = []
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if line.startswith("done "):
+            done.append(int(line.split()[1]))
+            if len(done) >= after:
+                break
+    # Kill inside a commit: the journal exists only while one is in flight. A random extra
+    # delay moves the kill point across the LanceDB, Tantivy and turn-marking steps.
+    journal, deadline = folder / "journal.json", time.monotonic() + 30
+    while not journal.exists() and time.monotonic() < deadline:
+        time.sleep(0.001)
+    time.sleep(rng.uniform(0.0, 0.03))
+    proc.send_signal(signal.SIGKILL)
+    rest, _ = proc.communicate(timeout=30)
+    done += [int(x.split()[1]) for x in rest.splitlines() if x.startswith("done ")]
+    assert proc.returncode == -signal.SIGKILL
+    return done
+
+
+def test_sigkill_mid_write_then_reopen_is_consistent(tmp_path: Path) -> None:
+    folder, rng = tmp_path / "m", random.Random(7)
+    emb = HashingEmbedder(64)
+    committed = _run_and_kill(folder, 0, after=3, rng=rng)
+    assert (folder / "journal.json").exists(), "the kill did not land inside a commit"
+    with open_store(folder, emb) as store:  # reopen repairs whatever the kill left
+        _assert_consistent(store)
+        present = {r["id"] for r in store._lance.rows("segments", None, ["id"])}
+        assert {f"g{i}" for i in committed} <= present, "a committed write was lost"
+        # at most the killed commit's two turns wait for the next flush
+        assert len(store.get_turns("u", status=TurnStatus.PENDING)) <= 2
+
+
+def _fail(*_: Any, **__: Any) -> None:
+    raise OSError("injected fault")
+
+
+def test_failure_after_lancedb_write_rolls_forward_on_open(tmp_path: Path) -> None:
+    emb = HashingEmbedder(64)
+    store = open_store(tmp_path / "m", emb)
+    store.append_turns(make_turns("u", 2, prefix="t"))
+    store._lex.commit = _fail  # type: ignore[method-assign]  # crash before Tantivy commits
+    with pytest.raises(OSError, match="injected"):
+        commit_texts(store, emb, "u", ["zq1a fact"], segment_id="g1", turn_ids=["t0", "t1"])
+    store.close()
+    with open_store(tmp_path / "m", emb) as store:
+        assert store.counts("u")["pending_turns"] == 0
+        assert {t.segment_id for t in store.get_turns("u")} == {"g1"}
+        _assert_consistent(store)
+
+
+def test_failure_between_tables_rolls_back_and_recommit_does_not_duplicate(
+    tmp_path: Path,
+) -> None:
+    emb = HashingEmbedder(64)
+    store = open_store(tmp_path / "m", emb)
+    store.append_turns(make_turns("u", 2, prefix="t"))
+    real_add = store._lance.add
+
+    def add(name: str, data: Any) -> None:
+        if name == "summaries":
+            raise OSError("injected fault")
+        real_add(name, data)
+
+    store._lance.add = add  # type: ignore[method-assign]
+    with pytest.raises(OSError):
+        commit_texts(store, emb, "u", ["zq1a fact"], segment_id="g1", turn_ids=["t0", "t1"])
+    store.close()
+    with open_store(tmp_path / "m", emb) as store:
+        counts = store.counts("u")
+        assert (counts["segments"], counts["summaries"], counts["pending_turns"]) == (0, 0, 2)
+        _assert_consistent(store)
+        commit_texts(store, emb, "u", ["zq1a fact"], segment_id="g1", turn_ids=["t0", "t1"])
+        commit_texts(store, emb, "u", ["zq1a fact"], segment_id="g1", turn_ids=["t0", "t1"])
+        assert store.counts("u")["segments"] == 1 and store.counts("u")["summaries"] == 1
+        _assert_consistent(store)
+
+
+def test_interrupted_status_changes_are_completed_on_open(tmp_path: Path) -> None:
+    emb = HashingEmbedder(64)
+    store = open_store(tmp_path / "m", emb)
+    _, (old,) = commit_texts(store, emb, "u", ["zq1a Alice lives in Paris"], segment_id="g1")
+    _, (new,) = make_records(
+        emb, "u", ["zq1b Alice lives in Berlin"], segment_id="g1", id_prefix="v2-"
+    )
+    store._apply_status = _fail  # type: ignore[method-assign]
+    with pytest.raises(OSError):
+        store.apply_summary_changes(
+            "u", [new], [StatusChange(summary_id=old.id, status=SummaryStatus.DELETED)]
+        )
+    store.close()
+    with open_store(tmp_path / "m", emb) as store:
+        assert [s.id for s in store.get_summaries("u")] == [new.id]
+        assert store.lexical_search("u", "Paris", 5) == []
+        assert [i for i, _ in store.lexical_search("u", "Paris", 5, statuses=None)] == [old.id]
+
+
+@pytest.mark.parametrize("damage", ["delete_index", "stale_sync"])
+def test_lexical_index_rebuilt_on_open_when_it_disagrees(tmp_path: Path, damage: str) -> None:
+    emb = HashingEmbedder(64)
+    with open_store(tmp_path / "m", emb) as store:
+        commit_texts(store, emb, "u", ["zq1a alpha", "zq1b beta"], segment_id="g1")
+    if damage == "delete_index":
+        shutil.rmtree(tmp_path / "m" / "tantivy")
+    else:  # LanceDB moved on without Tantivy (e.g. a crash right after the LanceDB write)
+        with open_store(tmp_path / "m", emb) as store:
+            store._lance.delete("summaries", "id = 'g1-s1'")
+    with open_store(tmp_path / "m", emb) as store:
+        _assert_consistent(store)
+        beta = [i for i, _ in store.lexical_search("u", "beta", 5)]
+        assert beta == ([] if damage == "stale_sync" else ["g1-s1"])
+        assert [i for i, _ in store.lexical_search("u", "alpha", 5)] == ["g1-s0"]
+
+
+def test_reindex_rebuilds_from_lancedb(tmp_path: Path) -> None:
+    emb = HashingEmbedder(64)
+    with open_store(tmp_path / "m", emb) as store:
+        commit_texts(store, emb, "u", ["zq1a alpha", "zq1b beta"], segment_id="g1")
+        store._lex.rebuild([])  # wipe the lexical index behind the store's back
+        assert store.lexical_search("u", "alpha", 5) == []
+        assert store.reindex() == {"summary": 2, "segment": 1}
+        _assert_consistent(store)
