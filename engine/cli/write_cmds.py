@@ -1,1 +1,272 @@
-"""CLI commands (write_cmds)."""
+"""`hymem add`, `hymem flush`, `hymem pending` and `hymem ingest locomo`: the write path from the
+command line. Messages come as JSON (a list or one object) or JSONL, from a file or stdin."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from hymem.cli.app import DEFAULT_STORE, EmbedderOpt, LlmOpt, StorePath, UserOpt, app
+from hymem.errors import UserInputError
+from hymem.types import AddResult
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+_out = Console()
+_err = Console(stderr=True)
+
+ingest_app = typer.Typer(help="Bulk-ingest datasets into a memory folder.", no_args_is_help=True)
+app.add_typer(ingest_app, name="ingest")
+
+SessionOpt = Annotated[str, typer.Option("--session", help="session_id of these messages")]
+TimeOpt = Annotated[
+    str | None, typer.Option("--timestamp", "-t", help="time of turns that carry none")
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="print machine-readable JSON")]
+
+
+def _open(
+    store: Path,
+    llm: str | None,
+    embedder: str | None,
+    *,
+    read_only: bool = False,
+    **overrides: Any,
+) -> Any:
+    """A Memory with the CLI's overrides on top of HYMEM_* settings."""
+    from hymem.config import MemoryConfig
+    from hymem.memory import Memory
+
+    settings = {k: v for k, v in overrides.items() if v is not None}
+    if llm is not None:
+        settings["llm"] = llm
+    if embedder is not None:
+        settings["embedder"] = embedder
+    return Memory(store, config=MemoryConfig(**settings), read_only=read_only)
+
+
+def read_messages(text: str) -> list[dict[str, Any]]:
+    """A JSON list, a single JSON object, or JSON Lines; UserInputError otherwise."""
+    stripped = text.strip()
+    if not stripped:
+        raise UserInputError("no messages given (empty input)")
+    try:
+        data = json.loads(stripped)
+    except json.JSONDecodeError:
+        data = []
+        for n, line in enumerate(stripped.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                data.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                raise UserInputError(f"line {n}: not JSON or JSON Lines ({exc.msg})") from None
+    if isinstance(data, dict):
+        data = [data]
+    if not isinstance(data, list):
+        raise UserInputError("expected a JSON list of messages, one message object, or JSONL")
+    return data
+
+
+def _report(result: AddResult, as_json: bool) -> None:
+    if as_json:
+        _out.print_json(result.model_dump_json())
+        return
+    calls = result.usage.roles.get("summarise")
+    _out.print(
+        f"accepted {len(result.turn_ids)} turns ({len(result.new_turn_ids)} new); wrote "
+        f"{len(result.segments_written)} segments, {len(result.summaries_written)} summaries; "
+        f"{result.pending} pending; summariser calls={calls.calls if calls else 0} "
+        f"backend={result.backend}"
+    )
+    if result.error:
+        _err.print(f"[yellow]summariser failed, turns kept pending: {result.error}[/yellow]")
+
+
+@app.command("add")
+def add_cmd(
+    user: UserOpt,
+    path: Annotated[Path | None, typer.Argument(help="JSON/JSONL file; '-' or none: stdin")] = None,
+    session: SessionOpt = "default",
+    timestamp: TimeOpt = None,
+    store: StorePath = DEFAULT_STORE,
+    llm: LlmOpt = None,
+    embedder: EmbedderOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Add messages ({"speaker", "text", optional "timestamp", "id"}) as turns of USER."""
+    if path is None or str(path) == "-":
+        text = sys.stdin.read()
+    else:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise UserInputError(f"cannot read {path}: {exc}") from exc
+    messages = read_messages(text)
+    with _open(store, llm, embedder) as mem:
+        result = mem.add(messages, user_id=user, session_id=session, timestamp=timestamp)
+    _report(result, as_json)
+
+
+@app.command("flush")
+def flush_cmd(
+    user: UserOpt,
+    store: StorePath = DEFAULT_STORE,
+    llm: LlmOpt = None,
+    embedder: EmbedderOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Summarise and store every pending turn of USER now."""
+    with _open(store, llm, embedder) as mem:
+        result = mem.flush(user_id=user)
+    _report(result, as_json)
+    if result.error:
+        raise typer.Exit(1)
+
+
+@app.command("pending")
+def pending_cmd(
+    user: UserOpt,
+    store: StorePath = DEFAULT_STORE,
+    embedder: EmbedderOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """List the turns of USER accepted but not yet summarised (read-only: works while another
+    process is writing)."""
+    with _open(store, None, embedder, read_only=True) as mem:
+        turns = mem.pending(user_id=user)
+    if as_json:
+        _out.print_json(json.dumps([t.model_dump(mode="json") for t in turns]))
+        return
+    table = Table(title=f"{len(turns)} pending turns of {user}")
+    for col in ("seq", "id", "session", "time", "speaker", "text"):
+        table.add_column(col, overflow="fold" if col == "text" else "ellipsis")
+    for t in turns:
+        when = t.timestamp.isoformat(sep=" ", timespec="minutes") if t.timestamp else ""
+        table.add_row(str(t.seq), t.id, t.session_id, when, t.speaker, t.text[:200])
+    _out.print(table)
+
+
+@ingest_app.command("locomo")
+def ingest_locomo(
+    path: Annotated[Path, typer.Argument(help="LoCoMo-format JSON file")],
+    conversations: Annotated[
+        list[str] | None,
+        typer.Option("--conversations", "-c", help="sample_ids to ingest (default: all)"),
+    ] = None,
+    store: StorePath = DEFAULT_STORE,
+    llm: LlmOpt = None,
+    embedder: EmbedderOpt = None,
+    buffer_tokens: Annotated[
+        int | None, typer.Option("--buffer-tokens", help="th: short-term buffer size")
+    ] = None,
+    compressor: Annotated[
+        str | None, typer.Option("--compressor", help="local LLMLingua-2 model folder")
+    ] = None,
+    per_session: Annotated[
+        bool, typer.Option("--per-session", help="add whole sessions instead of turn by turn")
+    ] = False,
+) -> None:
+    """Feed LoCoMo conversations turn by turn (user_id = sample_id), then flush each."""
+    from hymem.evaluation.locomo_data import conversation_messages, load_locomo
+
+    convs = load_locomo(path)
+    if conversations:
+        wanted = set(conversations)
+        unknown = wanted - {c.sample_id for c in convs}
+        if unknown:
+            raise UserInputError(f"unknown conversations: {', '.join(sorted(unknown))}")
+        convs = [c for c in convs if c.sample_id in wanted]
+    rows = []
+    with (
+        _open(
+            store, llm, embedder, buffer_tokens=buffer_tokens, compressor_model=compressor
+        ) as mem,
+        Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=_err,
+        ) as progress,
+    ):
+        task = progress.add_task("ingesting", total=sum(c.turn_count for c in convs))
+        for conv in convs:
+            progress.update(task, description=f"ingesting {conv.sample_id}")
+            rows.append(_ingest_one(mem, conv, conversation_messages, progress, task, per_session))
+    _summary_table(rows)
+
+
+def _ingest_one(
+    mem: Any, conv: Any, messages_of: Any, progress: Progress, task: Any, per_session: bool
+) -> dict[str, Any]:
+    started = time.perf_counter()
+    total = AddResult()
+    errors: list[str] = []
+
+    def absorb(res: AddResult) -> None:
+        total.segments_written.extend(res.segments_written)
+        total.summaries_written.extend(res.summaries_written)
+        total.usage.merge(res.usage)
+        total.backend = res.backend or total.backend
+        if res.error:
+            errors.append(res.error)
+
+    for session_id, when, msgs in messages_of(conv):
+        chunks = [msgs] if per_session else [[m] for m in msgs]
+        for chunk in chunks:
+            if chunk:
+                absorb(
+                    mem.add(chunk, user_id=conv.sample_id, session_id=session_id, timestamp=when)
+                )
+            progress.advance(task, len(chunk))
+    final = mem.flush(user_id=conv.sample_id)
+    absorb(final)
+    usage = total.usage.roles.get("summarise")
+    return {
+        "conversation": conv.sample_id,
+        "turns": conv.turn_count,
+        "segments": len(set(total.segments_written)),
+        "summaries": len(set(total.summaries_written)),
+        "calls": usage.calls if usage else 0,
+        "tokens": usage.total_tokens if usage else 0,
+        "pending": final.pending,
+        "seconds": time.perf_counter() - started,
+        "backend": total.backend,
+        "errors": len(errors),
+    }
+
+
+def _summary_table(rows: list[dict[str, Any]]) -> None:
+    """What was stored (Level-2 segments, Level-1 summaries) and what the summariser cost."""
+    cols = {
+        "conversation": "conv",
+        "turns": "turns",
+        "segments": "L2",
+        "summaries": "L1",
+        "calls": "calls",
+        "tokens": "tokens",
+        "pending": "pend",
+        "seconds": "secs",
+        "errors": "err",
+    }
+    backends = ", ".join(sorted({r["backend"] for r in rows if r["backend"]})) or "none"
+    table = Table(title=f"stored and cost (summariser backend: {backends})")
+    for key, header in cols.items():
+        table.add_column(header, no_wrap=True, justify="left" if key == "conversation" else "right")
+    for row in rows:
+        table.add_row(*(f"{row[c]:.1f}" if c == "seconds" else str(row[c]) for c in cols))
+    if len(rows) > 1:
+        numeric = ("turns", "segments", "summaries", "calls", "tokens", "pending")
+        table.add_row(
+            "total",
+            *(str(sum(r[c] for r in rows)) for c in numeric),
+            f"{sum(r['seconds'] for r in rows):.1f}",
+            str(sum(r["errors"] for r in rows)),
+        )
+    _out.print(table)

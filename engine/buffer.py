@@ -1,0 +1,52 @@
+"""Short-term buffer planning (LightMem §3.2): which segments to summarise now, and in how many
+calls. Pure: the buffer itself is derived from the store's pending turns on every add, so a crash
+cannot lose it; this module only decides.
+
+Rules, applied to the pending segments in order:
+* the last segment is still open (its topic may continue) unless the caller forces a flush;
+* segments accumulate into one buffer until its tokens reach `th` (the segment that crosses `th`
+  is included), or the buffer's session ends (the next segment belongs to another session);
+  each such buffer is one summariser call;
+* complete segments that fill neither condition wait for more turns;
+* `force` (flush) empties everything, still in buffers of about `th` tokens.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class BufferedSegment:
+    """What the planner needs to know about one pending segment."""
+
+    tokens: int  # tokens of the summariser's input for this segment
+    session_id: str
+
+
+def plan_flush(
+    segments: Sequence[BufferedSegment], *, buffer_tokens: int, force: bool = False
+) -> list[list[int]]:
+    """Indices of the segments to summarise now, grouped one list per summariser call."""
+    if buffer_tokens < 1:
+        raise ValueError("buffer_tokens must be >= 1")
+    batches: list[list[int]] = []
+    current: list[int] = []
+    tokens = 0
+    last = len(segments) - 1
+    for k, seg in enumerate(segments):
+        if k == last and not force:
+            break
+        current.append(k)
+        tokens += seg.tokens
+        session_end = k < last and segments[k + 1].session_id != seg.session_id
+        if tokens >= buffer_tokens or session_end or k == last:
+            batches.append(current)
+            current, tokens = [], 0
+    return batches
+
+
+def buffered_tokens(segments: Sequence[BufferedSegment]) -> int:
+    """Tokens currently waiting (for progress reports and `pending`)."""
+    return sum(s.tokens for s in segments)

@@ -1,0 +1,299 @@
+"""The write path: turns -> durable pending turns -> (compression) -> topic segments ->
+short-term buffer -> one summariser call per buffer -> Level-1 summaries linked to Level-2
+segments, committed through `Store.commit_segments`.
+
+Durability: `add` validates the whole call, then writes every turn as `pending` in one
+`append_turns` batch before any model runs. The short-term buffer is not held in memory: it is
+re-derived from the store's pending turns on every add/flush, so a crash can lose nothing and a
+summariser failure simply leaves the turns pending for the next call to retry. Ids are
+deterministic (turns: the caller's id or a hash of user, session, seq and text; segments: a hash
+of user and turn ids; summaries: a hash of segment id and index), so re-committing after a crash
+replaces rather than duplicates.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import structlog
+from hymem.buffer import BufferedSegment, plan_flush
+from hymem.compression import LLMLinguaCompressor, attention_boundaries, load_compressor
+from hymem.errors import HymemError, LLMError, UserInputError
+from hymem.ingest_records import (
+    build_segment,
+    build_summaries,
+    default_turn_id,
+    segment_line,
+)
+from hymem.llm.roles import SegmentInput
+from hymem.llm.tokens import count_tokens
+from hymem.messages import normalise_messages
+from hymem.segmentation import Span, adjacent_similarities, plan_segments
+from hymem.timestamps import parse_timestamp
+from hymem.types import AddResult, SegmentRecord, SummaryRecord, TurnRecord, TurnStatus
+
+if TYPE_CHECKING:
+    from hymem.memory import Memory
+
+log = structlog.get_logger("hymem.ingest")
+
+_CACHE_LIMIT = 50_000  # turn vectors/compressions kept between calls (a cache, never state)
+MAX_SESSION_ID_CHARS = 256
+
+
+@dataclass
+class _Prepared:
+    """Per pending turn: the summariser's line, its buffer tokens, and the turn's vector.
+
+    Buffer tokens count what the turn says as the summariser sees it ("speaker: text", after
+    compression). The line's time prefix is formatting and overlap tails are repeated context,
+    so neither fills the buffer; the prompt tokens actually sent are accounted by the roles."""
+
+    lines: list[str]
+    tokens: list[int]
+    vectors: np.ndarray
+
+
+class Ingestor:
+    """Owns the write path of one Memory; thread-safe (one write at a time per process)."""
+
+    def __init__(self, mem: Memory) -> None:
+        self._mem = mem
+        self._lock = threading.RLock()
+        self._compressor: LLMLinguaCompressor | None = load_compressor(mem.config)
+        # caches keyed by (user_id, turn id): ids are only unique per user
+        self._vectors: dict[tuple[str, str], np.ndarray] = {}
+        self._compressed: dict[tuple[str, str], str] = {}
+        self._tokens: dict[tuple[str, str], int] = {}
+        self._since_sleep: dict[str, int] = {}
+
+    # --- public ------------------------------------------------------------------------
+    def add(
+        self,
+        messages: Sequence[Mapping[str, Any]] | Mapping[str, Any],
+        *,
+        user_id: str,
+        session_id: str = "default",
+        timestamp: object = None,
+    ) -> AddResult:
+        """Persist the call's turns as pending, then flush whatever buffers are full."""
+        if not isinstance(session_id, str) or not session_id.strip():
+            raise UserInputError("session_id must be a non-empty string")
+        if len(session_id) > MAX_SESSION_ID_CHARS:
+            raise UserInputError(f"session_id is longer than {MAX_SESSION_ID_CHARS} characters")
+        call_time = (
+            parse_timestamp(timestamp)
+            if timestamp is not None
+            else datetime.now(UTC).replace(tzinfo=None)
+        )
+        accepted = normalise_messages(messages, default_time=call_time)
+        with self._lock:
+            store = self._mem.store
+            seq = store.next_seq(user_id)
+            now = datetime.now(UTC).replace(tzinfo=None)
+            records = [
+                TurnRecord(
+                    id=m.id or default_turn_id(user_id, session_id, seq + i, m.text),
+                    user_id=user_id,
+                    session_id=session_id,
+                    seq=seq + i,
+                    speaker=m.speaker,
+                    text=m.text,
+                    timestamp=m.timestamp,
+                    status=TurnStatus.PENDING,
+                    created_at=now,
+                )
+                for i, m in enumerate(accepted)
+            ]
+            inserted = store.append_turns(records)
+            log.info(
+                "ingest.accepted",
+                user_id=user_id,
+                session_id=session_id,
+                turns=len(records),
+                new=len(inserted),
+            )
+            result = AddResult(turn_ids=[r.id for r in records], new_turn_ids=list(inserted))
+            self._process(user_id, force=False, result=result)
+        return result
+
+    def flush(self, *, user_id: str) -> AddResult:
+        """Summarise and store every pending turn of `user_id` now (in buffer-sized calls)."""
+        with self._lock:
+            result = AddResult()
+            self._process(user_id, force=True, result=result)
+        return result
+
+    def pending(self, *, user_id: str) -> list[TurnRecord]:
+        """Turns accepted but not yet stored, in acceptance order."""
+        return self._mem.store.get_turns(user_id, status=TurnStatus.PENDING)
+
+    def close(self) -> None:
+        if self._compressor is not None:
+            self._compressor.close()
+        self._vectors.clear()
+        self._compressed.clear()
+        self._tokens.clear()
+
+    # --- planning ------------------------------------------------------------------------
+    def _process(self, user_id: str, *, force: bool, result: AddResult) -> None:
+        store = self._mem.store
+        pending = store.get_turns(user_id, status=TurnStatus.PENDING)
+        result.pending = len(pending)
+        result.backend = self._mem.roles.label  # cheap: backends load lazily
+        if not pending:
+            return
+        prepared = self._prepare(pending)
+        spans = self._segment(pending, prepared)
+        buffered = [
+            BufferedSegment(
+                tokens=sum(prepared.tokens[i] for i in s.core),
+                session_id=pending[s.start].session_id,
+            )
+            for s in spans
+        ]
+        batches = plan_flush(buffered, buffer_tokens=self._mem.config.buffer_tokens, force=force)
+        if not batches:
+            return
+        stored = 0
+        for batch in batches:
+            done = self._flush_batch(user_id, pending, prepared, [spans[k] for k in batch], result)
+            if done is None:
+                break
+            stored += done
+        result.pending = len(pending) - stored
+        if stored:
+            self._maybe_sleep(user_id)
+
+    def _prepare(self, pending: list[TurnRecord]) -> _Prepared:
+        texts = self._summariser_texts(pending)
+        lines = [segment_line(t, text) for t, text in zip(pending, texts, strict=True)]
+        missing = [t for t in pending if (t.user_id, t.id) not in self._vectors]
+        if missing:
+            vecs = self._mem.embedder.embed([t.text for t in missing])
+            if len(self._vectors) + len(missing) > _CACHE_LIMIT:
+                self._vectors.clear()
+                self._tokens.clear()
+            self._vectors.update({(t.user_id, t.id): v for t, v in zip(missing, vecs, strict=True)})
+        vectors = np.stack([self._vectors[(t.user_id, t.id)] for t in pending])
+        for t, text in zip(pending, texts, strict=True):
+            if (t.user_id, t.id) not in self._tokens:
+                self._tokens[(t.user_id, t.id)] = count_tokens(f"{t.speaker}: {text}")
+        tokens = [self._tokens[(t.user_id, t.id)] for t in pending]
+        return _Prepared(lines=lines, tokens=tokens, vectors=vectors)
+
+    def _summariser_texts(self, pending: list[TurnRecord]) -> list[str]:
+        """Turn texts as the summariser will see them: compressed when a compressor is set."""
+        if self._compressor is None:
+            return [t.text for t in pending]
+        todo = [t for t in pending if (t.user_id, t.id) not in self._compressed]
+        if todo:
+            if len(self._compressed) + len(todo) > _CACHE_LIMIT:
+                self._compressed.clear()
+            squeezed = self._compressor.compress([t.text for t in todo])
+            self._compressed.update(
+                {(t.user_id, t.id): s for t, s in zip(todo, squeezed, strict=True)}
+            )
+        return [self._compressed[(t.user_id, t.id)] for t in pending]
+
+    def _segment(self, pending: list[TurnRecord], prepared: _Prepared) -> list[Span]:
+        cfg = self._mem.config
+        attention = attention_boundaries(self._compressor, self._summariser_texts(pending))
+        return plan_segments(
+            sims=adjacent_similarities(prepared.vectors),
+            session_ids=[t.session_id for t in pending],
+            token_counts=prepared.tokens,
+            tau=cfg.segment_tau,
+            max_turns=cfg.segment_max_turns,
+            max_tokens=cfg.buffer_tokens,
+            overlap=cfg.segment_overlap_turns,
+            attention=attention,
+        )
+
+    # --- one buffer, one summariser call --------------------------------------------------
+    def _flush_batch(
+        self,
+        user_id: str,
+        pending: list[TurnRecord],
+        prepared: _Prepared,
+        spans: list[Span],
+        result: AddResult,
+    ) -> int | None:
+        """Summarise and commit one buffer; the number of turns stored, or None on an LLM
+        failure (the turns stay pending; the error is on the result and in the log)."""
+        compressed = self._compressor is not None
+        segments: list[SegmentRecord] = []
+        inputs: list[SegmentInput] = []
+        core_ids: list[str] = []
+        for span in spans:
+            turns = [pending[i] for i in span.all]
+            lines = [prepared.lines[i] for i in span.all]
+            seg = build_segment(user_id, turns, summariser_lines=lines if compressed else None)
+            segments.append(seg)
+            inputs.append(
+                SegmentInput(segment_id=seg.id, lines=lines, session_time=turns[0].timestamp)
+            )
+            core_ids.extend(pending[i].id for i in span.core)
+        try:
+            res = self._mem.roles.summarise(inputs)
+        except LLMError as exc:
+            result.error = str(exc)
+            log.warning(
+                "ingest.summarise_failed",
+                user_id=user_id,
+                segments=len(segments),
+                turns=len(core_ids),
+                error=str(exc),
+            )
+            return None
+        result.usage.add("summarise", res.usage)
+        summaries = build_summaries(user_id, segments, res.output.segments)
+        self._embed(segments, summaries)
+        self._mem.store.commit_segments(user_id, segments, summaries, core_ids)
+        for tid in core_ids:
+            self._vectors.pop((user_id, tid), None)
+            self._compressed.pop((user_id, tid), None)
+            self._tokens.pop((user_id, tid), None)
+        result.segments_written.extend(s.id for s in segments)
+        result.summaries_written.extend(s.id for s in summaries)
+        self._since_sleep[user_id] = self._since_sleep.get(user_id, 0) + len(summaries)
+        log.info(
+            "ingest.committed",
+            user_id=user_id,
+            segments=len(segments),
+            summaries=len(summaries),
+            turns=len(core_ids),
+            prompt_tokens=res.usage.prompt_tokens,
+            fallback=res.fallback,
+        )
+        return len(core_ids)
+
+    def _embed(self, segments: list[SegmentRecord], summaries: list[SummaryRecord]) -> None:
+        """Batched embedding: one call for the buffer's segments, one for its summaries.
+
+        Kept apart on purpose: a batch mixing multi-line segments with one-line summaries is
+        padded to the longest text and measured ~3x slower with MiniLM on CPU."""
+        for records in (segments, summaries):
+            if not records:
+                continue
+            vecs = self._mem.embedder.embed([r.text for r in records])
+            for rec, vec in zip(records, vecs, strict=True):
+                rec.vector = [float(x) for x in vec]
+
+    def _maybe_sleep(self, user_id: str) -> None:
+        """Auto sleep after M new summaries (config.auto_sleep_after); counted per user."""
+        every = self._mem.config.auto_sleep_after
+        if every is None or self._since_sleep.get(user_id, 0) < every:
+            return
+        try:
+            self._mem.sleep(user_id=user_id)
+        except HymemError as exc:  # the turns are stored; a failed sleep is retried next time
+            log.warning("ingest.auto_sleep_failed", user_id=user_id, error=str(exc))
+            return
+        self._since_sleep[user_id] = 0
+        log.info("ingest.auto_sleep", user_id=user_id, after=every)

@@ -1,0 +1,112 @@
+"""Deterministic ids and record construction for the write path (pure: no I/O).
+
+Ids are content hashes so that a re-run after a crash or an LLM failure reproduces the same
+segments and summaries, and `Store.commit_segments` replaces instead of duplicating:
+    turn     "t-"   + hash(user_id, session_id, seq, text)   (when the caller gave no id)
+    segment  "seg-" + hash(user_id, turn ids)
+    summary  "sum-" + hash(segment_id, index)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+import structlog
+from hymem.llm.roles import SegmentSummary
+from hymem.llm.tokens import count_tokens
+from hymem.timestamps import format_line_time
+from hymem.types import SegmentRecord, SummaryRecord, TurnRecord
+
+log = structlog.get_logger("hymem.ingest")
+
+
+def _digest(*parts: object) -> str:
+    payload = json.dumps(parts, ensure_ascii=False, separators=(",", ":"), default=str)
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:32]
+
+
+def default_turn_id(user_id: str, session_id: str, seq: int, text: str) -> str:
+    return "t-" + _digest(user_id, session_id, seq, text)
+
+
+def segment_id(user_id: str, turn_ids: Sequence[str]) -> str:
+    return "seg-" + _digest(user_id, list(turn_ids))
+
+
+def summary_id(seg_id: str, index: int) -> str:
+    return "sum-" + _digest(seg_id, index)
+
+
+def segment_line(turn: TurnRecord, text: str | None = None) -> str:
+    """`[YYYY-MM-DD HH:MM] Speaker: text`; the time is omitted only if the turn has none."""
+    body = f"{turn.speaker}: {turn.text if text is None else text}"
+    if turn.timestamp is None:
+        return body
+    return f"[{format_line_time(turn.timestamp)}] {body}"
+
+
+def _now() -> datetime:
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+def build_segment(
+    user_id: str, turns: Sequence[TurnRecord], *, summariser_lines: Sequence[str] | None = None
+) -> SegmentRecord:
+    """A Level-2 segment over `turns` (core plus overlap tail), raw text always kept."""
+    text = "\n".join(segment_line(t) for t in turns)
+    times = [t.timestamp for t in turns if t.timestamp is not None]
+    return SegmentRecord(
+        id=segment_id(user_id, [t.id for t in turns]),
+        user_id=user_id,
+        session_ids=list(dict.fromkeys(t.session_id for t in turns)),
+        turn_ids=[t.id for t in turns],
+        text=text,
+        time_start=min(times) if times else None,
+        time_end=max(times) if times else None,
+        token_count=count_tokens(text),
+        compressed_text="\n".join(summariser_lines) if summariser_lines is not None else None,
+        created_at=_now(),
+    )
+
+
+def build_summaries(
+    user_id: str, segments: Sequence[SegmentRecord], outputs: Sequence[SegmentSummary]
+) -> list[SummaryRecord]:
+    """Level-1 records from the summariser's reply, linked to their segments.
+
+    Facts for ids the buffer did not contain are dropped (and logged); blank facts are skipped,
+    and so is a fact repeated anywhere earlier in the buffer (overlapping segments share turns,
+    so the same sentence often comes back twice); a segment with no facts is stored as Level-2
+    only."""
+    by_id = {s.id: s for s in segments}
+    facts: dict[str, list[str]] = {s.id: [] for s in segments}
+    seen: set[str] = set()
+    for out in outputs:
+        if out.segment_id not in by_id:
+            log.warning("ingest.unknown_segment_in_reply", segment_id=out.segment_id)
+            continue
+        for fact in out.facts:
+            clean = " ".join(fact.split())
+            if clean and clean.casefold() not in seen:
+                seen.add(clean.casefold())
+                facts[out.segment_id].append(clean)
+    now = _now()
+    records = []
+    for seg in segments:
+        for index, text in enumerate(facts[seg.id]):
+            records.append(
+                SummaryRecord(
+                    id=summary_id(seg.id, index),
+                    user_id=user_id,
+                    segment_id=seg.id,
+                    text=text,
+                    time_start=seg.time_start,
+                    time_end=seg.time_end,
+                    created_at=now,
+                    updated_at=now,
+                )
+            )
+    return records

@@ -1,0 +1,45 @@
+"""Short-term buffer planning: one summariser call per full buffer or ended session."""
+
+from __future__ import annotations
+
+import pytest
+from hymem.buffer import BufferedSegment, buffered_tokens, plan_flush
+
+
+def segs(*spec: tuple[int, str]) -> list[BufferedSegment]:
+    return [BufferedSegment(tokens=t, session_id=s) for t, s in spec]
+
+
+def test_last_segment_stays_open_until_forced() -> None:
+    buf = segs((100, "a"), (600, "a"))
+    assert plan_flush(buf, buffer_tokens=512) == []
+    assert plan_flush(buf, buffer_tokens=512, force=True) == [[0, 1]]
+
+
+def test_buffer_flushes_once_it_reaches_th_including_the_crossing_segment() -> None:
+    buf = segs((200, "a"), (200, "a"), (200, "a"), (100, "a"), (50, "a"))
+    assert plan_flush(buf, buffer_tokens=512) == [[0, 1, 2]]
+    assert plan_flush(buf, buffer_tokens=512, force=True) == [[0, 1, 2], [3, 4]]
+
+
+def test_session_end_flushes_a_partial_buffer() -> None:
+    buf = segs((100, "a"), (100, "a"), (100, "b"), (100, "b"))
+    assert plan_flush(buf, buffer_tokens=512) == [[0, 1]]
+
+
+def test_complete_segments_below_th_wait() -> None:
+    assert plan_flush(segs((100, "a"), (100, "a"), (10, "a")), buffer_tokens=512) == []
+
+
+def test_forced_flush_of_many_segments_uses_buffer_sized_calls() -> None:
+    buf = segs(*[(100, "a")] * 50)
+    batches = plan_flush(buf, buffer_tokens=512, force=True)
+    assert [len(b) for b in batches] == [6] * 8 + [2]
+    assert sorted(i for b in batches for i in b) == list(range(50))
+    assert buffered_tokens(buf) == 5000
+
+
+def test_empty_and_invalid() -> None:
+    assert plan_flush([], buffer_tokens=10, force=True) == []
+    with pytest.raises(ValueError):
+        plan_flush([], buffer_tokens=0)
