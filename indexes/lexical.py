@@ -99,6 +99,10 @@ class LexicalIndex:
 
     def close(self) -> None:
         with self._lock:
+            if self._writer is not None:
+                # Let background segment merges finish: dropping the writer mid-merge leaves
+                # files being written after close() returns.
+                self._writer.wait_merging_threads()
             self._writer = None
             self._index = None
 
