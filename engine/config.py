@@ -23,14 +23,20 @@ class MemoryConfig(BaseSettings):
     llm: str = Field("extractive", description="'extractive', 'openai:MODEL' or 'hf:MODEL_OR_PATH'")
     llm_base_url: str | None = Field(None, description="overrides OPENAI_BASE_URL")
     llm_api_key: SecretStr | None = Field(None, description="overrides OPENAI_API_KEY")
-    llm_timeout_s: float = Field(60.0, gt=0, description="deadline per model call, retries included")
-    llm_max_retries: int = Field(4, ge=0, description="retries on 429/5xx/timeouts/connection errors")
+    llm_timeout_s: float = Field(
+        60.0, gt=0, description="deadline per model call, retries included"
+    )
+    llm_max_retries: int = Field(
+        4, ge=0, description="retries on 429/5xx/timeouts/connection errors"
+    )
     llm_repair_attempts: int = Field(2, ge=0, description="re-asks after an invalid reply")
     llm_concurrency: int = Field(8, ge=1, description="parallel model calls (selection, sleep)")
     llm_max_tokens: int = Field(1024, ge=16)
     llm_temperature: float = Field(0.0, ge=0.0, le=2.0)
     llm_cache_dir: str | None = Field(None, description="on-disk response cache; off when None")
-    embedder: str = Field(DEFAULT_EMBEDDER, description="sentence-transformers name/path or 'hashing'")
+    embedder: str = Field(
+        DEFAULT_EMBEDDER, description="sentence-transformers name/path or 'hashing'"
+    )
     embed_batch_size: int = Field(64, ge=1)
 
     # --- write path -----------------------------------------------------------------------
@@ -69,7 +75,7 @@ class MemoryConfig(BaseSettings):
     @classmethod
     def _known_backend(cls, v: str) -> str:
         v = v.strip()
-        if v == "extractive" or v.startswith(("openai:", "hf:")) and len(v.split(":", 1)[1]) > 0:
+        if v == "extractive" or (v.startswith(("openai:", "hf:")) and len(v.split(":", 1)[1]) > 0):
             return v
         raise ValueError(f"unknown llm spec {v!r}: use 'extractive', 'openai:MODEL' or 'hf:PATH'")
 

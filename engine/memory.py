@@ -11,7 +11,6 @@ from types import TracebackType
 from typing import Any, Literal
 
 import structlog
-
 from hymem.config import MemoryConfig
 from hymem.embedders import Embedder, resolve_embedder
 from hymem.errors import ConfigError, StoreClosedError, UserInputError
@@ -74,15 +73,22 @@ class Memory:
         self._components: dict[str, Any] = {}
         self._searcher = HybridSearcher(self._store, self._embedder, rrf_k=config.rrf_k)
         self._closed = False
-        log.info("memory.open", path=str(self.path), llm=config.llm, embedder=self._embedder.name,
-                 read_only=read_only)
+        log.info(
+            "memory.open",
+            path=str(self.path),
+            llm=config.llm,
+            embedder=self._embedder.name,
+            read_only=read_only,
+        )
 
     # --- lifecycle -----------------------------------------------------------------------
     def __enter__(self) -> Memory:
         return self
 
     def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None,
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
         self.close()
@@ -157,20 +163,21 @@ class Memory:
         """Persist messages as pending turns, then flush the short-term buffer if it is full."""
         self._check_open()
         check_user_id(user_id)
-        return self._component('_ingestor').add(messages, user_id=user_id, session_id=session_id,
-                                  timestamp=timestamp)
+        return self._component("_ingestor").add(
+            messages, user_id=user_id, session_id=session_id, timestamp=timestamp
+        )
 
     def flush(self, *, user_id: str) -> AddResult:
         """Summarise and store every pending turn of `user_id` now."""
         self._check_open()
         check_user_id(user_id)
-        return self._component('_ingestor').flush(user_id=user_id)
+        return self._component("_ingestor").flush(user_id=user_id)
 
     def pending(self, *, user_id: str) -> list[TurnRecord]:
         """Turns accepted but not yet summarised (waiting for the buffer or a retry)."""
         self._check_open()
         check_user_id(user_id)
-        return self._component('_ingestor').pending(user_id=user_id)
+        return self._component("_ingestor").pending(user_id=user_id)
 
     # --- read path -----------------------------------------------------------------------
     def search(
@@ -194,7 +201,11 @@ class Memory:
         if mode not in ("hybrid", "dense", "lexical"):
             raise UserInputError(f"unknown search mode {mode!r}: use hybrid, dense or lexical")
         return self._searcher.search(
-            query, user_id=user_id, k=k, level=lvl, mode=mode,
+            query,
+            user_id=user_id,
+            k=k,
+            level=lvl,
+            mode=mode,
             time_range=(since, until) if since or until else None,
             include_inactive=include_inactive,
         )
@@ -206,7 +217,7 @@ class Memory:
         user_id: str,
         depth: Depth = "auto",
         k: int | None = None,
-        N: int | None = None,  # noqa: N803 - the paper's name
+        N: int | None = None,
         d: int | None = None,
         max_iterations: int | None = None,
     ) -> Answer:
@@ -221,9 +232,12 @@ class Memory:
                 check_k(value, name=name)
         if max_iterations is not None and max_iterations < 0:
             raise UserInputError("max_iterations must be >= 0")
-        return self._component('_reader').ask(
-            question, user_id=user_id, depth=depth,
-            k=k or self.config.k, n_deep=N or self.config.n_deep,
+        return self._component("_reader").ask(
+            question,
+            user_id=user_id,
+            depth=depth,
+            k=k or self.config.k,
+            n_deep=N or self.config.n_deep,
             batch=d or self.config.select_batch,
             max_iterations=self.config.max_iterations if max_iterations is None else max_iterations,
         )
@@ -235,7 +249,7 @@ class Memory:
         check_query(question)
         if depth not in ("auto", "light", "deep"):
             raise UserInputError(f"unknown depth {depth!r}: use auto, light or deep")
-        return self._component('_reader').context(question, user_id=user_id, depth=depth)
+        return self._component("_reader").context(question, user_id=user_id, depth=depth)
 
     def traces(
         self, *, user_id: str | None = None, since: datetime | None = None
@@ -251,7 +265,10 @@ class Memory:
 
     # --- sleep time ----------------------------------------------------------------------
     def sleep(
-        self, *, user_id: str | None = None, max_workers: int | None = None,
+        self,
+        *,
+        user_id: str | None = None,
+        max_workers: int | None = None,
         dry_run: bool = False,
     ) -> Any:
         """Consolidate the summary tier offline; returns a SleepReport."""
@@ -260,7 +277,7 @@ class Memory:
             check_user_id(user_id)
         if max_workers is not None:
             check_k(max_workers, name="max_workers")
-        return self._component('_consolidator').sleep(
+        return self._component("_consolidator").sleep(
             user_id=user_id,
             max_workers=self.config.sleep_workers if max_workers is None else max_workers,
             dry_run=dry_run,
@@ -270,13 +287,13 @@ class Memory:
         """Every version of a summary, oldest first."""
         self._check_open()
         check_user_id(user_id)
-        return self._component('_consolidator').history(summary_id, user_id=user_id)
+        return self._component("_consolidator").history(summary_id, user_id=user_id)
 
     def restore(self, summary_id: str, *, user_id: str) -> SummaryRecord:
         """Reactivate a superseded or deleted version (and retire what replaced it)."""
         self._check_open()
         check_user_id(user_id)
-        return self._component('_consolidator').restore(summary_id, user_id=user_id)
+        return self._component("_consolidator").restore(summary_id, user_id=user_id)
 
     def stats(self, *, user_id: str | None = None) -> dict[str, int]:
         self._check_open()

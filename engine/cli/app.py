@@ -23,7 +23,9 @@ StorePath = Annotated[
 UserOpt = Annotated[str, typer.Option("--user", "-u", help="user_id (isolation boundary)")]
 LlmOpt = Annotated[
     str | None,
-    typer.Option("--llm", help="extractive | openai:MODEL | hf:PATH (default: HYMEM_LLM or extractive)"),
+    typer.Option(
+        "--llm", help="extractive | openai:MODEL | hf:PATH (default: HYMEM_LLM or extractive)"
+    ),
 ]
 EmbedderOpt = Annotated[
     str | None, typer.Option("--embedder", help="sentence-transformers name/path or 'hashing'")

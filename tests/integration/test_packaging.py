@@ -16,8 +16,18 @@ ROOT = Path(__file__).resolve().parents[2]
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("dist")
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-         "-w", str(out), str(ROOT)],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(out),
+            str(ROOT),
+        ],
         check=True,
     )
     wheels = list(out.glob("hymem-*.whl"))
@@ -59,16 +69,18 @@ def test_wheel_contains_and_imports_every_module(wheel: Path, tmp_path: Path) ->
         "print(len(mods))\n"
     )
     env = {"PYTHONPATH": str(tmp_path / "site"), "PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1"}
-    res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env,
-                         cwd=tmp_path)
+    res = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd=tmp_path
+    )
     assert res.returncode == 0, res.stderr
     assert int(res.stdout.strip()) == len(modules)
 
 
 @pytest.mark.integration
 def test_cli_help_runs() -> None:
-    res = subprocess.run([sys.executable, "-m", "hymem.cli", "--help"], capture_output=True,
-                         text=True)
+    res = subprocess.run(
+        [sys.executable, "-m", "hymem.cli", "--help"], capture_output=True, text=True
+    )
     assert res.returncode == 0, res.stderr
     for command in ("ask", "search", "sleep", "eval", "dashboard", "reindex", "stats"):
         assert command in res.stdout
