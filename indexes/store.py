@@ -15,7 +15,8 @@ Rules:
     atomic from the caller's view and a crash is repaired on the next open (see `_writes.py`).
   * Writes are batched (one LanceDB add per table per call) to avoid fragment build-up.
 
-Reads live here; the write path and repair live in `indexes/_writes.py`.
+Reads live here; the write path and repair live in `indexes/_writes.py`, traces in
+`indexes/trace_table.py`.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from hymem.indexes._writes import WriteMixin
 from hymem.indexes.lexical import LexicalIndex
 from hymem.indexes.lock import META_FILE, WriterLock, check_meta, new_meta, read_json
 from hymem.indexes.lock import write_json_atomic as _write_json
+from hymem.indexes.trace_table import TraceMixin
 from hymem.indexes.vectors import LanceTables
 from hymem.types import (
     Level,
@@ -65,7 +67,7 @@ def table_for(level: Level) -> str:
     return S.SUMMARIES if level is Level.SUMMARY else S.SEGMENTS
 
 
-class Store(WriteMixin):
+class Store(TraceMixin, WriteMixin):
     """Opened once per Memory. Thread-safe for concurrent readers; one writer process."""
 
     path: Path
@@ -379,26 +381,6 @@ class Store(WriteMixin):
         where = F.conjunction([F.eq("user_id", user_id), F.in_list("id", ids)])
         rows = self._lance.rows(table_for(level), where, HIT_COLUMNS[level])
         return {r["id"]: r for r in rows}
-
-    # --- traces --------------------------------------------------------------------------
-    def write_trace(self, trace: dict[str, Any]) -> None:
-        self._check_writable()
-        with self._write_lock:
-            self._lance.add(S.TRACES, S.trace_to_arrow(trace))
-
-    def read_traces(
-        self, user_id: str | None = None, since: datetime | None = None
-    ) -> list[dict[str, Any]]:
-        self._check_open()
-        where = F.conjunction(
-            [
-                F.eq("user_id", user_id) if user_id is not None else None,
-                f"created_at >= {F.ts_literal(since)}" if since is not None else None,
-            ]
-        )
-        rows = self._lance.rows(S.TRACES, where)
-        rows.sort(key=lambda r: (r["created_at"], r["trace_id"]))
-        return [S.trace_from_row(r) for r in rows]
 
 
 __all__ = ["SCHEMA_VERSION", "Store", "TimeRange"]
