@@ -9,6 +9,7 @@ is checked against `user_id` again before its text reaches a prompt.
 
 from __future__ import annotations
 
+import functools
 import time
 import uuid
 from collections.abc import Iterator
@@ -280,6 +281,16 @@ class Reader:
         run = _Run(self._mem, question, user_id)
         trace_id = uuid.uuid4().hex
         started = time.perf_counter()
+        # the failure trace and the success trace share everything but the outcome
+        trace_for = functools.partial(
+            build_trace,
+            run=run,
+            trace_id=trace_id,
+            question=question,
+            user_id=user_id,
+            depth=depth,
+            budget=budget,
+        )
         gen = schedule(
             question,
             depth=depth,
@@ -299,17 +310,7 @@ class Reader:
                     break
         except LLMError as exc:
             run.latency["total"] = (time.perf_counter() - started) * 1000.0
-            trace = build_trace(
-                None,
-                run=run,
-                trace_id=trace_id,
-                question=question,
-                user_id=user_id,
-                depth=depth,
-                budget=budget,
-                error=exc,
-            )
-            self._record(trace)
+            self._record(trace_for(None, error=exc))
             raise
         run.latency["total"] = (time.perf_counter() - started) * 1000.0
         answer = Answer(
@@ -330,17 +331,7 @@ class Reader:
             backend=run.roles.label,
             trace_id=trace_id,
         )
-        trace = build_trace(
-            answer,
-            run=run,
-            trace_id=trace_id,
-            question=question,
-            user_id=user_id,
-            depth=depth,
-            budget=budget,
-            schedule=result,
-        )
-        answer.latency_ms["trace"] = self._record(trace)
+        answer.latency_ms["trace"] = self._record(trace_for(answer, schedule=result))
         return answer
 
     def context(
