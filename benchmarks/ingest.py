@@ -33,7 +33,7 @@ import structlog
 from hymem import Memory, MemoryConfig
 from hymem.embedders import resolve_embedder
 from hymem.evaluation.locomo_data import conversation_messages, load_locomo
-from hymem.llm.extractive import ExtractiveRoles
+from hymem.llm.extractive.backend import ExtractiveRoles
 from hymem.llm.formatting import format_segments
 from hymem.llm.roles import RoleResult, SegmentInput, SummariseOutput
 from hymem.llm.tokens import count_tokens

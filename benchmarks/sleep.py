@@ -22,10 +22,10 @@ from pathlib import Path
 
 import numpy as np
 from hymem.llm.roles import ContextItem, Role, RoleResult, UpdateOutput
-from hymem.sleep_decide import Ask, DecisionRunner
-from hymem.sleep_journal import SleepJournal
+from hymem.sleep.decide import Ask, DecisionRunner
+from hymem.sleep.journal import SleepJournal
+from hymem.sleep.queues import build_update_queues, temporal_ranks
 from hymem.types import RoleUsage, SummaryRecord
-from hymem.update_queue import build_update_queues, temporal_ranks
 from rich.console import Console
 from rich.progress import track
 from rich.table import Table

@@ -117,11 +117,11 @@ class Memory:
             comp = self._components.get(name)
             if comp is None:
                 if name == "_ingestor":
-                    from hymem.ingest import Ingestor as comp_cls
+                    from hymem.write.ingestor import Ingestor as comp_cls
                 elif name == "_reader":
-                    from hymem.reader import Reader as comp_cls
+                    from hymem.read.reader import Reader as comp_cls
                 else:
-                    from hymem.consolidate import Consolidator as comp_cls
+                    from hymem.sleep.consolidator import Consolidator as comp_cls
                 comp = self._components[name] = comp_cls(self)
             return comp
 

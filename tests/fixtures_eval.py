@@ -29,7 +29,7 @@ def eval_mini() -> Path:
 
 
 def fixture_traces() -> list[dict[str, Any]]:
-    """Six traces shaped like hymem.traces.build_trace rows: 3 of 6 escalated (50%); round 1
+    """Six traces shaped like hymem.read.traces.build_trace rows: 3 of 6 escalated (50%); round 1
     escalated in 3 of 6 asks, round 2 (reached by 2 asks) in 0 of 2."""
     t0 = datetime(2024, 3, 1, 9, 0)
     spec = [  # (path, escalated, rounds' escalation flags, tokens, latency ms)

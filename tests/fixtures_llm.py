@@ -47,8 +47,8 @@ def make_scripted_roles(
 ) -> PromptedRoles:
     """PromptedRoles against `server` with millisecond backoffs, so fault tests stay fast."""
     from hymem.config import MemoryConfig
-    from hymem.llm.openai_backend import OpenAIBackend
     from hymem.llm.prompted import PromptedRoles
+    from hymem.llm.providers.openai import OpenAIBackend
     from hymem.llm.retry import RetryPolicy
 
     assert_loopback(server.base_url)

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 from hymem.cli.app import DEFAULT_STORE, EmbedderOpt, LlmOpt, StorePath, UserOpt, app, open_memory
-from hymem.consolidate import Consolidator, SleepReport
+from hymem.sleep.consolidator import Consolidator, SleepReport
 from hymem.types import SummaryRecord
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from hymem.errors import UserInputError
-from hymem.timestamps import parse_timestamp
+from hymem.evaluation.locomo_format import parse_session_time
 from pydantic import BaseModel, ConfigDict, field_validator
 
 _SESSION_KEY = re.compile(r"^session_(\d+)$")
@@ -98,7 +98,7 @@ def _sessions(conv: dict[str, Any], sample_id: str) -> list[LocomoSession]:
         ]
         sessions.append(
             LocomoSession(
-                index=int(m[1]), session_id=key, date_time=parse_timestamp(stamp), turns=turns
+                index=int(m[1]), session_id=key, date_time=parse_session_time(stamp), turns=turns
             )
         )
     return sorted(sessions, key=lambda s: s.index)

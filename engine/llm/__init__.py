@@ -25,7 +25,7 @@ def build_roles(config: MemoryConfig, embedder: Embedder) -> Roles:
     """The roles for `config.llm`; ConfigError on an unknown spec."""
     spec = config.llm.strip()
     if spec == "extractive":
-        from hymem.llm.extractive import ExtractiveRoles
+        from hymem.llm.extractive.backend import ExtractiveRoles
 
         return ExtractiveRoles(embedder)
     kind, _, name = spec.partition(":")
@@ -34,11 +34,11 @@ def build_roles(config: MemoryConfig, embedder: Embedder) -> Roles:
     from hymem.llm.prompted import PromptedRoles
 
     if kind == "openai":
-        from hymem.llm.openai_backend import OpenAIBackend
+        from hymem.llm.providers.openai import OpenAIBackend
 
         return PromptedRoles(OpenAIBackend.from_config(config), config=config)
     if kind == "hf":
-        from hymem.llm.hf_backend import HFBackend
+        from hymem.llm.providers.hf import HFBackend
 
         return PromptedRoles(HFBackend(name), config=config)
     raise ConfigError(f"unknown llm spec {spec!r}: use 'extractive', 'openai:MODEL' or 'hf:PATH'")

@@ -11,7 +11,7 @@ from hymem import Memory
 from hymem.config import MemoryConfig
 from hymem.embedders import SentenceTransformerEmbedder
 from hymem.llm import build_roles
-from hymem.llm.extractive import ExtractiveRoles
+from hymem.llm.extractive.backend import ExtractiveRoles
 from hymem.llm.roles import ContextItem, SegmentInput
 
 pytestmark = pytest.mark.integration

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 from hymem import Memory, MemoryConfig
-from hymem.compression import LLMLinguaCompressor, load_compressor
 from hymem.embedders import HashingEmbedder
 from hymem.errors import ConfigError
+from hymem.write.compression import LLMLinguaCompressor, load_compressor
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

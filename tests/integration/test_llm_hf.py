@@ -12,7 +12,7 @@ from hymem.config import MemoryConfig
 from hymem.embedders import HashingEmbedder
 from hymem.errors import ConfigError, LLMOutputError
 from hymem.llm import build_roles
-from hymem.llm.hf_backend import HFBackend
+from hymem.llm.providers.hf import HFBackend
 from hymem.llm.roles import ContextItem, SegmentInput
 
 pytestmark = pytest.mark.integration

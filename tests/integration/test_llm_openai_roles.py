@@ -10,8 +10,8 @@ from hymem.config import MemoryConfig
 from hymem.embedders import HashingEmbedder
 from hymem.errors import ConfigError
 from hymem.llm import build_roles, count_tokens, map_concurrent
-from hymem.llm.openai_backend import OpenAIBackend, OpenAIProvider
 from hymem.llm.prompted import PromptedRoles
+from hymem.llm.providers.openai import OpenAIBackend, OpenAIProvider
 from hymem.llm.roles import ContextItem, Role, SegmentInput
 
 from tests.fixtures_llm import make_scripted_roles

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import structlog
 from hymem.errors import StoreError
-from hymem.reader import Reader
+from hymem.read.reader import Reader
 
 from tests.fixtures_reader import pick_first
 

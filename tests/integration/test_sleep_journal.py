@@ -6,7 +6,7 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
-from hymem.sleep_journal import JournalEntry, SleepJournal, queue_key
+from hymem.sleep.journal import JournalEntry, SleepJournal, queue_key
 
 pytestmark = pytest.mark.integration
 

@@ -8,8 +8,8 @@ from datetime import datetime
 
 import numpy as np
 import pytest
-from hymem.llm.extractive import ExtractiveRoles, merge_texts
-from hymem.llm.extractive_text import content_stems, stem, words
+from hymem.llm.extractive.backend import ExtractiveRoles, merge_texts
+from hymem.llm.extractive.text import content_stems, stem, words
 from hymem.llm.roles import ContextItem, Role, SegmentInput
 
 T0 = datetime(2023, 5, 8, 13, 56)

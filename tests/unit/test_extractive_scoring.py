@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import pytest
-from hymem.llm.extractive_answer import (
+from hymem.llm.extractive.answer import (
     Candidate,
     answers_type,
     compose_answer,
@@ -16,7 +16,7 @@ from hymem.llm.extractive_answer import (
     is_list_question,
     question_type,
 )
-from hymem.llm.extractive_scoring import (
+from hymem.llm.extractive.scoring import (
     CachedEmbedder,
     coverage,
     jaccard,
@@ -26,7 +26,7 @@ from hymem.llm.extractive_scoring import (
     term_weights,
     token_f1,
 )
-from hymem.llm.extractive_text import question_terms, stem, words
+from hymem.llm.extractive.text import question_terms, stem, words
 
 
 class CountingEmbedder:

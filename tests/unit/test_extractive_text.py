@@ -5,12 +5,12 @@ from __future__ import annotations
 from datetime import datetime
 
 import pytest
-from hymem.llm.extractive_pronouns import (
+from hymem.llm.extractive.pronouns import (
     resolve_first_person,
     resolve_second_person,
     third_person,
 )
-from hymem.llm.extractive_text import (
+from hymem.llm.extractive.text import (
     caption_of,
     parse_line,
     question_terms,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hymem.buffer import BufferedSegment, buffered_tokens, plan_flush
+from hymem.write.buffer import BufferedSegment, buffered_tokens, plan_flush
 
 
 def segs(*spec: tuple[int, str]) -> list[BufferedSegment]:

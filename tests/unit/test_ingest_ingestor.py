@@ -6,8 +6,8 @@ from datetime import datetime
 
 import pytest
 from hymem.errors import InvalidMessageError, StoreError, UserInputError
-from hymem.ingest import Ingestor
 from hymem.types import TurnStatus
+from hymem.write.ingestor import Ingestor
 from structlog.testing import capture_logs
 
 from tests.fixtures_ingest import FakeMemory

@@ -6,7 +6,7 @@ from datetime import datetime
 
 import pytest
 from hymem.errors import InvalidMessageError, UserInputError
-from hymem.messages import MAX_MESSAGE_CHARS, normalise_messages, normalise_text
+from hymem.write.messages import MAX_MESSAGE_CHARS, normalise_messages, normalise_text
 
 T0 = datetime(2023, 5, 8, 13, 56)
 

@@ -6,7 +6,8 @@ from datetime import UTC, date, datetime, timedelta, timezone
 
 import pytest
 from hymem.errors import UserInputError
-from hymem.timestamps import format_line_time, parse_locomo_datetime, parse_timestamp
+from hymem.evaluation.locomo_format import parse_locomo_datetime
+from hymem.time import format_line_time, parse_timestamp
 
 
 @pytest.mark.parametrize(

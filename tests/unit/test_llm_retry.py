@@ -126,7 +126,7 @@ def test_retry_after_header_forms() -> None:
     from datetime import UTC, datetime, timedelta
     from email.utils import format_datetime
 
-    from hymem.llm.openai_backend import _retry_after
+    from hymem.llm.providers.openai import _retry_after
 
     assert _retry_after({"retry-after": "2"}) == 2.0
     assert _retry_after({"retry-after-ms": "250", "retry-after": "9"}) == 0.25
@@ -137,7 +137,7 @@ def test_retry_after_header_forms() -> None:
 
 
 def test_provider_never_shows_the_key() -> None:
-    from hymem.llm.openai_backend import OpenAIProvider
+    from hymem.llm.providers.openai import OpenAIProvider
 
     provider = OpenAIProvider.resolve("http://127.0.0.1:1/v1", "sk-very-secret")
     assert "sk-very-secret" not in repr(provider)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from hymem.errors import LLMUnavailable, UserInputError
 from hymem.llm.roles import LightAnswerOutput
-from hymem.reader import Reader
+from hymem.read.reader import Reader
 from hymem.types import Level
 
 from tests.reader_fakes import (

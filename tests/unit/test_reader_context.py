@@ -6,7 +6,7 @@ import itertools
 
 import pytest
 from hymem.errors import UserInputError
-from hymem.reader import Reader
+from hymem.read.reader import Reader
 from hymem.types import Level
 
 from tests.reader_fakes import FakeRoles, make_host

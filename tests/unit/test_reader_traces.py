@@ -7,7 +7,7 @@ import threading
 from datetime import datetime
 
 import structlog
-from hymem.reader import Reader
+from hymem.read.reader import Reader
 
 from tests.reader_fakes import FakeRoles, make_host
 

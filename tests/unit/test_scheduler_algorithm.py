@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 import pytest
-from hymem.budget import Budget
-from hymem.scheduler import (
+from hymem.read.budget import Budget
+from hymem.read.scheduler import (
     Cost,
     DeepAnswerOutcome,
     DeepAnswerStep,

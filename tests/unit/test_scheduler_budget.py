@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from hymem.budget import Budget
-from hymem.scheduler import LightStep, SelectStep
+from hymem.read.budget import Budget
+from hymem.read.scheduler import LightStep, SelectStep
 
 from tests.unit.test_scheduler_algorithm import Script, drive, light, reflect
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hymem.segmentation import (
+from hymem.write.segmentation import (
     Span,
     adjacent_similarities,
     attention_peak_boundaries,
@@ -105,6 +105,6 @@ def test_bad_arguments_are_rejected() -> None:
 
 
 def test_attention_boundaries_are_off_without_a_compressor() -> None:
-    from hymem.compression import attention_boundaries
+    from hymem.write.compression import attention_boundaries
 
     assert attention_boundaries(None, ["a", "b", "c", "d"]) is None

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hymem.consolidate import Consolidator
 from hymem.errors import LLMAuthError, LLMUnavailable, ReadOnlyStoreError, UserInputError
 from hymem.llm.roles import ContextItem
-from hymem.sleep_journal import SleepJournal
+from hymem.sleep.consolidator import Consolidator
+from hymem.sleep.journal import SleepJournal
 from hymem.types import SummaryRecord, SummaryStatus
 
 from tests.fixtures_sleep import FakeMem, FakeStore, ScriptedRoles, summary

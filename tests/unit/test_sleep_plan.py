@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 
 import pytest
-from hymem.sleep_plan import (
+from hymem.sleep.plan import (
     Decision,
     lineage,
     merge_guard,

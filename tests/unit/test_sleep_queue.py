@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hymem.update_queue import build_update_queues, temporal_ranks
+from hymem.sleep.queues import build_update_queues, temporal_ranks
 
 
 def _brute(v: np.ndarray, ranks: np.ndarray, k: int, n: int, floor: float) -> list[list[int]]:

@@ -5,13 +5,13 @@ from __future__ import annotations
 from datetime import date, datetime
 
 import pytest
-from hymem.temporal import (
+from hymem.llm.extractive.temporal import (
     find_date_phrase,
     find_relative_dates,
     format_day,
-    parse_timestamp,
     rewrite_relative_dates,
 )
+from hymem.time import try_parse_timestamp as parse_timestamp
 
 MON_8_MAY = datetime(2023, 5, 8, 13, 56)  # a Monday
 SAT_15_JUL = datetime(2023, 7, 15, 10, 0)  # a Saturday

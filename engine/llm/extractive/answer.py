@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
-from hymem.llm.extractive_scoring import (
+from hymem.llm.extractive.scoring import (
     SELECT_MARGIN,
     CachedEmbedder,
     blend,
@@ -21,7 +21,8 @@ from hymem.llm.extractive_scoring import (
     normalise_answer,
     term_weights,
 )
-from hymem.llm.extractive_text import (
+from hymem.llm.extractive.temporal import find_date_phrase, format_day, rewrite_relative_dates
+from hymem.llm.extractive.text import (
     PHATIC,
     STOPWORDS,
     question_terms,
@@ -30,7 +31,6 @@ from hymem.llm.extractive_text import (
     strip_captions,
     wordset,
 )
-from hymem.temporal import find_date_phrase, format_day, rewrite_relative_dates
 
 QuestionType = Literal["when", "where", "who", "how_many", "how_long", "yesno", "what"]
 

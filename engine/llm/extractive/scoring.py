@@ -24,7 +24,7 @@ from collections.abc import Sequence
 
 import numpy as np
 from hymem.embedders import Embedder
-from hymem.llm.extractive_text import STOPWORDS, content_stems, stem, words
+from hymem.llm.extractive.text import STOPWORDS, content_stems, stem, words
 
 W_DENSE = 0.5
 W_LEXICAL = 0.5

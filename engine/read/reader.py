@@ -1,6 +1,6 @@
 """The read path: executes the scheduler's steps against the searcher, the store and the roles.
 
-`Reader(mem)` is built once per Memory. Each ask drives `hymem.scheduler.schedule` with a
+`Reader(mem)` is built once per Memory. Each ask drives `hymem.read.scheduler.schedule` with a
 `_Run` that holds what the ask has retrieved, spent and timed so far; the run becomes the
 Answer and its trace. Isolation: every search and store read is filtered by `user_id`, the
 ids a model selects are intersected with the candidates it was shown, and every segment read
@@ -19,13 +19,13 @@ from typing import Any, Protocol
 
 import numpy as np
 import structlog
-from hymem.budget import Budget
 from hymem.config import MemoryConfig
 from hymem.embedders import Embedder
 from hymem.errors import LLMError, UserInputError
 from hymem.llm.pool import map_concurrent
 from hymem.llm.roles import ContextItem, RoleResult, Roles
-from hymem.scheduler import (
+from hymem.read.budget import Budget
+from hymem.read.scheduler import (
     Cost,
     DeepAnswerOutcome,
     DeepAnswerStep,
@@ -42,11 +42,11 @@ from hymem.scheduler import (
     Step,
     schedule,
 )
-from hymem.traces import RoundIds, TraceWriter, build_trace, log_trace
+from hymem.read.traces import RoundIds, TraceWriter, build_trace, log_trace
 from hymem.types import Answer, Hit, Level, SegmentRecord, Usage
 from hymem.validation import check_k, check_query, check_user_id
 
-log = structlog.get_logger("hymem.reader")
+log = structlog.get_logger("hymem.read.reader")
 
 
 class ReaderHost(Protocol):

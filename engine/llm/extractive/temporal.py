@@ -24,8 +24,6 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Literal
 
-import dateparser
-
 Style = Literal["anchored", "absolute"]
 
 _WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
@@ -72,29 +70,6 @@ def format_day(d: date | datetime) -> str:
 
 def format_month(d: date | datetime) -> str:
     return f"{d.strftime('%B')} {d.year}"
-
-
-def parse_timestamp(text: str) -> datetime | None:
-    """Parse a line or session timestamp ('2023-05-08 13:56', '1:56 pm on 8 May, 2023').
-
-    ISO forms are parsed exactly; anything else goes through dateparser with relative
-    interpretation switched off, so a timestamp never silently means 'now'."""
-    text = text.strip()
-    if not text:
-        return None
-    try:
-        return datetime.fromisoformat(text)
-    except ValueError:
-        pass
-    cleaned = re.sub(r"\bon\b", " ", text)
-    parsed = dateparser.parse(
-        cleaned,
-        languages=["en"],
-        settings={"PREFER_DAY_OF_MONTH": "first", "RETURN_AS_TIMEZONE_AWARE": False},
-    )
-    if parsed is None or re.search(r"\d", text) is None:
-        return None
-    return parsed
 
 
 def _shift_months(d: date, months: int) -> date:

@@ -27,7 +27,7 @@ from typing import Literal
 import structlog
 from pydantic import BaseModel, ValidationError
 
-log = structlog.get_logger("hymem.sleep_journal")
+log = structlog.get_logger("hymem.sleep.journal")
 
 JOURNAL_VERSION = 1
 

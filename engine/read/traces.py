@@ -21,10 +21,10 @@ from hymem.errors import HymemError
 from hymem.types import Answer, Hit
 
 if TYPE_CHECKING:
-    from hymem.budget import Budget
-    from hymem.scheduler import ScheduleResult
+    from hymem.read.budget import Budget
+    from hymem.read.scheduler import ScheduleResult
 
-log = structlog.get_logger("hymem.traces")
+log = structlog.get_logger("hymem.read.traces")
 
 # What a trace write may raise and we deliberately absorb: hymem's own store errors (closed,
 # read-only), the filesystem, and Arrow/LanceDB conversion errors (ValueError/TypeError

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
-from hymem.llm.extractive_text import content_stems
+from hymem.llm.extractive.text import content_stems
 from hymem.types import StatusChange, SummaryRecord, SummaryStatus
 from pydantic import BaseModel
 

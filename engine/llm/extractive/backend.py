@@ -17,14 +17,14 @@ from typing import TypeVar
 import structlog
 from hymem.embedders import Embedder
 from hymem.llm.accounting import UsageMeter
-from hymem.llm.extractive_answer import (
+from hymem.llm.extractive.answer import (
     Candidate,
     answers_type,
     best_index,
     compose_answer,
     score_candidates,
 )
-from hymem.llm.extractive_scoring import (
+from hymem.llm.extractive.scoring import (
     COMPLETE_MIN_COSINE,
     COMPLETE_MIN_COVERAGE,
     CachedEmbedder,
@@ -37,8 +37,8 @@ from hymem.llm.extractive_scoring import (
     term_weights,
     token_f1,
 )
-from hymem.llm.extractive_summarise import summarise_segment
-from hymem.llm.extractive_text import (
+from hymem.llm.extractive.summarise import summarise_segment
+from hymem.llm.extractive.text import (
     content_stems,
     is_stopword,
     parse_lines,
@@ -64,7 +64,7 @@ from hymem.llm.tokens import count_tokens
 from hymem.types import RoleUsage
 from pydantic import BaseModel
 
-log = structlog.get_logger("hymem.llm.extractive")
+log = structlog.get_logger("hymem.llm.extractive.backend")
 
 OutT = TypeVar("OutT", bound=BaseModel)
 

@@ -29,9 +29,9 @@ from typing import Any
 
 import structlog
 from hymem.errors import ConfigError
-from hymem.segmentation import attention_peak_boundaries
+from hymem.write.segmentation import attention_peak_boundaries
 
-log = structlog.get_logger("hymem.compression")
+log = structlog.get_logger("hymem.write.compression")
 
 SUPPORTED_FAMILIES = ("bert-base-multilingual-cased", "xlm-roberta-large")
 MAX_SEQ_TOKENS = 512  # LLMLingua-2's encoder window

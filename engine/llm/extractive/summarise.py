@@ -12,8 +12,9 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
-from hymem.llm.extractive_pronouns import resolve_first_person, resolve_second_person
-from hymem.llm.extractive_text import (
+from hymem.llm.extractive.pronouns import resolve_first_person, resolve_second_person
+from hymem.llm.extractive.temporal import find_relative_dates, rewrite_relative_dates
+from hymem.llm.extractive.text import (
     PHATIC,
     STOPWORDS,
     DialogueLine,
@@ -25,7 +26,6 @@ from hymem.llm.extractive_text import (
     wordset,
 )
 from hymem.llm.roles import SegmentInput, SegmentSummary
-from hymem.temporal import find_relative_dates, rewrite_relative_dates
 
 _PREFERENCE = wordset(
     """love loves loved like likes liked enjoy enjoys enjoyed prefer prefers favorite favourite

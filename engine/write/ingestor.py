@@ -21,26 +21,26 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import structlog
-from hymem.buffer import BufferedSegment, plan_flush
-from hymem.compression import LLMLinguaCompressor, attention_boundaries, load_compressor
 from hymem.errors import HymemError, LLMError, UserInputError
-from hymem.ingest_records import (
+from hymem.llm.roles import SegmentInput
+from hymem.llm.tokens import count_tokens
+from hymem.time import parse_timestamp
+from hymem.types import AddResult, SegmentRecord, SummaryRecord, TurnRecord, TurnStatus
+from hymem.write.buffer import BufferedSegment, plan_flush
+from hymem.write.compression import LLMLinguaCompressor, attention_boundaries, load_compressor
+from hymem.write.messages import normalise_messages
+from hymem.write.records import (
     build_segment,
     build_summaries,
     default_turn_id,
     segment_line,
 )
-from hymem.llm.roles import SegmentInput
-from hymem.llm.tokens import count_tokens
-from hymem.messages import normalise_messages
-from hymem.segmentation import Span, adjacent_similarities, plan_segments
-from hymem.timestamps import parse_timestamp
-from hymem.types import AddResult, SegmentRecord, SummaryRecord, TurnRecord, TurnStatus
+from hymem.write.segmentation import Span, adjacent_similarities, plan_segments
 
 if TYPE_CHECKING:
     from hymem.memory import Memory
 
-log = structlog.get_logger("hymem.ingest")
+log = structlog.get_logger("hymem.write.ingestor")
 
 _CACHE_LIMIT = 50_000  # turn vectors/compressions kept between calls (a cache, never state)
 MAX_SESSION_ID_CHARS = 256

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from hymem.llm.extractive_text import wordset
+from hymem.llm.extractive.text import wordset
 
 _KEEP_FORM = wordset(
     """was did had can could will would should might must may shall used didn't can't

@@ -1,12 +1,12 @@
 """Sleep-time consolidation of the summary tier (LightMem §3.3; ARCHITECTURE §6).
 
 One sleep, per user: repair a half-applied previous sleep, snapshot the active summaries, build
-every update queue (similarity only: `hymem.update_queue`), take each queue's decision from the
+every update queue (similarity only: `hymem.sleep.queues`), take each queue's decision from the
 journal or ask `roles.update` (in parallel, bounded), then apply every decision of the snapshot at
-once as versions (`hymem.sleep_plan`): new versions are inserted before old ones are retired, so a
+once as versions (`hymem.sleep.plan`): new versions are inserted before old ones are retired, so a
 concurrent reader always finds one of them.
 
-Decisions are journaled as they finish (`hymem.sleep_journal`) but applied only at the end, from
+Decisions are journaled as they finish (`hymem.sleep.journal`) but applied only at the end, from
 the same snapshot: a sleep killed half-way leaves the store untouched and the next sleep, seeing
 the same snapshot, replays the journaled decisions and asks only the rest, ending in exactly the
 state one uninterrupted run would have reached.
@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 import structlog
 from hymem.errors import ReadOnlyStoreError, UserInputError
-from hymem.sleep_decide import Ask, DecisionRunner, Snapshot, build_snapshot
-from hymem.sleep_journal import JournalEntry, SleepJournal, now_utc
-from hymem.sleep_plan import (
+from hymem.sleep.decide import Ask, DecisionRunner, Snapshot, build_snapshot
+from hymem.sleep.journal import JournalEntry, SleepJournal, now_utc
+from hymem.sleep.plan import (
     Decision,
     PlannedChange,
     lineage,
@@ -39,7 +39,7 @@ from pydantic import BaseModel, Field
 if TYPE_CHECKING:
     from hymem.memory import Memory
 
-log = structlog.get_logger("hymem.consolidate")
+log = structlog.get_logger("hymem.sleep.consolidator")
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
 

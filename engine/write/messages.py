@@ -3,7 +3,7 @@
 A message is a mapping with
     "speaker" or "role"   non-empty string (whitespace trimmed)
     "text" or "content"   non-empty string
-    "timestamp"           optional; anything `hymem.timestamps.parse_timestamp` accepts
+    "timestamp"           optional; anything `hymem.time.parse_timestamp` accepts
     "id"                  optional non-empty string; re-adding an id is a no-op (first write wins)
 A bare mapping is treated as a one-message call.
 
@@ -34,7 +34,7 @@ from datetime import datetime
 from typing import Any
 
 from hymem.errors import InvalidMessageError, UserInputError
-from hymem.timestamps import parse_timestamp
+from hymem.time import parse_timestamp
 
 MAX_MESSAGE_CHARS = 65_536
 MAX_SPEAKER_CHARS = 256

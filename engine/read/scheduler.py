@@ -21,7 +21,7 @@ Decisions that the paper leaves open, written down here:
   * An incomplete reflection without a new question (or repeating the current one) stops the
     loop: the same query would only retrieve the same context again.
   * A deep answer that no reflection checked counts as complete (no verdict says otherwise).
-  * The budget gates optional work before it starts (see hymem.budget); when too few calls
+  * The budget gates optional work before it starts (see hymem.read.budget); when too few calls
     remain for every selection batch, only the best-ranked batches are judged, and with no call
     to spare for selection the top `batch` candidates are read without model selection.
 """
@@ -33,7 +33,7 @@ from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import Literal, TypeVar
 
-from hymem.budget import Budget
+from hymem.read.budget import Budget
 
 Depth = Literal["auto", "light", "deep"]
 EscalationReason = Literal["verdict", "fallback", "forced"]

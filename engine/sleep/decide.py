@@ -19,12 +19,12 @@ from hymem.config import MemoryConfig
 from hymem.errors import LLMOutputError, LLMUnavailable
 from hymem.indexes.store import Store
 from hymem.llm.roles import ContextItem, RoleResult, Roles, UpdateOutput
-from hymem.sleep_journal import JournalEntry, SleepJournal, now_utc, queue_key
-from hymem.sleep_plan import Decision, ancestors, normalise_decision, root_of
+from hymem.sleep.journal import JournalEntry, SleepJournal, now_utc, queue_key
+from hymem.sleep.plan import Decision, ancestors, normalise_decision, root_of
+from hymem.sleep.queues import DEFAULT_BLOCK_BYTES, QueueCost, build_update_queues, temporal_ranks
 from hymem.types import StatusChange, SummaryRecord, SummaryStatus, Usage
-from hymem.update_queue import DEFAULT_BLOCK_BYTES, QueueCost, build_update_queues, temporal_ranks
 
-log = structlog.get_logger("hymem.sleep_decide")
+log = structlog.get_logger("hymem.sleep.decide")
 
 
 def _naive(t: datetime | None) -> datetime | None:

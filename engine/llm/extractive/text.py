@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
 
-from hymem.temporal import parse_timestamp
+from hymem.time import try_parse_timestamp
 
 
 def wordset(text: str) -> frozenset[str]:
@@ -263,7 +263,7 @@ def parse_line(line: str) -> DialogueLine:
     if m is None:  # pragma: no cover - the pattern matches any string
         return DialogueLine(None, None, line.strip())
     raw_time = m.group("time")
-    time = parse_timestamp(raw_time) if raw_time else None
+    time = try_parse_timestamp(raw_time) if raw_time else None
     text = m.group("text").strip()
     if raw_time and time is None:  # a bracket that was not a time belongs to the text
         text = f"[{raw_time}] {text}".strip()

@@ -17,10 +17,10 @@ from datetime import UTC, datetime
 import structlog
 from hymem.llm.roles import SegmentSummary
 from hymem.llm.tokens import count_tokens
-from hymem.timestamps import format_line_time
+from hymem.time import format_line_time
 from hymem.types import SegmentRecord, SummaryRecord, TurnRecord
 
-log = structlog.get_logger("hymem.ingest")
+log = structlog.get_logger("hymem.write.ingestor")
 
 
 def _digest(*parts: object) -> str:

@@ -1,0 +1,2 @@
+"""Sleep-time consolidation: update queues, parallel journaled decisions, versioned apply
+(`Consolidator`)."""
