@@ -13,11 +13,11 @@ import queue
 import threading
 import time
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import structlog
 from hymem.errors import HymemError
+from hymem.time import utcnow
 from hymem.types import Answer, Hit
 
 if TYPE_CHECKING:
@@ -126,7 +126,7 @@ def build_trace(
         "turn_ids": [t for h in evidence for t in h.turn_ids],
         "rounds": rounds,
         "error": f"{type(error).__name__}: {error}" if error is not None else None,
-        "created_at": datetime.now(UTC).replace(tzinfo=None),
+        "created_at": utcnow(),
     }
 
 

@@ -24,7 +24,7 @@ import numpy as np
 import structlog
 from hymem.errors import ReadOnlyStoreError, UserInputError
 from hymem.sleep.decide import Ask, DecisionRunner, Snapshot, build_snapshot
-from hymem.sleep.journal import JournalEntry, SleepJournal, now_utc
+from hymem.sleep.journal import JournalEntry, SleepJournal
 from hymem.sleep.plan import (
     Decision,
     PlannedChange,
@@ -33,6 +33,7 @@ from hymem.sleep.plan import (
     plan_restore,
     with_vectors,
 )
+from hymem.time import utcnow
 from hymem.types import SummaryRecord, SummaryStatus, Usage
 from pydantic import BaseModel, Field
 
@@ -183,7 +184,7 @@ class Consolidator:
     ) -> None:
         for d in decisions:
             report.decisions[d.kind] = report.decisions.get(d.kind, 0) + 1
-        plan = plan_changes(snap.user_id, decisions, snap.records, now=now_utc())
+        plan = plan_changes(snap.user_id, decisions, snap.records, now=utcnow())
         report.new_versions += len(plan.new)
         report.superseded += sum(c.status == SummaryStatus.SUPERSEDED for c in plan.changes)
         report.deleted += sum(c.status == SummaryStatus.DELETED for c in plan.changes)
@@ -244,7 +245,7 @@ class Consolidator:
         latest: dict[str, JournalEntry] = {}
         for e in self._journal.for_target(summary_id):
             latest[e.key] = e
-        now = now_utc()
+        now = utcnow()
         overrides = [
             e.model_copy(
                 update={

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 
 import numpy as np
 import structlog
@@ -19,18 +19,13 @@ from hymem.config import MemoryConfig
 from hymem.errors import LLMOutputError, LLMUnavailable
 from hymem.indexes.store import Store
 from hymem.llm.roles import ContextItem, RoleResult, Roles, UpdateOutput
-from hymem.sleep.journal import JournalEntry, SleepJournal, now_utc, queue_key
+from hymem.sleep.journal import JournalEntry, SleepJournal, queue_key
 from hymem.sleep.plan import Decision, ancestors, normalise_decision, root_of
 from hymem.sleep.queues import DEFAULT_BLOCK_BYTES, QueueCost, build_update_queues, temporal_ranks
+from hymem.time import to_utc_or_none, utcnow
 from hymem.types import StatusChange, SummaryRecord, SummaryStatus, Usage
 
 log = structlog.get_logger("hymem.sleep.decide")
-
-
-def _naive(t: datetime | None) -> datetime | None:
-    if t is None or t.tzinfo is None:
-        return t
-    return t.astimezone(UTC).replace(tzinfo=None)
 
 
 @dataclass(frozen=True)
@@ -60,7 +55,8 @@ class Snapshot:
         """Newest creation time of a write-path summary in the snapshot: summaries created
         later are news to every decision made now. Only first versions count, since items are
         compared by their first version's creation time (one clock: the write path's)."""
-        times = [_naive(r.created_at) for r in self.records.values() if r.previous_id is None]
+        firsts = (r for r in self.records.values() if r.previous_id is None)
+        times = [to_utc_or_none(r.created_at) for r in firsts]
         return max((t for t in times if t is not None), default=None)
 
     def repairs(self) -> list[StatusChange]:
@@ -111,7 +107,7 @@ class Snapshot:
 
     def _root_time(self, sid: str, cache: dict[str, datetime | None]) -> datetime | None:
         if sid not in cache:
-            cache[sid] = _naive(root_of(sid, self.records).created_at)
+            cache[sid] = to_utc_or_none(root_of(sid, self.records).created_at)
         return cache[sid]
 
 
@@ -150,12 +146,12 @@ def build_snapshot(
     keys = []
     for r in actives:
         root = root_of(r.id, records)
-        start = _naive(r.time_start)
+        start = to_utc_or_none(r.time_start)
         keys.append(
             (
                 start is not None,
                 start or datetime.min,
-                _naive(root.created_at),
+                to_utc_or_none(root.created_at),
                 root.id,
                 r.version,
                 r.id,
@@ -275,5 +271,5 @@ def _entry(ask: Ask, d: Decision, backend: str) -> JournalEntry:
         queue_ids=[x.id for x in ask.queue],
         watermark=ask.watermark,
         backend=backend,
-        at=now_utc(),
+        at=utcnow(),
     )

@@ -20,7 +20,7 @@ import hashlib
 import os
 import threading
 from collections.abc import Iterable, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
@@ -187,7 +187,3 @@ def _fsync_dir(path: Path) -> None:
     finally:
         os.close(fd)
 
-
-def now_utc() -> datetime:
-    """Naive UTC, the convention of every created_at in the store."""
-    return datetime.now(UTC).replace(tzinfo=None)

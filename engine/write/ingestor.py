@@ -16,7 +16,6 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -24,7 +23,7 @@ import structlog
 from hymem.errors import HymemError, LLMError, UserInputError
 from hymem.llm.roles import SegmentInput
 from hymem.llm.tokens import count_tokens
-from hymem.time import parse_timestamp
+from hymem.time import parse_timestamp, utcnow
 from hymem.types import AddResult, SegmentRecord, SummaryRecord, TurnRecord, TurnStatus
 from hymem.write.buffer import BufferedSegment, plan_flush
 from hymem.write.compression import LLMLinguaCompressor, attention_boundaries, load_compressor
@@ -89,13 +88,13 @@ class Ingestor:
         call_time = (
             parse_timestamp(timestamp)
             if timestamp is not None
-            else datetime.now(UTC).replace(tzinfo=None)
+            else utcnow()
         )
         accepted = normalise_messages(messages, default_time=call_time)
         with self._lock:
             store = self._mem.store
             seq = store.next_seq(user_id)
-            now = datetime.now(UTC).replace(tzinfo=None)
+            now = utcnow()
             records = [
                 TurnRecord(
                     id=m.id or default_turn_id(user_id, session_id, seq + i, m.text),

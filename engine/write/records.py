@@ -12,12 +12,11 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
-from datetime import UTC, datetime
 
 import structlog
 from hymem.llm.roles import SegmentSummary
 from hymem.llm.tokens import count_tokens
-from hymem.time import format_line_time
+from hymem.time import format_line_time, utcnow
 from hymem.types import SegmentRecord, SummaryRecord, TurnRecord
 
 log = structlog.get_logger("hymem.write.ingestor")
@@ -48,10 +47,6 @@ def segment_line(turn: TurnRecord, text: str | None = None) -> str:
     return f"[{format_line_time(turn.timestamp)}] {body}"
 
 
-def _now() -> datetime:
-    return datetime.now(UTC).replace(tzinfo=None)
-
-
 def build_segment(
     user_id: str, turns: Sequence[TurnRecord], *, summariser_lines: Sequence[str] | None = None
 ) -> SegmentRecord:
@@ -68,7 +63,7 @@ def build_segment(
         time_end=max(times) if times else None,
         token_count=count_tokens(text),
         compressed_text="\n".join(summariser_lines) if summariser_lines is not None else None,
-        created_at=_now(),
+        created_at=utcnow(),
     )
 
 
@@ -93,7 +88,7 @@ def build_summaries(
             if clean and clean.casefold() not in seen:
                 seen.add(clean.casefold())
                 facts[out.segment_id].append(clean)
-    now = _now()
+    now = utcnow()
     records = []
     for seg in segments:
         for index, text in enumerate(facts[seg.id]):
