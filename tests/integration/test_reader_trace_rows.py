@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -46,7 +46,7 @@ def script_deep(server: Any) -> None:
 
 def test_trace_rows_round_trip(scripted_memory: Any, llm_server: Any) -> None:
     script_deep(llm_server)
-    start = datetime.now() - timedelta(seconds=1)
+    start = datetime.now(UTC) - timedelta(seconds=1)
     ans = scripted_memory.ask("What is the puppy's name?", user_id="alice", N=10, d=5)
     (trace,) = scripted_memory.traces(user_id="alice", since=start)
     assert trace["trace_id"] == ans.trace_id
@@ -62,7 +62,7 @@ def test_trace_rows_round_trip(scripted_memory: Any, llm_server: Any) -> None:
     assert trace["rounds"][0]["candidate_ids"][:10] == trace["rounds"][0]["candidate_ids"]
     assert set(trace["latency_ms"]) >= {"retrieve_light", "light_answer", "select", "total"}
     assert scripted_memory.traces(user_id="bob") == []
-    assert scripted_memory.traces(since=datetime.now() + timedelta(hours=1)) == []
+    assert scripted_memory.traces(since=datetime.now(UTC) + timedelta(hours=1)) == []
 
 
 def test_failing_trace_write_does_not_fail_the_ask(scripted_memory: Any, llm_server: Any) -> None:
