@@ -1,11 +1,13 @@
 """BM25 over summaries and segments with Tantivy: a derived index, always rebuildable from LanceDB.
 
-Queries are never parsed: user text goes through the same analyzer as the indexed text (simple
-tokenizer, lower-case, ASCII folding, English stop words, English stemmer) and each resulting
-token becomes a `term_query` on `text`. Quotes, colons, `AND`/`OR`, lone `-` or emoji therefore
-cannot raise or reach other fields; text with no content words simply matches nothing.
+Queries are never parsed: user text goes through the same analyzer as the indexed text
+(`indexes/analysis.py`) and each resulting token becomes a `term_query` on `text`. Quotes,
+colons, `AND`/`OR`, lone `-` or emoji therefore cannot raise or reach other fields; text with no
+content words simply matches nothing.
 Filters (user, level, status, time) are exact-match `raw` fields and integer ranges in `Must`
-clauses with a constant zero score, so reported scores are pure BM25.
+clauses with a constant zero score, so reported scores are pure BM25. Times are stored and
+compared as microseconds since 1970 UTC (`hymem.time.micros`), so an aware bound and the
+equivalent naive-UTC bound select the same documents.
 """
 
 from __future__ import annotations
@@ -19,27 +21,21 @@ from pathlib import Path
 
 import structlog
 import tantivy
+from hymem.indexes.analysis import ANALYZER_NAME, build_analyzer, terms
+from hymem.time import micros
 from hymem.types import Level
 
 log = structlog.get_logger("hymem.indexes.lexical")
 
 LEXICAL_SCHEMA_VERSION = 1
-ANALYZER = "hymem_en"
-MAX_QUERY_TERMS = 256  # a 10 kB query keeps its first 256 distinct content words
-_EPOCH = datetime(1970, 1, 1)
-_WRITER_HEAP = 32_000_000
-
-
-def build_analyzer() -> tantivy.TextAnalyzer:
-    return (
-        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
-        .filter(tantivy.Filter.remove_long(40))
-        .filter(tantivy.Filter.lowercase())
-        .filter(tantivy.Filter.ascii_fold())
-        .filter(tantivy.Filter.stopword("english"))
-        .filter(tantivy.Filter.stemmer("english"))
-        .build()
-    )
+# A 10 kB query keeps its first 256 distinct content words: past that, more Should clauses
+# cost time without changing which documents rank first.
+MAX_QUERY_TERMS = 256
+# Tantivy splits its writer heap between indexing threads; 32 MB is enough for one thread and
+# hymem's batched commits, and keeps a writer's memory small beside the embedder.
+WRITER_HEAP_BYTES = 32_000_000
+# Open ends of the integer time ranges (microseconds, ~146,000 years either side of 1970).
+_FAR = 2**62
 
 
 def _build_schema() -> tantivy.Schema:
@@ -49,16 +45,10 @@ def _build_schema() -> tantivy.Schema:
     sb.add_text_field("user_id", tokenizer_name="raw")
     sb.add_text_field("level", tokenizer_name="raw")
     sb.add_text_field("status", tokenizer_name="raw")
-    sb.add_text_field("text", tokenizer_name=ANALYZER, index_option="freq")
+    sb.add_text_field("text", tokenizer_name=ANALYZER_NAME, index_option="freq")
     sb.add_integer_field("t_start", indexed=True, fast=True)
     sb.add_integer_field("t_end", indexed=True, fast=True)
     return sb.build()
-
-
-def micros(value: datetime) -> int:
-    """Naive datetimes as integer microseconds since 1970 (exact, unlike float timestamps)."""
-    delta = value.replace(tzinfo=None) - _EPOCH
-    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,9 +83,9 @@ class LexicalIndex:
         elif not tantivy.Index.exists(str(self.path)) and not self.writable:
             return
         self._index = tantivy.Index(self._schema, path=str(self.path), reuse=True)
-        self._index.register_tokenizer(ANALYZER, self._analyzer)
+        self._index.register_tokenizer(ANALYZER_NAME, self._analyzer)
         if self.writable:
-            self._writer = self._index.writer(heap_size=_WRITER_HEAP, num_threads=1)
+            self._writer = self._index.writer(heap_size=WRITER_HEAP_BYTES, num_threads=1)
 
     def close(self) -> None:
         with self._lock:
@@ -167,9 +157,10 @@ class LexicalIndex:
         return self._writer
 
     # --- reads --------------------------------------------------------------------------------
-    def terms(self, text: str) -> list[str]:
-        """The analysed, de-duplicated terms of `text`, in first-seen order."""
-        return list(dict.fromkeys(self._analyzer.analyze(text)))[:MAX_QUERY_TERMS]
+    @staticmethod
+    def query_terms(text: str) -> list[str]:
+        """The analysed, de-duplicated terms of `text`, in first-seen order, capped."""
+        return list(dict.fromkeys(terms(text)))[:MAX_QUERY_TERMS]
 
     def _filters(
         self,
@@ -194,7 +185,7 @@ class LexicalIndex:
                         "t_end",
                         tantivy.FieldType.Integer,
                         lower_bound=micros(since),
-                        upper_bound=2**62,
+                        upper_bound=_FAR,
                     )
                 )
             if until is not None:
@@ -203,7 +194,7 @@ class LexicalIndex:
                         s,
                         "t_start",
                         tantivy.FieldType.Integer,
-                        lower_bound=-(2**62),
+                        lower_bound=-_FAR,
                         upper_bound=micros(until),
                     )
                 )
@@ -220,11 +211,11 @@ class LexicalIndex:
         time_range: tuple[datetime | None, datetime | None] | None = None,
     ) -> list[tuple[str, float]]:
         index = self._index
-        terms = self.terms(text)
-        if index is None or not terms or k <= 0 or (statuses is not None and not statuses):
+        words = self.query_terms(text)
+        if index is None or not words or k <= 0 or (statuses is not None and not statuses):
             return []
         s = self._schema
-        should = [(tantivy.Occur.Should, tantivy.Query.term_query(s, "text", t)) for t in terms]
+        should = [(tantivy.Occur.Should, tantivy.Query.term_query(s, "text", t)) for t in words]
         query = tantivy.Query.boolean_query(
             [
                 (tantivy.Occur.Must, tantivy.Query.boolean_query(should)),
@@ -265,4 +256,4 @@ def wipe(path: Path) -> None:
         log.warning("lexical.wiped", path=str(path))
 
 
-__all__ = ["LEXICAL_SCHEMA_VERSION", "LexDoc", "LexicalIndex", "build_analyzer", "micros", "wipe"]
+__all__ = ["LEXICAL_SCHEMA_VERSION", "MAX_QUERY_TERMS", "LexDoc", "LexicalIndex", "wipe"]
