@@ -7,7 +7,6 @@ turn status, then the lexical sync record; the journal is removed last.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
 from typing import Any
 
 import pyarrow as pa
@@ -22,6 +21,7 @@ from hymem.indexes.recovery import (
     segment_doc,
     summary_doc,
 )
+from hymem.time import utcnow
 from hymem.types import (
     Level,
     SegmentRecord,
@@ -191,7 +191,7 @@ class WriteMixin(RecoveryMixin):
         for chunk in chunks(list(by_id)):
             where = F.conjunction([F.eq("user_id", user_id), F.in_list("id", chunk)])
             rows.extend(self._lance.rows(S.SUMMARIES, where))
-        now = datetime.now()
+        now = utcnow()
         for row in rows:
             change = by_id[row["id"]]
             row.update(

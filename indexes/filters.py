@@ -1,7 +1,9 @@
 """SQL filter fragments for LanceDB, built only from escaped literals.
 
 Every user-supplied value (user ids, record ids, statuses) reaches a `where` clause through
-`sql_literal`, the one escaping function, so `x' OR '1'='1` stays a string literal.
+`sql_literal`, the one escaping function, so `x' OR '1'='1` stays a string literal. Every time
+bound goes through `hymem.time.to_utc` first: columns hold naive UTC, so an aware bound is
+converted and a naive one is taken as UTC, whatever the SQL engine would assume.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 from hymem.errors import UserInputError
+from hymem.time import to_utc
 
 
 def sql_literal(value: str) -> str:
@@ -22,10 +25,10 @@ def sql_literal(value: str) -> str:
 
 
 def ts_literal(value: datetime) -> str:
-    """A timestamp literal LanceDB's SQL (DataFusion) compares with timestamp columns."""
+    """A naive-UTC timestamp literal LanceDB's SQL (DataFusion) compares with timestamp columns."""
     if not isinstance(value, datetime):
         raise UserInputError(f"expected a datetime, got {type(value).__name__}")
-    return f"CAST({sql_literal(value.isoformat(sep='T'))} AS TIMESTAMP)"
+    return f"CAST({sql_literal(to_utc(value).isoformat(sep='T'))} AS TIMESTAMP)"
 
 
 def eq(column: str, value: str) -> str:

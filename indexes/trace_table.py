@@ -7,6 +7,7 @@ from typing import Any
 
 from hymem.indexes import filters as F
 from hymem.indexes import schema as S
+from hymem.time import to_utc
 
 
 class TraceMixin:
@@ -24,7 +25,7 @@ class TraceMixin:
         where = F.conjunction(
             [
                 F.eq("user_id", user_id) if user_id is not None else None,
-                f"created_at >= {F.ts_literal(since)}" if since is not None else None,
+                f"created_at >= {F.ts_literal(to_utc(since))}" if since is not None else None,
             ]
         )
         rows = self._lance.rows(S.TRACES, where)
