@@ -2,13 +2,14 @@
 
 Only this module talks to LanceDB. Filters arrive as SQL strings built by `indexes.filters`
 (escaped literals only). Dense search always uses cosine distance and LanceDB's default
-prefiltering, so `user_id`/status/time filters apply before the top-k cut.
+prefiltering, so `user_id`/status/time filters apply before the top-k cut. Vector queries always
+select `_distance` explicitly: LanceDB 0.40 logs a deprecation warning on every vector query that
+names its output columns without it, and hymem leaves the process's logging settings alone.
 """
 
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Iterator, Sequence
 from datetime import timedelta
 from pathlib import Path
@@ -35,7 +36,6 @@ class LanceTables:
         # Readers in other processes must see the writer's commits: check for new versions on
         # every read. The single writer sees its own writes without that cost.
         interval = timedelta(seconds=0) if read_only else None
-        os.environ.setdefault("LANCEDB_LOG", "error")  # one warning per query otherwise
         import lancedb  # deferred: importing it takes seconds, and `import hymem` must not
 
         self._db = lancedb.connect(str(path), read_consistency_interval=interval)
@@ -144,7 +144,7 @@ class LanceTables:
             .search(list(vector), vector_column_name="vector")
             .distance_type("cosine")
             .where(where, prefilter=True)
-            .select([*columns, "_distance"])
+            .select([*columns, "_distance"])  # naming it silences a per-query warning
             .limit(k)
         )
         if self.vector_indexed(name):
