@@ -8,11 +8,15 @@ converted and a naive one is taken as UTC, whatever the SQL engine would assume.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 
 from hymem.errors import UserInputError
 from hymem.time import to_utc
+
+# Ids per `IN (...)` clause. DataFusion's planning time grows with the list, and a 500-id clause
+# stays a few kB of SQL; commits and lookups of more ids run one query per chunk.
+ID_CHUNK = 500
 
 
 def sql_literal(value: str) -> str:
@@ -43,6 +47,18 @@ def in_list(column: str, values: Iterable[str]) -> str:
     return f"{column} IN ({', '.join(items)})"
 
 
+def user_ids(user_id: str, ids: Iterable[str], column: str = "id") -> str:
+    """Rows of one user whose `column` is one of `ids`."""
+    return conjunction([eq("user_id", user_id), in_list(column, ids)])
+
+
+def chunks(ids: Iterable[str], size: int = ID_CHUNK) -> Iterator[list[str]]:
+    """`ids` without repeats, in first-seen order, in lists of at most `size`."""
+    unique = list(dict.fromkeys(ids))
+    for i in range(0, len(unique), size):
+        yield unique[i : i + size]
+
+
 def time_overlap(since: datetime | None, until: datetime | None) -> str | None:
     """Records whose [time_start, time_end] overlaps [since, until]; undated records never match
     a bounded range. A record with only one bound set is treated as an instant."""
@@ -59,4 +75,14 @@ def conjunction(clauses: Sequence[str | None]) -> str:
     return " AND ".join(parts) if parts else "true"
 
 
-__all__ = ["conjunction", "eq", "in_list", "sql_literal", "time_overlap", "ts_literal"]
+__all__ = [
+    "ID_CHUNK",
+    "chunks",
+    "conjunction",
+    "eq",
+    "in_list",
+    "sql_literal",
+    "time_overlap",
+    "ts_literal",
+    "user_ids",
+]

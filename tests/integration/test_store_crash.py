@@ -162,7 +162,7 @@ def test_interrupted_status_changes_are_completed_on_open(tmp_path: Path) -> Non
     _, (new,) = make_records(
         emb, "u", ["zq1b Alice lives in Berlin"], segment_id="g1", id_prefix="v2-"
     )
-    store._apply_status = _fail  # type: ignore[method-assign]
+    store._commits.apply_status = _fail  # type: ignore[method-assign]  # after the insert
     with pytest.raises(OSError):
         store.apply_summary_changes(
             "u", [new], [StatusChange(summary_id=old.id, status=SummaryStatus.DELETED)]
