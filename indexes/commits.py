@@ -132,7 +132,7 @@ class CommitWriter:
         stale = self.replace_rows(user_id, seg_ids, sum_ids)
         self._lance.add(S.SEGMENTS, seg_table)
         self._lance.add(S.SUMMARIES, sum_table)
-        self._lex.delete(Level.SUMMARY, stale - set(sum_ids))
+        self._lex.delete(Level.SUMMARY, user_id, stale - set(sum_ids))
         self._lex.upsert(segment_doc(r) for r in seg_table.select(LEX_COLS).to_pylist())
         self._lex.upsert(summary_doc(r) for r in sum_table.select(SUMMARY_LEX_COLS).to_pylist())
         self._lex.commit()

@@ -12,6 +12,7 @@ equivalent naive-UTC bound select the same documents.
 
 from __future__ import annotations
 
+import json
 import shutil
 import threading
 from collections.abc import Iterable, Sequence
@@ -27,7 +28,9 @@ from hymem.types import Level
 
 log = structlog.get_logger("hymem.indexes.lexical")
 
-LEXICAL_SCHEMA_VERSION = 1
+# 2: documents are keyed by (level, user_id, id), since ids are unique per user only; a
+# version-1 index is rebuilt on open (its sync record names version 1).
+LEXICAL_SCHEMA_VERSION = 2
 # A 10 kB query keeps its first 256 distinct content words: past that, more Should clauses
 # cost time without changing which documents rank first.
 MAX_QUERY_TERMS = 256
@@ -40,7 +43,7 @@ _FAR = 2**62
 
 def _build_schema() -> tantivy.Schema:
     sb = tantivy.SchemaBuilder()
-    sb.add_text_field("key", stored=False, tokenizer_name="raw")  # "<level>:<id>", for deletes
+    sb.add_text_field("key", stored=False, tokenizer_name="raw")  # doc_key(), for deletes
     sb.add_text_field("id", stored=True, tokenizer_name="raw")
     sb.add_text_field("user_id", tokenizer_name="raw")
     sb.add_text_field("level", tokenizer_name="raw")
@@ -49,6 +52,17 @@ def _build_schema() -> tantivy.Schema:
     sb.add_integer_field("t_start", indexed=True, fast=True)
     sb.add_integer_field("t_end", indexed=True, fast=True)
     return sb.build()
+
+
+def doc_key(level: Level, user_id: str, id_: str) -> str:
+    """The unique key of one document: a JSON array, so no user id or record id can make two
+    different documents collide (whatever characters they hold)."""
+    return json.dumps([level.value, user_id, id_], ensure_ascii=False)
+
+
+def query_terms(text: str) -> list[str]:
+    """The analysed, de-duplicated terms of a query, in first-seen order, capped."""
+    return list(dict.fromkeys(terms(text)))[:MAX_QUERY_TERMS]
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +113,7 @@ class LexicalIndex:
     # --- writes -------------------------------------------------------------------------------
     def _document(self, doc: LexDoc) -> tantivy.Document:
         fields: dict[str, object] = {
-            "key": f"{doc.level.value}:{doc.id}",
+            "key": doc_key(doc.level, doc.user_id, doc.id),
             "id": doc.id,
             "user_id": doc.user_id,
             "level": doc.level.value,
@@ -114,21 +128,21 @@ class LexicalIndex:
         return tantivy.Document(**fields)
 
     def upsert(self, docs: Iterable[LexDoc]) -> int:
-        """Replace-or-insert by (level, id); uncommitted until `commit()`."""
+        """Replace-or-insert by (level, user_id, id); uncommitted until `commit()`."""
         writer = self._require_writer()
         n = 0
         with self._lock:
             for doc in docs:
-                writer.delete_documents_by_term("key", f"{doc.level.value}:{doc.id}")
+                writer.delete_documents_by_term("key", doc_key(doc.level, doc.user_id, doc.id))
                 writer.add_document(self._document(doc))
                 n += 1
         return n
 
-    def delete(self, level: Level, ids: Iterable[str]) -> None:
+    def delete(self, level: Level, user_id: str, ids: Iterable[str]) -> None:
         writer = self._require_writer()
         with self._lock:
             for id_ in ids:
-                writer.delete_documents_by_term("key", f"{level.value}:{id_}")
+                writer.delete_documents_by_term("key", doc_key(level, user_id, id_))
 
     def commit(self) -> None:
         writer = self._require_writer()
@@ -157,10 +171,6 @@ class LexicalIndex:
         return self._writer
 
     # --- reads --------------------------------------------------------------------------------
-    @staticmethod
-    def query_terms(text: str) -> list[str]:
-        """The analysed, de-duplicated terms of `text`, in first-seen order, capped."""
-        return list(dict.fromkeys(terms(text)))[:MAX_QUERY_TERMS]
 
     def _filters(
         self,
@@ -211,7 +221,7 @@ class LexicalIndex:
         time_range: tuple[datetime | None, datetime | None] | None = None,
     ) -> list[tuple[str, float]]:
         index = self._index
-        words = self.query_terms(text)
+        words = query_terms(text)
         if index is None or not words or k <= 0 or (statuses is not None and not statuses):
             return []
         s = self._schema
@@ -256,4 +266,11 @@ def wipe(path: Path) -> None:
         log.warning("lexical.wiped", path=str(path))
 
 
-__all__ = ["LEXICAL_SCHEMA_VERSION", "MAX_QUERY_TERMS", "LexDoc", "LexicalIndex", "wipe"]
+__all__ = [
+    "LEXICAL_SCHEMA_VERSION",
+    "MAX_QUERY_TERMS",
+    "LexDoc",
+    "LexicalIndex",
+    "query_terms",
+    "wipe",
+]
