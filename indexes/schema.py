@@ -122,9 +122,9 @@ def meta_schema() -> pa.Schema:
 
 
 # --- records -> Arrow ------------------------------------------------------------------------
-def _vectors(records: Sequence[SegmentRecord | SummaryRecord], dim: int) -> pa.Array:
-    """One contiguous float32 buffer; records without a vector or with the wrong size are
-    rejected (a zero vector would make cosine distance undefined)."""
+def vector_matrix(records: Sequence[SegmentRecord | SummaryRecord], dim: int) -> np.ndarray:
+    """The records' vectors as one float32 (n, dim) matrix; records without a vector or with
+    the wrong size, and non-finite values, are rejected. Every store validates through here."""
     mat = np.empty((len(records), dim), dtype=np.float32)
     for i, rec in enumerate(records):
         if rec.vector is None:
@@ -137,6 +137,12 @@ def _vectors(records: Sequence[SegmentRecord | SummaryRecord], dim: int) -> pa.A
         mat[i] = rec.vector
     if not np.isfinite(mat).all():
         raise UserInputError("vectors must be finite")
+    return mat
+
+
+def _vectors(records: Sequence[SegmentRecord | SummaryRecord], dim: int) -> pa.Array:
+    """One contiguous float32 buffer, validated by `vector_matrix`."""
+    mat = vector_matrix(records, dim)
     return pa.FixedSizeListArray.from_arrays(pa.array(mat.reshape(-1)), dim)
 
 
@@ -245,4 +251,5 @@ __all__ = [
     "traces_schema",
     "turns_schema",
     "turns_to_arrow",
+    "vector_matrix",
 ]

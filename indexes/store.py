@@ -306,7 +306,7 @@ class Store:
     ) -> list[Row]:
         self._check_open()
         return self._records.dense_rows(
-            user_id, vector, k, level=level, statuses=statuses, time_range=time_range
+            user_id, vector, k, level=Level(level), statuses=statuses, time_range=time_range
         )
 
     def dense_search(
@@ -336,12 +336,12 @@ class Store:
     ) -> list[tuple[str, float]]:
         self._check_open()
         return self._records.lexical_search(
-            user_id, text, k, level=level, statuses=statuses, time_range=time_range
+            user_id, text, k, level=Level(level), statuses=statuses, time_range=time_range
         )
 
     def hydrate(self, user_id: str, level: Level, ids: Sequence[str]) -> dict[str, Row]:
         self._check_open()
-        return self._records.hydrate(user_id, level, ids)
+        return self._records.hydrate(user_id, Level(level), ids)
 
     # --- traces --------------------------------------------------------------------------
     def write_trace(self, trace: dict[str, Any]) -> None:
