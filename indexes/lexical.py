@@ -99,6 +99,7 @@ class LexicalIndex:
         self._index = tantivy.Index(self._schema, path=str(self.path), reuse=True)
         self._index.register_tokenizer(ANALYZER_NAME, self._analyzer)
         if self.writable:
+            # One indexing thread: commits are small batches, and the cores go to the embedder.
             self._writer = self._index.writer(heap_size=WRITER_HEAP_BYTES, num_threads=1)
 
     def close(self) -> None:

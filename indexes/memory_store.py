@@ -25,7 +25,7 @@ from hymem.indexes.commits import check_owner, covering_segments
 from hymem.indexes.lexical import query_terms
 from hymem.indexes.lexical_sync import PROGRESS_EVERY
 from hymem.indexes.memory_tables import MemoryTables, hit_row, in_range, utc_record
-from hymem.indexes.protocol import ACTIVE_ONLY, Row, TimeRange
+from hymem.indexes.protocol import ACTIVE_ONLY, SCAN_BATCH_ROWS, Row, TimeRange
 from hymem.time import to_utc, utcnow
 from hymem.types import (
     Level,
@@ -50,8 +50,9 @@ def _batched(rows: list[SummaryRecord], size: int) -> Iterator[list[SummaryRecor
 
 
 class InMemoryStore:
-    """A `Storage` that lives in this process only. `read_only_view()` gives a second handle
-    on the same data that refuses writes, like a read-only `Store` beside its writer."""
+    """A `Storage` that lives in this process only (promises: see `Storage`).
+    `read_only_view()` gives a second handle on the same data that refuses writes, like a
+    read-only `Store` beside its writer."""
 
     def __init__(
         self,
@@ -217,7 +218,7 @@ class InMemoryStore:
         *,
         statuses: Sequence[SummaryStatus] | None = ACTIVE_ONLY,
         with_vectors: bool = True,
-        batch_size: int = 10_000,
+        batch_size: int = SCAN_BATCH_ROWS,
     ) -> Iterator[list[SummaryRecord]]:
         allowed = _statuses(statuses)
         with self._check_open():  # a snapshot, like a LanceDB scan of one table version

@@ -47,6 +47,9 @@ HIT_COLUMNS: dict[Level, list[str]] = {
 }
 
 ACTIVE_ONLY: tuple[SummaryStatus, ...] = (SummaryStatus.ACTIVE,)
+# Default batch of `iter_summaries`: ~15 MB of 384-d float32 vectors, so a scan over any number
+# of summaries holds little memory yet costs few round trips.
+SCAN_BATCH_ROWS = 10_000
 
 
 @runtime_checkable
@@ -127,7 +130,7 @@ class Storage(Protocol):
         *,
         statuses: Sequence[SummaryStatus] | None = ACTIVE_ONLY,
         with_vectors: bool = True,
-        batch_size: int = 10_000,
+        batch_size: int = SCAN_BATCH_ROWS,
     ) -> Iterator[list[SummaryRecord]]:
         """Every matching summary (of one user, or all when None) in non-empty batches of at
         most `batch_size`, in no promised order: for scans that must not hold everything."""
@@ -222,4 +225,4 @@ class Storage(Protocol):
         ...
 
 
-__all__ = ["ACTIVE_ONLY", "HIT_COLUMNS", "Row", "Storage", "TimeRange"]
+__all__ = ["ACTIVE_ONLY", "HIT_COLUMNS", "SCAN_BATCH_ROWS", "Row", "Storage", "TimeRange"]

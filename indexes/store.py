@@ -39,7 +39,7 @@ from hymem.indexes.lexical_sync import LexicalSync
 from hymem.indexes.lock import META_FILE, WriterLock, check_meta, new_meta, read_json
 from hymem.indexes.lock import write_json_atomic as _write_json
 from hymem.indexes.maintenance import VECTOR_INDEX_MIN_ROWS, Compactor
-from hymem.indexes.protocol import ACTIVE_ONLY, HIT_COLUMNS, Row, TimeRange
+from hymem.indexes.protocol import ACTIVE_ONLY, HIT_COLUMNS, SCAN_BATCH_ROWS, Row, TimeRange
 from hymem.indexes.records import RecordReader, similarities
 from hymem.indexes.recovery import Recovery
 from hymem.indexes.trace_table import TraceTable
@@ -66,7 +66,10 @@ def _check_meta(meta: dict[str, Any], path: Path, embedder_name: str, dim: int) 
 
 
 class Store:
-    """Opened once per Memory. Thread-safe for concurrent readers; one writer process."""
+    """Opened once per Memory. Thread-safe for concurrent readers; one writer process.
+
+    Each public method's promise is written once, on `Storage`; here they only guard and
+    delegate."""
 
     def __init__(
         self,
@@ -278,7 +281,7 @@ class Store:
         *,
         statuses: Sequence[SummaryStatus] | None = ACTIVE_ONLY,
         with_vectors: bool = True,
-        batch_size: int = 10_000,
+        batch_size: int = SCAN_BATCH_ROWS,
     ) -> Iterator[list[SummaryRecord]]:
         self._check_open()
         return self._records.iter_summaries(

@@ -26,6 +26,11 @@ NPROBES = 20  # IVF partitions probed; recall barely moved between 20 and 80 at 
 # 30 (PQ codes alone cannot separate near-duplicate sentences); 20 costs ~5 ms more than 10.
 REFINE_FACTOR = 20
 SCALAR_INDEX_MIN_ROWS = 5_000  # below this a scan is as fast as a BTREE lookup
+# PQ codes one byte per sub-vector: 8 dimensions each (48 bytes per 384-d MiniLM vector) keeps
+# recall high with refine; a dimension 8 does not divide falls back to its largest divisor up
+# to MAX_SUB_VECTORS (LanceDB requires dim % sub_vectors == 0).
+PQ_DIMS_PER_SUB_VECTOR = 8
+MAX_SUB_VECTORS = 48
 
 
 class LanceTables:
@@ -198,11 +203,10 @@ class LanceTables:
 
 
 def _sub_vectors(dim: int) -> int:
-    """PQ sub-vectors: 8 dimensions each when that divides `dim`, else the largest divisor <= 48
-    (LanceDB requires dim % sub_vectors == 0)."""
-    if dim % 8 == 0:
-        return dim // 8
-    return max(d for d in range(1, 49) if dim % d == 0)
+    """PQ sub-vectors for `dim` (see PQ_DIMS_PER_SUB_VECTOR)."""
+    if dim % PQ_DIMS_PER_SUB_VECTOR == 0:
+        return dim // PQ_DIMS_PER_SUB_VECTOR
+    return max(d for d in range(1, MAX_SUB_VECTORS + 1) if dim % d == 0)
 
 
 __all__ = ["NPROBES", "REFINE_FACTOR", "LanceTables"]
