@@ -8,7 +8,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from hymem.errors import UserInputError
 from hymem.indexes import schema as S
-from hymem.indexes.analysis import build_analyzer, terms
+from hymem.indexes.analysis import build_analyzer, content_terms, terms
 from hymem.time import micros
 from hymem.types import SegmentRecord, SummaryRecord, TurnRecord
 
@@ -99,6 +99,12 @@ def test_terms_are_the_analyzer_tokens_in_every_thread() -> None:
     for t in threads:
         t.join()
     assert sorted(seen) == sorted(build_analyzer().analyze(t) for t in texts)
+
+
+def test_content_terms_drop_function_words_only() -> None:
+    text = "She said she would not visit Tokyo in May"
+    assert terms(text)[:3] == ["she", "said", "she"]  # the index keeps pronouns
+    assert content_terms(text) == ["said", "visit", "tokyo", "may"]
 
 
 def test_micros_is_exact_and_utc() -> None:
