@@ -1,15 +1,22 @@
 """SQL filter fragments for LanceDB, built only from escaped literals.
 
 Every user-supplied value (user ids, record ids, statuses) reaches a `where` clause through
-`sql_literal`, the one escaping function, so `x' OR '1'='1` stays a string literal.
+`sql_literal`, the one escaping function, so `x' OR '1'='1` stays a string literal. Every time
+bound goes through `hymem.time.to_utc` first: columns hold naive UTC, so an aware bound is
+converted and a naive one is taken as UTC, whatever the SQL engine would assume.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 
 from hymem.errors import UserInputError
+from hymem.time import to_utc
+
+# Ids per `IN (...)` clause. DataFusion's planning time grows with the list, and a 500-id clause
+# stays a few kB of SQL; commits and lookups of more ids run one query per chunk.
+ID_CHUNK = 500
 
 
 def sql_literal(value: str) -> str:
@@ -22,10 +29,10 @@ def sql_literal(value: str) -> str:
 
 
 def ts_literal(value: datetime) -> str:
-    """A timestamp literal LanceDB's SQL (DataFusion) compares with timestamp columns."""
+    """A naive-UTC timestamp literal LanceDB's SQL (DataFusion) compares with timestamp columns."""
     if not isinstance(value, datetime):
         raise UserInputError(f"expected a datetime, got {type(value).__name__}")
-    return f"CAST({sql_literal(value.isoformat(sep='T'))} AS TIMESTAMP)"
+    return f"CAST({sql_literal(to_utc(value).isoformat(sep='T'))} AS TIMESTAMP)"
 
 
 def eq(column: str, value: str) -> str:
@@ -38,6 +45,18 @@ def in_list(column: str, values: Iterable[str]) -> str:
     if not items:
         return "false"
     return f"{column} IN ({', '.join(items)})"
+
+
+def user_ids(user_id: str, ids: Iterable[str], column: str = "id") -> str:
+    """Rows of one user whose `column` is one of `ids`."""
+    return conjunction([eq("user_id", user_id), in_list(column, ids)])
+
+
+def chunks(ids: Iterable[str], size: int = ID_CHUNK) -> Iterator[list[str]]:
+    """`ids` without repeats, in first-seen order, in lists of at most `size`."""
+    unique = list(dict.fromkeys(ids))
+    for i in range(0, len(unique), size):
+        yield unique[i : i + size]
 
 
 def time_overlap(since: datetime | None, until: datetime | None) -> str | None:
@@ -56,4 +75,14 @@ def conjunction(clauses: Sequence[str | None]) -> str:
     return " AND ".join(parts) if parts else "true"
 
 
-__all__ = ["conjunction", "eq", "in_list", "sql_literal", "time_overlap", "ts_literal"]
+__all__ = [
+    "ID_CHUNK",
+    "chunks",
+    "conjunction",
+    "eq",
+    "in_list",
+    "sql_literal",
+    "time_overlap",
+    "ts_literal",
+    "user_ids",
+]

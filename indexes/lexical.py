@@ -1,15 +1,18 @@
 """BM25 over summaries and segments with Tantivy: a derived index, always rebuildable from LanceDB.
 
-Queries are never parsed: user text goes through the same analyzer as the indexed text (simple
-tokenizer, lower-case, ASCII folding, English stop words, English stemmer) and each resulting
-token becomes a `term_query` on `text`. Quotes, colons, `AND`/`OR`, lone `-` or emoji therefore
-cannot raise or reach other fields; text with no content words simply matches nothing.
+Queries are never parsed: user text goes through the same analyzer as the indexed text
+(`indexes/analysis.py`) and each resulting token becomes a `term_query` on `text`. Quotes,
+colons, `AND`/`OR`, lone `-` or emoji therefore cannot raise or reach other fields; text with no
+content words simply matches nothing.
 Filters (user, level, status, time) are exact-match `raw` fields and integer ranges in `Must`
-clauses with a constant zero score, so reported scores are pure BM25.
+clauses with a constant zero score, so reported scores are pure BM25. Times are stored and
+compared as microseconds since 1970 UTC (`hymem.time.micros`), so an aware bound and the
+equivalent naive-UTC bound select the same documents.
 """
 
 from __future__ import annotations
 
+import json
 import shutil
 import threading
 from collections.abc import Iterable, Sequence
@@ -19,46 +22,47 @@ from pathlib import Path
 
 import structlog
 import tantivy
+from hymem.indexes.analysis import ANALYZER_NAME, build_analyzer, terms
+from hymem.time import micros
 from hymem.types import Level
 
 log = structlog.get_logger("hymem.indexes.lexical")
 
-LEXICAL_SCHEMA_VERSION = 1
-ANALYZER = "hymem_en"
-MAX_QUERY_TERMS = 256  # a 10 kB query keeps its first 256 distinct content words
-_EPOCH = datetime(1970, 1, 1)
-_WRITER_HEAP = 32_000_000
-
-
-def build_analyzer() -> tantivy.TextAnalyzer:
-    return (
-        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
-        .filter(tantivy.Filter.remove_long(40))
-        .filter(tantivy.Filter.lowercase())
-        .filter(tantivy.Filter.ascii_fold())
-        .filter(tantivy.Filter.stopword("english"))
-        .filter(tantivy.Filter.stemmer("english"))
-        .build()
-    )
+# 2: documents are keyed by (level, user_id, id), since ids are unique per user only; a
+# version-1 index is rebuilt on open (its sync record names version 1).
+LEXICAL_SCHEMA_VERSION = 2
+# A 10 kB query keeps its first 256 distinct content words: past that, more Should clauses
+# cost time without changing which documents rank first.
+MAX_QUERY_TERMS = 256
+# Tantivy splits its writer heap between indexing threads; 32 MB is enough for one thread and
+# hymem's batched commits, and keeps a writer's memory small beside the embedder.
+WRITER_HEAP_BYTES = 32_000_000
+# Open ends of the integer time ranges (microseconds, ~146,000 years either side of 1970).
+_FAR = 2**62
 
 
 def _build_schema() -> tantivy.Schema:
     sb = tantivy.SchemaBuilder()
-    sb.add_text_field("key", stored=False, tokenizer_name="raw")  # "<level>:<id>", for deletes
+    sb.add_text_field("key", stored=False, tokenizer_name="raw")  # doc_key(), for deletes
     sb.add_text_field("id", stored=True, tokenizer_name="raw")
     sb.add_text_field("user_id", tokenizer_name="raw")
     sb.add_text_field("level", tokenizer_name="raw")
     sb.add_text_field("status", tokenizer_name="raw")
-    sb.add_text_field("text", tokenizer_name=ANALYZER, index_option="freq")
+    sb.add_text_field("text", tokenizer_name=ANALYZER_NAME, index_option="freq")
     sb.add_integer_field("t_start", indexed=True, fast=True)
     sb.add_integer_field("t_end", indexed=True, fast=True)
     return sb.build()
 
 
-def micros(value: datetime) -> int:
-    """Naive datetimes as integer microseconds since 1970 (exact, unlike float timestamps)."""
-    delta = value.replace(tzinfo=None) - _EPOCH
-    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+def doc_key(level: Level, user_id: str, id_: str) -> str:
+    """The unique key of one document: a JSON array, so no user id or record id can make two
+    different documents collide (whatever characters they hold)."""
+    return json.dumps([level.value, user_id, id_], ensure_ascii=False)
+
+
+def query_terms(text: str) -> list[str]:
+    """The analysed, de-duplicated terms of a query, in first-seen order, capped."""
+    return list(dict.fromkeys(terms(text)))[:MAX_QUERY_TERMS]
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,9 +97,10 @@ class LexicalIndex:
         elif not tantivy.Index.exists(str(self.path)) and not self.writable:
             return
         self._index = tantivy.Index(self._schema, path=str(self.path), reuse=True)
-        self._index.register_tokenizer(ANALYZER, self._analyzer)
+        self._index.register_tokenizer(ANALYZER_NAME, self._analyzer)
         if self.writable:
-            self._writer = self._index.writer(heap_size=_WRITER_HEAP, num_threads=1)
+            # One indexing thread: commits are small batches, and the cores go to the embedder.
+            self._writer = self._index.writer(heap_size=WRITER_HEAP_BYTES, num_threads=1)
 
     def close(self) -> None:
         with self._lock:
@@ -109,7 +114,7 @@ class LexicalIndex:
     # --- writes -------------------------------------------------------------------------------
     def _document(self, doc: LexDoc) -> tantivy.Document:
         fields: dict[str, object] = {
-            "key": f"{doc.level.value}:{doc.id}",
+            "key": doc_key(doc.level, doc.user_id, doc.id),
             "id": doc.id,
             "user_id": doc.user_id,
             "level": doc.level.value,
@@ -124,21 +129,21 @@ class LexicalIndex:
         return tantivy.Document(**fields)
 
     def upsert(self, docs: Iterable[LexDoc]) -> int:
-        """Replace-or-insert by (level, id); uncommitted until `commit()`."""
+        """Replace-or-insert by (level, user_id, id); uncommitted until `commit()`."""
         writer = self._require_writer()
         n = 0
         with self._lock:
             for doc in docs:
-                writer.delete_documents_by_term("key", f"{doc.level.value}:{doc.id}")
+                writer.delete_documents_by_term("key", doc_key(doc.level, doc.user_id, doc.id))
                 writer.add_document(self._document(doc))
                 n += 1
         return n
 
-    def delete(self, level: Level, ids: Iterable[str]) -> None:
+    def delete(self, level: Level, user_id: str, ids: Iterable[str]) -> None:
         writer = self._require_writer()
         with self._lock:
             for id_ in ids:
-                writer.delete_documents_by_term("key", f"{level.value}:{id_}")
+                writer.delete_documents_by_term("key", doc_key(level, user_id, id_))
 
     def commit(self) -> None:
         writer = self._require_writer()
@@ -167,9 +172,6 @@ class LexicalIndex:
         return self._writer
 
     # --- reads --------------------------------------------------------------------------------
-    def terms(self, text: str) -> list[str]:
-        """The analysed, de-duplicated terms of `text`, in first-seen order."""
-        return list(dict.fromkeys(self._analyzer.analyze(text)))[:MAX_QUERY_TERMS]
 
     def _filters(
         self,
@@ -194,7 +196,7 @@ class LexicalIndex:
                         "t_end",
                         tantivy.FieldType.Integer,
                         lower_bound=micros(since),
-                        upper_bound=2**62,
+                        upper_bound=_FAR,
                     )
                 )
             if until is not None:
@@ -203,7 +205,7 @@ class LexicalIndex:
                         s,
                         "t_start",
                         tantivy.FieldType.Integer,
-                        lower_bound=-(2**62),
+                        lower_bound=-_FAR,
                         upper_bound=micros(until),
                     )
                 )
@@ -220,11 +222,11 @@ class LexicalIndex:
         time_range: tuple[datetime | None, datetime | None] | None = None,
     ) -> list[tuple[str, float]]:
         index = self._index
-        terms = self.terms(text)
-        if index is None or not terms or k <= 0 or (statuses is not None and not statuses):
+        words = query_terms(text)
+        if index is None or not words or k <= 0 or (statuses is not None and not statuses):
             return []
         s = self._schema
-        should = [(tantivy.Occur.Should, tantivy.Query.term_query(s, "text", t)) for t in terms]
+        should = [(tantivy.Occur.Should, tantivy.Query.term_query(s, "text", t)) for t in words]
         query = tantivy.Query.boolean_query(
             [
                 (tantivy.Occur.Must, tantivy.Query.boolean_query(should)),
@@ -265,4 +267,11 @@ def wipe(path: Path) -> None:
         log.warning("lexical.wiped", path=str(path))
 
 
-__all__ = ["LEXICAL_SCHEMA_VERSION", "LexDoc", "LexicalIndex", "build_analyzer", "micros", "wipe"]
+__all__ = [
+    "LEXICAL_SCHEMA_VERSION",
+    "MAX_QUERY_TERMS",
+    "LexDoc",
+    "LexicalIndex",
+    "query_terms",
+    "wipe",
+]

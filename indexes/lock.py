@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 import os
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import filelock
 from hymem.errors import EmbedderMismatchError, SchemaVersionError, StoreError, StoreLockedError
+from hymem.time import utcnow
 
 LOCK_FILE = "writer.lock"
 META_FILE = "meta.json"
@@ -62,7 +62,7 @@ def new_meta(schema_version: int, embedder_name: str, dim: int) -> dict[str, Any
         "schema_version": schema_version,
         "embedder": embedder_name,
         "dim": dim,
-        "created_at": datetime.now().isoformat(timespec="seconds"),
+        "created_at": utcnow().isoformat(timespec="seconds"),  # naive UTC, like every stamp
     }
 
 

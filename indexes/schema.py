@@ -1,8 +1,8 @@
 """Arrow schemas of the LanceDB tables and the record <-> row conversions.
 
 Nothing outside `hymem.indexes` should know the column layout: records go in, records come out.
-Vectors are fixed-size float32 lists of the store's dimension; times are naive microsecond
-timestamps (see `hymem.types`).
+Vectors are fixed-size float32 lists of the store's dimension; times are naive-UTC microsecond
+timestamps: every datetime passes through `hymem.time.to_utc` on its way in (see `hymem.time`).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 import numpy as np
 import pyarrow as pa
 from hymem.errors import UserInputError
+from hymem.time import to_utc, to_utc_or_none, utcnow
 from hymem.types import SegmentRecord, SummaryRecord, TurnRecord
 from pydantic import BaseModel
 
@@ -121,9 +122,9 @@ def meta_schema() -> pa.Schema:
 
 
 # --- records -> Arrow ------------------------------------------------------------------------
-def _vectors(records: Sequence[SegmentRecord | SummaryRecord], dim: int) -> pa.Array:
-    """One contiguous float32 buffer; records without a vector or with the wrong size are
-    rejected (a zero vector would make cosine distance undefined)."""
+def vector_matrix(records: Sequence[SegmentRecord | SummaryRecord], dim: int) -> np.ndarray:
+    """The records' vectors as one float32 (n, dim) matrix; records without a vector or with
+    the wrong size, and non-finite values, are rejected. Every store validates through here."""
     mat = np.empty((len(records), dim), dtype=np.float32)
     for i, rec in enumerate(records):
         if rec.vector is None:
@@ -136,6 +137,12 @@ def _vectors(records: Sequence[SegmentRecord | SummaryRecord], dim: int) -> pa.A
         mat[i] = rec.vector
     if not np.isfinite(mat).all():
         raise UserInputError("vectors must be finite")
+    return mat
+
+
+def _vectors(records: Sequence[SegmentRecord | SummaryRecord], dim: int) -> pa.Array:
+    """One contiguous float32 buffer, validated by `vector_matrix`."""
+    mat = vector_matrix(records, dim)
     return pa.FixedSizeListArray.from_arrays(pa.array(mat.reshape(-1)), dim)
 
 
@@ -147,6 +154,8 @@ def _columns(records: Sequence[BaseModel], schema: pa.Schema, skip: set[str]) ->
         values = [getattr(r, field.name) for r in records]
         if pa.types.is_string(field.type):
             values = [None if v is None else str(v) for v in values]
+        elif pa.types.is_timestamp(field.type):
+            values = [to_utc_or_none(v) for v in values]
         cols[field.name] = pa.array(values, type=field.type)
     return cols
 
@@ -170,8 +179,9 @@ def summaries_to_arrow(summaries: Sequence[SummaryRecord], dim: int) -> pa.Table
     return pa.table({f.name: cols[f.name] for f in schema}, schema=schema)
 
 
-def trace_to_arrow(trace: dict[str, Any]) -> pa.Table:
-    """Top-level columns for filtering and dashboards; the whole dict goes into `payload`."""
+def trace_row(trace: dict[str, Any]) -> dict[str, Any]:
+    """Top-level columns for filtering and dashboards; the whole dict goes into `payload`.
+    `created_at` (datetime or ISO string) becomes naive UTC; a missing one is now."""
     row: dict[str, Any] = {}
     for name, typ in TRACE_COLUMNS.items():
         value = trace.get(name)
@@ -182,10 +192,16 @@ def trace_to_arrow(trace: dict[str, Any]) -> pa.Table:
         row[name] = value
     if not row["trace_id"]:
         raise UserInputError("a trace needs a trace_id")
-    if row["created_at"] is None:
-        row["created_at"] = datetime.now()
+    created = row["created_at"]
+    if created is not None and not isinstance(created, datetime):
+        raise UserInputError(f"trace created_at must be a datetime, got {created!r}")
+    row["created_at"] = utcnow() if created is None else to_utc(created)
     row["payload"] = json.dumps(trace, default=_json_default, ensure_ascii=False)
-    return pa.Table.from_pylist([row], schema=traces_schema())
+    return row
+
+
+def trace_to_arrow(trace: dict[str, Any]) -> pa.Table:
+    return pa.Table.from_pylist([trace_row(trace)], schema=traces_schema())
 
 
 def _json_default(value: Any) -> Any:
@@ -230,8 +246,10 @@ __all__ = [
     "summaries_schema",
     "summaries_to_arrow",
     "trace_from_row",
+    "trace_row",
     "trace_to_arrow",
     "traces_schema",
     "turns_schema",
     "turns_to_arrow",
+    "vector_matrix",
 ]

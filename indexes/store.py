@@ -8,21 +8,23 @@ Layout under `path`:
     writer.lock       filelock held by the single writer for the store's lifetime
     meta.json         schema_version, embedder name, dimension, created_at (mirrored in `meta`)
 
-Rules:
-  * Every read and write takes `user_id`; filters are built with escaped literals so a user id
-    such as "x' OR '1'='1" matches only that literal user.
-  * Writes go LanceDB first, then Tantivy, then turn status; a journal makes the whole commit
-    atomic from the caller's view and a crash is repaired on the next open (see `_writes.py`).
-  * Writes are batched (one LanceDB add per table per call) to avoid fragment build-up.
+`Store` keeps the `Storage` protocol (`indexes/protocol.py`) by composition: it opens the folder,
+guards every call (open? writable?), serialises writes with one lock, and delegates to small
+collaborators that each know one concern:
 
-Reads live here; the write path and repair live in `indexes/_writes.py`, traces in
-`indexes/trace_table.py`.
+    TurnLog       turns, the write-ahead log              (turn_log.py)
+    RecordReader  segment/summary reads, dense + lexical  (records.py)
+    CommitWriter  the journaled multi-table writes        (commits.py)
+    Recovery      journal settling and lexical repair     (recovery.py)
+    LexicalSync   Tantivy's sync record and rebuild       (lexical_sync.py)
+    Compactor     compaction cadence and ANN indexes      (maintenance.py)
+    TraceTable    one row per ask                         (trace_table.py)
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -30,17 +32,23 @@ from typing import Any
 import pyarrow as pa
 import structlog
 from hymem.errors import ReadOnlyStoreError, StoreClosedError, StoreError
-from hymem.indexes import filters as F
 from hymem.indexes import schema as S
-from hymem.indexes._writes import WriteMixin
+from hymem.indexes.commits import CommitWriter, Journal
 from hymem.indexes.lexical import LexicalIndex
+from hymem.indexes.lexical_sync import LexicalSync
 from hymem.indexes.lock import META_FILE, WriterLock, check_meta, new_meta, read_json
 from hymem.indexes.lock import write_json_atomic as _write_json
-from hymem.indexes.trace_table import TraceMixin
+from hymem.indexes.maintenance import VECTOR_INDEX_MIN_ROWS, Compactor
+from hymem.indexes.protocol import ACTIVE_ONLY, HIT_COLUMNS, SCAN_BATCH_ROWS, Row, TimeRange
+from hymem.indexes.records import RecordReader, similarities
+from hymem.indexes.recovery import Recovery
+from hymem.indexes.trace_table import TraceTable
+from hymem.indexes.turn_log import TurnLog
 from hymem.indexes.vectors import LanceTables
 from hymem.types import (
     Level,
     SegmentRecord,
+    StatusChange,
     SummaryRecord,
     SummaryStatus,
     TurnRecord,
@@ -48,34 +56,38 @@ from hymem.types import (
 )
 
 SCHEMA_VERSION = S.SCHEMA_VERSION
-
-TimeRange = tuple[datetime | None, datetime | None]
+_TABLES = (S.TURNS, S.SEGMENTS, S.SUMMARIES, S.TRACES)
 
 log = structlog.get_logger("hymem.indexes.store")
 
-HIT_COLUMNS = {
-    Level.SUMMARY: ["id", "user_id", "text", "segment_id", "time_start", "time_end", "status"],
-    Level.SEGMENT: ["id", "user_id", "text", "turn_ids", "time_start", "time_end"],
-}
-_NO_VECTOR = {
-    S.SEGMENTS: [f.name for f in S.segments_schema(1) if f.name != "vector"],
-    S.SUMMARIES: [f.name for f in S.summaries_schema(1) if f.name != "vector"],
-}
+
+def _check_meta(meta: dict[str, Any], path: Path, embedder_name: str, dim: int) -> None:
+    check_meta(meta, path, schema_version=SCHEMA_VERSION, embedder_name=embedder_name, dim=dim)
 
 
-def table_for(level: Level) -> str:
-    return S.SUMMARIES if level is Level.SUMMARY else S.SEGMENTS
+class Store:
+    """Opened once per Memory. Thread-safe for concurrent readers; one writer process.
 
+    Each public method's promise is written once, on `Storage`; here they only guard and
+    delegate."""
 
-class Store(TraceMixin, WriteMixin):
-    """Opened once per Memory. Thread-safe for concurrent readers; one writer process."""
-
-    path: Path
-    read_only: bool
-    embedder_name: str
-    dim: int
-
-    def __init__(self) -> None:  # use Store.open
+    def __init__(
+        self,
+        path: Path,
+        *,
+        embedder_name: str,
+        dim: int,
+        read_only: bool,
+        vector_index_min_rows: int,
+    ) -> None:
+        """Use `Store.open`: this only sets attributes; nothing is opened or locked yet."""
+        self.path = path
+        self.read_only = read_only
+        self.embedder_name = embedder_name
+        self.dim = dim
+        self.vector_index_min_rows = vector_index_min_rows
+        self._write_lock = threading.RLock()
+        self._lock: WriterLock | None = None
         self._closed = True
 
     @classmethod
@@ -86,18 +98,16 @@ class Store(TraceMixin, WriteMixin):
         embedder_name: str,
         dim: int,
         read_only: bool = False,
-        vector_index_min_rows: int = 20_000,
+        vector_index_min_rows: int = VECTOR_INDEX_MIN_ROWS,
     ) -> Store:
         """Create or open. Raises StoreLockedError, SchemaVersionError, EmbedderMismatchError."""
-        self = cls()
-        self.path = Path(path)
-        self.read_only = read_only
-        self.embedder_name = embedder_name
-        self.dim = int(dim)
-        self.vector_index_min_rows = vector_index_min_rows
-        self._write_lock = threading.RLock()
-        self._writes_since_optimize = 0
-        self._lock: WriterLock | None = None
+        self = cls(
+            Path(path),
+            embedder_name=embedder_name,
+            dim=int(dim),
+            read_only=read_only,
+            vector_index_min_rows=vector_index_min_rows,
+        )
         if read_only:
             if not (self.path / META_FILE).exists():
                 raise StoreError(f"no hymem memory at {self.path} to open read-only")
@@ -108,7 +118,7 @@ class Store(TraceMixin, WriteMixin):
             self._lock = WriterLock(self.path)
         self._closed = False
         try:
-            self._open_tables()
+            self._open_parts()
         except BaseException:
             self._closed = True
             if self._lock is not None:
@@ -117,38 +127,48 @@ class Store(TraceMixin, WriteMixin):
         log.info("store.open", path=str(self.path), read_only=read_only, dim=self.dim)
         return self
 
-    def _open_tables(self) -> None:
+    def _open_parts(self) -> None:
+        """Check the folder's meta, open the tables and the lexical index, wire the
+        collaborators, then repair whatever a crash left (before serving anything)."""
         meta = read_json(self.path / META_FILE)
         if meta is not None:
-            check_meta(
-                meta,
-                self.path,
-                schema_version=SCHEMA_VERSION,
-                embedder_name=self.embedder_name,
-                dim=self.dim,
-            )
-        created = False
+            _check_meta(meta, self.path, self.embedder_name, self.dim)
         self._lance = LanceTables(self.path / "lance", read_only=self.read_only)
         if meta is None:
             meta = self._meta_from_table()
+        created = self._open_tables(meta)
+        self._lex = LexicalIndex(self.path / "tantivy", writable=not self.read_only)
+        self._turns = TurnLog(self._lance)
+        self._records = RecordReader(self._lance, self._lex, self.dim, read_only=self.read_only)
+        self._traces = TraceTable(self._lance)
+        self._sync = LexicalSync(self.path, self._lance, self._lex)
+        self._compactor = Compactor(self._lance, self._sync, self.vector_index_min_rows)
+        journal = Journal(self.path)
+        self._commits = CommitWriter(
+            self._lance, self._lex, self._turns, journal, self._sync, self._compactor, self.dim
+        )
+        if created:
+            self._sync.record()  # a new, empty store is in sync by construction
+        Recovery(self.path, journal, self._sync, self._commits, self._turns).repair_on_open(
+            read_only=self.read_only
+        )
+
+    def _open_tables(self, meta: dict[str, Any] | None) -> bool:
+        """Open (or, when writable, create) the tables; True when the store is new."""
         if self.read_only:
-            for name in (S.TURNS, S.SEGMENTS, S.SUMMARIES, S.TRACES):
+            for name in _TABLES:
                 if not self._lance.open_existing(name):
                     raise StoreError(f"{self.path} is missing its {name!r} table")
-        else:
-            self._lance.ensure(S.TURNS, S.turns_schema())
-            self._lance.ensure(S.SEGMENTS, S.segments_schema(self.dim))
-            self._lance.ensure(S.SUMMARIES, S.summaries_schema(self.dim))
-            self._lance.ensure(S.TRACES, S.traces_schema())
-            self._lance.ensure(S.META, S.meta_schema())
-            if meta is None:
-                meta = new_meta(SCHEMA_VERSION, self.embedder_name, self.dim)
-                self._write_meta(meta)
-                created = True
-        self._lex = LexicalIndex(self.path / "tantivy", writable=not self.read_only)
-        if created:
-            self._write_sync()  # a new, empty store is in sync by construction
-        self._repair_on_open()
+            return False
+        self._lance.ensure(S.TURNS, S.turns_schema())
+        self._lance.ensure(S.SEGMENTS, S.segments_schema(self.dim))
+        self._lance.ensure(S.SUMMARIES, S.summaries_schema(self.dim))
+        self._lance.ensure(S.TRACES, S.traces_schema())
+        self._lance.ensure(S.META, S.meta_schema())
+        if meta is not None:
+            return False
+        self._write_meta(new_meta(SCHEMA_VERSION, self.embedder_name, self.dim))
+        return True
 
     def _meta_from_table(self) -> dict[str, Any] | None:
         """The `meta` table's copy, for a folder whose meta.json was lost; checked like it."""
@@ -160,13 +180,7 @@ class Store(TraceMixin, WriteMixin):
         for key in ("schema_version", "dim"):
             if str(meta.get(key, "")).isdigit():
                 meta[key] = int(meta[key])
-        check_meta(
-            meta,
-            self.path,
-            schema_version=SCHEMA_VERSION,
-            embedder_name=self.embedder_name,
-            dim=self.dim,
-        )
+        _check_meta(meta, self.path, self.embedder_name, self.dim)
         if not self.read_only:
             _write_json(self.path / META_FILE, meta)
         return meta
@@ -204,115 +218,83 @@ class Store(TraceMixin, WriteMixin):
         if self.read_only:
             raise ReadOnlyStoreError(f"{self.path} was opened read-only")
 
-    # --- turns (write-ahead log) ---------------------------------------------------------
+    # --- turns ---------------------------------------------------------------------------
     def get_turns(
         self, user_id: str, *, ids: Sequence[str] | None = None, status: TurnStatus | None = None
     ) -> list[TurnRecord]:
-        """Turns ordered by seq."""
         self._check_open()
-        where = F.conjunction(
-            [
-                F.eq("user_id", user_id),
-                F.in_list("id", ids) if ids is not None else None,
-                F.eq("status", TurnStatus(status).value) if status is not None else None,
-            ]
-        )
-        rows = self._lance.rows(S.TURNS, where)
-        rows.sort(key=lambda r: (r["seq"], r["id"]))
-        return S.rows_to_records(TurnRecord, rows)
+        return self._turns.get(user_id, ids=ids, status=status)
 
     def next_seq(self, user_id: str) -> int:
         self._check_open()
-        seqs = self._lance.query(S.TURNS, F.eq("user_id", user_id), ["seq"]).column("seq")
-        return (max(seqs.to_pylist()) + 1) if len(seqs) else 0
+        return self._turns.next_seq(user_id)
+
+    def append_turns(self, turns: Sequence[TurnRecord]) -> list[str]:
+        self._check_writable()
+        if not turns:
+            return []
+        with self._write_lock:
+            new = self._turns.append(turns)
+            self._compactor.note_write()
+        return [t.id for t in new]
+
+    # --- journaled writes ----------------------------------------------------------------
+    def commit_segments(
+        self,
+        user_id: str,
+        segments: Sequence[SegmentRecord],
+        summaries: Sequence[SummaryRecord],
+        stored_turn_ids: Sequence[str],
+    ) -> None:
+        self._check_writable()
+        with self._write_lock:
+            self._commits.commit_segments(user_id, segments, summaries, stored_turn_ids)
+
+    def apply_summary_changes(
+        self, user_id: str, new: Sequence[SummaryRecord], changes: Sequence[StatusChange]
+    ) -> None:
+        self._check_writable()
+        with self._write_lock:
+            self._commits.apply_summary_changes(user_id, new, changes)
 
     # --- reads ---------------------------------------------------------------------------
     def get_segments(self, user_id: str, ids: Sequence[str]) -> list[SegmentRecord]:
-        """Segments in the order of `ids` (unknown ids skipped), without vectors."""
         self._check_open()
-        if not ids:
-            return []
-        where = F.conjunction([F.eq("user_id", user_id), F.in_list("id", ids)])
-        by_id = {r["id"]: r for r in self._lance.rows(S.SEGMENTS, where, _NO_VECTOR[S.SEGMENTS])}
-        return S.rows_to_records(
-            SegmentRecord, [by_id[i] for i in dict.fromkeys(ids) if i in by_id]
-        )
+        return self._records.get_segments(user_id, ids)
 
     def get_summaries(
         self,
         user_id: str,
         *,
         ids: Sequence[str] | None = None,
-        statuses: Sequence[SummaryStatus] | None = (SummaryStatus.ACTIVE,),
+        statuses: Sequence[SummaryStatus] | None = ACTIVE_ONLY,
         with_vectors: bool = False,
     ) -> list[SummaryRecord]:
-        """In the order of `ids` when given, else by (created_at, id)."""
         self._check_open()
-        where = F.conjunction(
-            [
-                F.eq("user_id", user_id),
-                F.in_list("id", ids) if ids is not None else None,
-                self._status_clause(statuses),
-            ]
+        return self._records.get_summaries(
+            user_id, ids=ids, statuses=statuses, with_vectors=with_vectors
         )
-        cols = None if with_vectors else _NO_VECTOR[S.SUMMARIES]
-        rows = self._lance.rows(S.SUMMARIES, where, cols)
-        if ids is not None:
-            by_id = {r["id"]: r for r in rows}
-            rows = [by_id[i] for i in dict.fromkeys(ids) if i in by_id]
-        else:
-            rows.sort(key=lambda r: (r["created_at"], r["id"]))
-        return S.rows_to_records(SummaryRecord, rows)
 
     def iter_summaries(
         self,
         user_id: str | None = None,
         *,
-        statuses: Sequence[SummaryStatus] | None = (SummaryStatus.ACTIVE,),
+        statuses: Sequence[SummaryStatus] | None = ACTIVE_ONLY,
         with_vectors: bool = True,
-        batch_size: int = 10_000,
+        batch_size: int = SCAN_BATCH_ROWS,
     ) -> Iterator[list[SummaryRecord]]:
         self._check_open()
-        where = F.conjunction(
-            [
-                F.eq("user_id", user_id) if user_id is not None else None,
-                self._status_clause(statuses),
-            ]
+        return self._records.iter_summaries(
+            user_id, statuses=statuses, with_vectors=with_vectors, batch_size=batch_size
         )
-        cols = None if with_vectors else _NO_VECTOR[S.SUMMARIES]
-        for batch in self._lance.batches(S.SUMMARIES, where, cols, batch_size):
-            if batch.num_rows:
-                yield S.rows_to_records(SummaryRecord, batch.to_pylist())
 
     def users(self) -> list[str]:
         self._check_open()
-        found: set[str] = set()
-        for name in (S.TURNS, S.SUMMARIES):
-            found.update(self._lance.query(name, None, ["user_id"]).column("user_id").to_pylist())
-        return sorted(found)
+        return self._records.users()
 
     def counts(self, user_id: str | None = None) -> dict[str, int]:
         self._check_open()
-        user = F.eq("user_id", user_id) if user_id is not None else None
-
-        def n(table: str, *extra: str | None) -> int:
-            clauses = [c for c in (user, *extra) if c]
-            return self._lance.count(table, F.conjunction(clauses) if clauses else None)
-
-        return {
-            "turns": n(S.TURNS),
-            "pending_turns": n(S.TURNS, F.eq("status", TurnStatus.PENDING.value)),
-            "segments": n(S.SEGMENTS),
-            "summaries": n(S.SUMMARIES),
-            "active_summaries": n(S.SUMMARIES, F.eq("status", SummaryStatus.ACTIVE.value)),
-            "traces": n(S.TRACES),
-        }
-
-    @staticmethod
-    def _status_clause(statuses: Sequence[SummaryStatus] | None) -> str | None:
-        if statuses is None:
-            return None
-        return F.in_list("status", [SummaryStatus(s).value for s in statuses])
+        return self._records.counts(user_id)
 
     # --- search primitives (fusion lives in indexes/hybrid.py) ---------------------------
     def dense_rows(
@@ -322,23 +304,13 @@ class Store(TraceMixin, WriteMixin):
         k: int,
         *,
         level: Level = Level.SUMMARY,
-        statuses: Sequence[SummaryStatus] | None = (SummaryStatus.ACTIVE,),
+        statuses: Sequence[SummaryStatus] | None = ACTIVE_ONLY,
         time_range: TimeRange | None = None,
-    ) -> list[dict[str, Any]]:
-        """Top-k rows (HIT_COLUMNS + `_distance`) by cosine distance, best first."""
+    ) -> list[Row]:
         self._check_open()
-        if len(vector) != self.dim:
-            raise StoreError(
-                f"query vector has {len(vector)} dimensions; the store holds {self.dim}"
-            )
-        where = F.conjunction(
-            [
-                F.eq("user_id", user_id),
-                self._status_clause(statuses) if level is Level.SUMMARY else None,
-                F.time_overlap(*time_range) if time_range else None,
-            ]
+        return self._records.dense_rows(
+            user_id, vector, k, level=Level(level), statuses=statuses, time_range=time_range
         )
-        return self._lance.vector_search(table_for(level), vector, k, where, HIT_COLUMNS[level])
 
     def dense_search(
         self,
@@ -347,14 +319,13 @@ class Store(TraceMixin, WriteMixin):
         k: int,
         *,
         level: Level = Level.SUMMARY,
-        statuses: Sequence[SummaryStatus] | None = (SummaryStatus.ACTIVE,),
+        statuses: Sequence[SummaryStatus] | None = ACTIVE_ONLY,
         time_range: TimeRange | None = None,
     ) -> list[tuple[str, float]]:
-        """(id, cosine similarity) best first. `statuses` applies to summaries only."""
         rows = self.dense_rows(
             user_id, vector, k, level=level, statuses=statuses, time_range=time_range
         )
-        return [(r["id"], 1.0 - float(r["_distance"])) for r in rows]
+        return similarities(rows)
 
     def lexical_search(
         self,
@@ -363,24 +334,43 @@ class Store(TraceMixin, WriteMixin):
         k: int,
         *,
         level: Level = Level.SUMMARY,
-        statuses: Sequence[SummaryStatus] | None = (SummaryStatus.ACTIVE,),
+        statuses: Sequence[SummaryStatus] | None = ACTIVE_ONLY,
         time_range: TimeRange | None = None,
     ) -> list[tuple[str, float]]:
-        """(id, BM25) best first. Any text is accepted; never raises on user text."""
         self._check_open()
-        if self.read_only:
-            self._lex.reload()
-        st = None if statuses is None else [SummaryStatus(s).value for s in statuses]
-        return self._lex.search(user_id, text, k, level=level, statuses=st, time_range=time_range)
+        return self._records.lexical_search(
+            user_id, text, k, level=Level(level), statuses=statuses, time_range=time_range
+        )
 
-    def hydrate(self, user_id: str, level: Level, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
-        """HIT_COLUMNS rows for `ids` of one user, in one query."""
+    def hydrate(self, user_id: str, level: Level, ids: Sequence[str]) -> dict[str, Row]:
         self._check_open()
-        if not ids:
-            return {}
-        where = F.conjunction([F.eq("user_id", user_id), F.in_list("id", ids)])
-        rows = self._lance.rows(table_for(level), where, HIT_COLUMNS[level])
-        return {r["id"]: r for r in rows}
+        return self._records.hydrate(user_id, Level(level), ids)
+
+    # --- traces --------------------------------------------------------------------------
+    def write_trace(self, trace: dict[str, Any]) -> None:
+        self._check_writable()
+        with self._write_lock:
+            self._traces.write(trace)
+
+    def read_traces(
+        self, user_id: str | None = None, since: datetime | None = None
+    ) -> list[dict[str, Any]]:
+        self._check_open()
+        return self._traces.read(user_id, since)
+
+    # --- maintenance ---------------------------------------------------------------------
+    def reindex(self, progress: Callable[[int], None] | None = None) -> dict[str, int]:
+        self._check_writable()
+        with self._write_lock:
+            counts = self._sync.rebuild(progress)
+        log.info("store.reindex", path=str(self.path), **counts)
+        return counts
+
+    def optimize(self) -> None:
+        self._check_writable()
+        with self._write_lock:
+            self._compactor.optimize()
+        log.info("store.optimize", path=str(self.path))
 
 
-__all__ = ["SCHEMA_VERSION", "Store", "TimeRange"]
+__all__ = ["HIT_COLUMNS", "SCHEMA_VERSION", "Store", "TimeRange"]

@@ -1,4 +1,8 @@
-"""The `traces` table: one row per ask, appended by the reader and read by the dashboard."""
+"""The `traces` table: one row per ask, appended by the reader and read by the dashboard.
+
+Rows keep a few indexed columns plus the full trace as JSON (see `schema.trace_row`). The
+caller (the `Store`) checks that the store is open/writable and serialises writes.
+"""
 
 from __future__ import annotations
 
@@ -7,20 +11,20 @@ from typing import Any
 
 from hymem.indexes import filters as F
 from hymem.indexes import schema as S
+from hymem.indexes.vectors import LanceTables
 
 
-class TraceMixin:
-    """Trace rows keep a few indexed columns plus the full trace as JSON (see schema.py)."""
+class TraceTable:
+    def __init__(self, lance: LanceTables) -> None:
+        self._lance = lance
 
-    def write_trace(self, trace: dict[str, Any]) -> None:
-        self._check_writable()
-        with self._write_lock:
-            self._lance.add(S.TRACES, S.trace_to_arrow(trace))
+    def write(self, trace: dict[str, Any]) -> None:
+        self._lance.add(S.TRACES, S.trace_to_arrow(trace))
 
-    def read_traces(
+    def read(
         self, user_id: str | None = None, since: datetime | None = None
     ) -> list[dict[str, Any]]:
-        self._check_open()
+        """Traces created at or after `since` (naive UTC, or aware and converted), oldest first."""
         where = F.conjunction(
             [
                 F.eq("user_id", user_id) if user_id is not None else None,
@@ -30,3 +34,6 @@ class TraceMixin:
         rows = self._lance.rows(S.TRACES, where)
         rows.sort(key=lambda r: (r["created_at"], r["trace_id"]))
         return [S.trace_from_row(r) for r in rows]
+
+
+__all__ = ["TraceTable"]

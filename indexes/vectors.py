@@ -2,13 +2,14 @@
 
 Only this module talks to LanceDB. Filters arrive as SQL strings built by `indexes.filters`
 (escaped literals only). Dense search always uses cosine distance and LanceDB's default
-prefiltering, so `user_id`/status/time filters apply before the top-k cut.
+prefiltering, so `user_id`/status/time filters apply before the top-k cut. Vector queries always
+select `_distance` explicitly: LanceDB 0.40 logs a deprecation warning on every vector query that
+names its output columns without it, and hymem leaves the process's logging settings alone.
 """
 
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Iterator, Sequence
 from datetime import timedelta
 from pathlib import Path
@@ -25,6 +26,11 @@ NPROBES = 20  # IVF partitions probed; recall barely moved between 20 and 80 at 
 # 30 (PQ codes alone cannot separate near-duplicate sentences); 20 costs ~5 ms more than 10.
 REFINE_FACTOR = 20
 SCALAR_INDEX_MIN_ROWS = 5_000  # below this a scan is as fast as a BTREE lookup
+# PQ codes one byte per sub-vector: 8 dimensions each (48 bytes per 384-d MiniLM vector) keeps
+# recall high with refine; a dimension 8 does not divide falls back to its largest divisor up
+# to MAX_SUB_VECTORS (LanceDB requires dim % sub_vectors == 0).
+PQ_DIMS_PER_SUB_VECTOR = 8
+MAX_SUB_VECTORS = 48
 
 
 class LanceTables:
@@ -35,7 +41,6 @@ class LanceTables:
         # Readers in other processes must see the writer's commits: check for new versions on
         # every read. The single writer sees its own writes without that cost.
         interval = timedelta(seconds=0) if read_only else None
-        os.environ.setdefault("LANCEDB_LOG", "error")  # one warning per query otherwise
         import lancedb  # deferred: importing it takes seconds, and `import hymem` must not
 
         self._db = lancedb.connect(str(path), read_consistency_interval=interval)
@@ -144,7 +149,7 @@ class LanceTables:
             .search(list(vector), vector_column_name="vector")
             .distance_type("cosine")
             .where(where, prefilter=True)
-            .select([*columns, "_distance"])
+            .select([*columns, "_distance"])  # naming it silences a per-query warning
             .limit(k)
         )
         if self.vector_indexed(name):
@@ -198,11 +203,10 @@ class LanceTables:
 
 
 def _sub_vectors(dim: int) -> int:
-    """PQ sub-vectors: 8 dimensions each when that divides `dim`, else the largest divisor <= 48
-    (LanceDB requires dim % sub_vectors == 0)."""
-    if dim % 8 == 0:
-        return dim // 8
-    return max(d for d in range(1, 49) if dim % d == 0)
+    """PQ sub-vectors for `dim` (see PQ_DIMS_PER_SUB_VECTOR)."""
+    if dim % PQ_DIMS_PER_SUB_VECTOR == 0:
+        return dim // PQ_DIMS_PER_SUB_VECTOR
+    return max(d for d in range(1, MAX_SUB_VECTORS + 1) if dim % d == 0)
 
 
 __all__ = ["NPROBES", "REFINE_FACTOR", "LanceTables"]

@@ -4,21 +4,29 @@
 * `hashing_embedder`: a fast deterministic 64-d hashing embedder.
 * `tmp_store` / `make_store`: a `Store` under tmp_path, closed after the test.
 * `make_summaries` / `commit_texts`: build and commit segments + summaries from plain texts.
+* `storage_kit`: the conformance fixture, once per `Storage` implementation (the LanceDB +
+  Tantivy `Store` on tmp_path, and `InMemoryStore`), each with a read-only handle opener.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hymem.embedders import Embedder, HashingEmbedder, SentenceTransformerEmbedder
+from hymem.indexes.memory_store import InMemoryStore
+from hymem.indexes.protocol import Storage
 from hymem.indexes.store import Store
-from hymem.types import SegmentRecord, SummaryRecord, TurnRecord
+from hymem.types import SegmentRecord, SummaryRecord, SummaryStatus, TurnRecord
 
 BASE_TIME = datetime(2023, 5, 8, 13, 56)
+DIM = 64  # the hashing embedder's dimension, used by every store fixture
+EVIL = "x' OR '1'='1"
+_HASHING = HashingEmbedder(dim=DIM)
 
 
 @pytest.fixture(scope="session")
@@ -31,7 +39,7 @@ def minilm() -> SentenceTransformerEmbedder:
 
 @pytest.fixture
 def hashing_embedder() -> HashingEmbedder:
-    return HashingEmbedder(dim=64)
+    return HashingEmbedder(dim=DIM)
 
 
 def open_store(path: Path, embedder: Embedder, **kwargs: Any) -> Store:
@@ -121,7 +129,7 @@ def make_records(
 
 
 def commit_texts(
-    store: Store,
+    store: Storage,
     embedder: Embedder,
     user_id: str,
     texts: Sequence[str],
@@ -131,3 +139,88 @@ def commit_texts(
     segment, summaries = make_records(embedder, user_id, texts, **kwargs)
     store.commit_segments(user_id, [segment], summaries, list(segment.turn_ids))
     return segment, summaries
+
+
+def vec(*head: float) -> list[float]:
+    """A DIM-d vector with the given leading components: cosine geometry made by hand."""
+    return [*head, *([0.0] * (DIM - len(head)))]
+
+
+def make_segment(
+    user_id: str,
+    id_: str,
+    text: str | None = None,
+    *,
+    turn_ids: Sequence[str] = (),
+    start: datetime | None = BASE_TIME,
+    end: datetime | None = None,
+    vector: list[float] | None = None,
+) -> SegmentRecord:
+    """One segment; its vector embeds its text with the hashing embedder unless given."""
+    text = text if text is not None else f"raw dialogue of {id_}"
+    return SegmentRecord(
+        id=id_,
+        user_id=user_id,
+        session_ids=["s1"],
+        turn_ids=list(turn_ids),
+        text=text,
+        time_start=start,
+        time_end=end,
+        token_count=len(text.split()),
+        vector=vector if vector is not None else _HASHING.embed([text])[0].tolist(),
+        created_at=BASE_TIME,
+    )
+
+
+def make_summary(
+    user_id: str,
+    id_: str,
+    text: str,
+    *,
+    segment_id: str = "seg",
+    start: datetime | None = BASE_TIME,
+    end: datetime | None = None,
+    created: datetime = BASE_TIME,
+    vector: list[float] | None = None,
+    **fields: object,
+) -> SummaryRecord:
+    """One active summary; its vector embeds its text unless given; `fields` override."""
+    return SummaryRecord.model_validate(
+        {
+            "id": id_,
+            "user_id": user_id,
+            "segment_id": segment_id,
+            "text": text,
+            "vector": vector if vector is not None else _HASHING.embed([text])[0].tolist(),
+            "time_start": start,
+            "time_end": end,
+            "status": SummaryStatus.ACTIVE,
+            "created_at": created,
+            "updated_at": created,
+            **fields,
+        }
+    )
+
+
+@dataclass
+class StorageKit:
+    """One store under test, its embedder, and an opener for read-only handles on its data."""
+
+    kind: str
+    store: Storage
+    embedder: HashingEmbedder
+    open_reader: Callable[[], Storage]
+
+
+@pytest.fixture(params=[pytest.param("lancedb", marks=pytest.mark.integration), "memory"])
+def storage_kit(
+    request: pytest.FixtureRequest,
+    make_store: Callable[..., Store],
+    hashing_embedder: HashingEmbedder,
+) -> StorageKit:
+    if request.param == "lancedb":
+        return StorageKit(
+            "lancedb", make_store(), hashing_embedder, lambda: make_store(read_only=True)
+        )
+    memory = InMemoryStore(hashing_embedder.dim, embedder_name=hashing_embedder.name)
+    return StorageKit("memory", memory, hashing_embedder, memory.read_only_view)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
-from hymem.llm.extractive.text import content_stems
+from hymem.indexes.analysis import content_terms
 from hymem.types import StatusChange, SummaryRecord, SummaryStatus
 from pydantic import BaseModel
 
@@ -73,12 +73,16 @@ class Plan:
 
 
 def merge_guard(target_text: str, newer_texts: Iterable[str], merged: str) -> list[str]:
-    """Content-word stems that only the older summary held and the merge dropped (empty: ok)."""
+    """Content-word stems that only the older summary held and the merge dropped (empty: ok).
+
+    Words are stemmed as the lexical index stems them (`hymem.indexes.analysis`), function words
+    aside, so a merge the guard accepts keeps every content word a keyword search could have
+    found the target by, while resolving "she" to "Melanie" is not a loss."""
     newer: set[str] = set()
     for text in newer_texts:
-        newer.update(content_stems(text))
-    kept = set(content_stems(merged))
-    return [s for s in content_stems(target_text) if s not in newer and s not in kept]
+        newer.update(content_terms(text))
+    kept = set(content_terms(merged))
+    return [s for s in content_terms(target_text) if s not in newer and s not in kept]
 
 
 def normalise_decision(

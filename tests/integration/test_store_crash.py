@@ -3,6 +3,7 @@ the LanceDB and Tantivy writes, a missing or stale lexical index, and `reindex`.
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import shutil
@@ -16,6 +17,7 @@ from typing import Any
 
 import pytest
 from hymem.embedders import HashingEmbedder
+from hymem.indexes.lexical import LEXICAL_SCHEMA_VERSION
 from hymem.indexes.store import Store
 from hymem.types import Level, StatusChange, SummaryStatus, TurnStatus
 
@@ -162,7 +164,7 @@ def test_interrupted_status_changes_are_completed_on_open(tmp_path: Path) -> Non
     _, (new,) = make_records(
         emb, "u", ["zq1b Alice lives in Berlin"], segment_id="g1", id_prefix="v2-"
     )
-    store._apply_status = _fail  # type: ignore[method-assign]
+    store._commits.apply_status = _fail  # type: ignore[method-assign]  # after the insert
     with pytest.raises(OSError):
         store.apply_summary_changes(
             "u", [new], [StatusChange(summary_id=old.id, status=SummaryStatus.DELETED)]
@@ -174,18 +176,25 @@ def test_interrupted_status_changes_are_completed_on_open(tmp_path: Path) -> Non
         assert [i for i, _ in store.lexical_search("u", "Paris", 5, statuses=None)] == [old.id]
 
 
-@pytest.mark.parametrize("damage", ["delete_index", "stale_sync"])
+@pytest.mark.parametrize("damage", ["delete_index", "stale_sync", "old_lexical_version"])
 def test_lexical_index_rebuilt_on_open_when_it_disagrees(tmp_path: Path, damage: str) -> None:
     emb = HashingEmbedder(64)
     with open_store(tmp_path / "m", emb) as store:
         commit_texts(store, emb, "u", ["zq1a alpha", "zq1b beta"], segment_id="g1")
     if damage == "delete_index":
         shutil.rmtree(tmp_path / "m" / "tantivy")
+    elif damage == "old_lexical_version":  # written by a hymem whose documents had other keys
+        sync = tmp_path / "m" / "lexical_sync.json"
+        record = json.loads(sync.read_text())
+        assert record["lexical_schema_version"] == LEXICAL_SCHEMA_VERSION > 1
+        sync.write_text(json.dumps({**record, "lexical_schema_version": 1}))
     else:  # LanceDB moved on without Tantivy (e.g. a crash right after the LanceDB write)
         with open_store(tmp_path / "m", emb) as store:
             store._lance.delete("summaries", "id = 'g1-s1'")
     with open_store(tmp_path / "m", emb) as store:
         _assert_consistent(store)
+        sync = json.loads((tmp_path / "m" / "lexical_sync.json").read_text())
+        assert sync["lexical_schema_version"] == LEXICAL_SCHEMA_VERSION
         beta = [i for i, _ in store.lexical_search("u", "beta", 5)]
         assert beta == ([] if damage == "stale_sync" else ["g1-s1"])
         assert [i for i, _ in store.lexical_search("u", "alpha", 5)] == ["g1-s0"]

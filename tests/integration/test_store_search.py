@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import datetime
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -157,6 +157,39 @@ def test_time_range_filter(tmp_store: Store, hashing_embedder: HashingEmbedder) 
     assert {h.segment_id for h in since} == {"m3", "m5"}
     until = s.search("trip lake", user_id="u", k=10, time_range=(None, datetime(2023, 3, 9)))
     assert {h.segment_id for h in until} == {"m1"}
+
+
+def test_aware_time_bounds_select_the_same_rows_in_every_mode(
+    tmp_store: Store, hashing_embedder: HashingEmbedder
+) -> None:
+    """Stored times are naive UTC; an aware bound is the same instant in any offset."""
+    for hour in (8, 10, 12, 14):
+        commit_texts(
+            tmp_store,
+            hashing_embedder,
+            "u",
+            [f"walk by the lake at hour {hour}"],
+            segment_id=f"h{hour}",
+            time=datetime(2023, 5, 8, hour),
+        )
+    s = HybridSearcher(tmp_store, hashing_embedder)
+    naive = (datetime(2023, 5, 8, 9), datetime(2023, 5, 8, 13))
+    for offset in (-7, 0, 2, 9, 5.5):
+        tz = timezone(timedelta(hours=offset))
+        aware = tuple(b.replace(tzinfo=UTC).astimezone(tz) for b in naive)
+        for mode in ("hybrid", "dense", "lexical"):
+            for level in ("summary", "segment"):
+                got = [
+                    {
+                        h.segment_id
+                        for h in s.search(
+                            "walk lake", user_id="u", k=10, mode=mode, level=level, time_range=rng
+                        )
+                    }
+                    for rng in (naive, aware, (aware[0], None), (None, aware[1]))
+                ]
+                assert got[0] == got[1] == {"h10", "h12"}, (offset, mode, level)
+                assert got[2] == {"h10", "h12", "h14"} and got[3] == {"h8", "h10", "h12"}
 
 
 def test_status_filter_and_versions(tmp_store: Store, hashing_embedder: HashingEmbedder) -> None:

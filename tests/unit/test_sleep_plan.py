@@ -30,6 +30,10 @@ def test_guard_rejects_the_tokyo_kyoto_merge() -> None:
     assert merge_guard(TOKYO, [KYOTO], "User plans a May trip to Tokyo and asked about Kyoto") == []
     # inflections still count as kept ("planning" keeps "plans")
     assert merge_guard(TOKYO, [KYOTO], "User is planning trips to Tokyo in May; Kyoto too") == []
+    # function words are not facts: resolving a pronoun or dropping a negation is no loss
+    melanie = "Melanie loves hiking in the Alps"
+    assert merge_guard("She loves hiking", [melanie], melanie) == []
+    assert merge_guard("User does not eat meat", ["User eats meat again"], "User eats meat") == []
 
 
 def test_normalise_decision_rejects_lossy_merge_and_keeps_good_one() -> None:

@@ -1,4 +1,8 @@
-"""HybridSearcher logic against an in-memory fake store: fusion, hydration, orphans, checks."""
+"""HybridSearcher logic over an InMemoryStore: fusion, hydration, orphans, modes, checks.
+
+Dense rankings come from hand-made vectors and lexical ones from BM25 over short texts, so
+each test states both rankings it feeds the fusion.
+"""
 
 from __future__ import annotations
 
@@ -11,85 +15,107 @@ import pytest
 from hymem.embedders import HashingEmbedder
 from hymem.errors import UserInputError
 from hymem.indexes.hybrid import HybridSearcher, candidate_depth
+from hymem.indexes.memory_store import InMemoryStore
+from hymem.indexes.protocol import Row
 from hymem.types import Level, SummaryStatus
 
+from tests.fixtures_store import DIM, make_segment, make_summary, vec
 
-class FakeStore:
-    """Dense ranking = given order; lexical ranking = given order; records keyed by id."""
 
-    def __init__(self, dense: list[str], lexical: list[str], records: dict[str, str]) -> None:
-        self.dense, self.lexical, self.records = dense, lexical, records
+class SpyStore(InMemoryStore):
+    """Records what the searcher asks; `ghosts` are lexical ids the records no longer hold
+    (a stale lexical index)."""
+
+    def __init__(self, ghosts: Sequence[str] = ()) -> None:
+        super().__init__(DIM, embedder_name="hashing-64")
+        self.ghosts = list(ghosts)
         self.hydrate_calls: list[list[str]] = []
         self.dense_k: list[int] = []
 
-    def _row(self, id_: str) -> dict[str, Any]:
-        return {
-            "id": id_,
-            "user_id": "u",
-            "text": self.records[id_],
-            "segment_id": "seg-" + id_,
-            "time_start": datetime(2023, 1, 1),
-            "time_end": None,
-            "status": "active",
-            "turn_ids": ["t1"],
-        }
-
-    def dense_rows(self, user_id: str, vector: Sequence[float], k: int, **kw: Any) -> list[dict]:
+    def dense_rows(self, user_id: str, vector: Sequence[float], k: int, **kw: Any) -> list[Row]:
         self.dense_k.append(k)
-        return [{**self._row(i), "_distance": 0.1 * n} for n, i in enumerate(self.dense[:k])]
+        return super().dense_rows(user_id, vector, k, **kw)
 
     def lexical_search(self, user_id: str, text: str, k: int, **kw: Any) -> list[tuple[str, float]]:
-        return [(i, 10.0 - n) for n, i in enumerate(self.lexical[:k])]
+        found = super().lexical_search(user_id, text, k, **kw)
+        return [(g, 99.0) for g in self.ghosts] + found
 
-    def hydrate(self, user_id: str, level: Level, ids: Sequence[str]) -> dict[str, dict]:
+    def hydrate(self, user_id: str, level: Level, ids: Sequence[str]) -> dict[str, Row]:
         self.hydrate_calls.append(list(ids))
-        return {i: self._row(i) for i in ids if i in self.records}
+        return super().hydrate(user_id, level, ids)
 
 
-def _searcher(store: FakeStore) -> HybridSearcher:
-    return HybridSearcher(store, HashingEmbedder(16))  # type: ignore[arg-type]
+def _store(records: dict[str, tuple[str, list[float]]], ghosts: Sequence[str] = ()) -> SpyStore:
+    """One summary per id (text, vector) in segment "seg-<id>", all for user "u"."""
+    store = SpyStore(ghosts)
+    sums = [
+        make_summary("u", i, text, segment_id=f"seg-{i}", vector=v, start=datetime(2023, 1, 1))
+        for i, (text, v) in records.items()
+    ]
+    segs = [make_segment("u", f"seg-{i}", turn_ids=["t1"]) for i in records]
+    store.commit_segments("u", segs, sums, [])
+    return store
 
 
-def test_fusion_scores_ranks_and_one_hydration_for_lexical_only_hits() -> None:
-    store = FakeStore(["a", "b", "c"], ["d", "b"], {i: i.upper() for i in "abcd"})
-    hits = _searcher(store).search("anything", user_id="u", k=4)
-    assert [h.id for h in hits] == ["b", "a", "d", "c"]
-    b = hits[0]
+def _searcher(store: InMemoryStore) -> HybridSearcher:
+    return HybridSearcher(store, HashingEmbedder(DIM))
+
+
+# dense (query vec(1.0)): a > b > c > d; lexical ("kiwi"): d > b
+FRUIT = {
+    "a": ("apple", vec(1.0)),
+    "b": ("kiwi and other fruit", vec(1.0, 0.5)),
+    "c": ("cherry", vec(1.0, 1.0)),
+    "d": ("kiwi kiwi", vec(0.0, 1.0)),
+}
+
+
+def test_fusion_scores_ranks_and_one_hydration_for_lexical_hits() -> None:
+    store = _store(FRUIT)
+    hits = _searcher(store).search_vector(vec(1.0), "kiwi", user_id="u", k=4)
+    assert [h.id for h in hits] == ["b", "d", "a", "c"]
+    b, d = hits[0], hits[1]
     assert (b.dense_rank, b.lexical_rank) == (2, 2)
-    assert b.dense_score == pytest.approx(0.9) and b.lexical_score == pytest.approx(9.0)
+    assert b.dense_score == pytest.approx(1 / np.sqrt(1.25), abs=1e-6)
+    assert b.lexical_score == pytest.approx(dict(store.lexical_search("u", "kiwi", 5))["b"])
     assert b.fused_score == pytest.approx(2 / 62)
-    assert b.segment_id == "seg-b" and b.status is SummaryStatus.ACTIVE and b.turn_ids == ["t1"]
-    d = hits[2]
-    assert d.dense_score is None and d.dense_rank is None and d.lexical_rank == 1
+    assert b.segment_id == "seg-b" and b.status is SummaryStatus.ACTIVE and b.turn_ids == []
+    assert (d.dense_rank, d.lexical_rank) == (4, 1)
+    assert d.fused_score == pytest.approx(1 / 64 + 1 / 61)
+    assert b.time_start == datetime(2023, 1, 1)
     assert store.hydrate_calls == [["d", "b"]]  # all lexical candidates, in one lookup
 
 
 def test_orphan_lexical_ids_are_dropped_and_the_next_item_fills_in() -> None:
-    store = FakeStore(["a", "b"], ["ghost", "c"], {"a": "A", "b": "B", "c": "C"})
-    hits = _searcher(store).search("q", user_id="u", k=3)
+    store = _store(FRUIT, ghosts=["ghost"])
+    hits = _searcher(store).search_vector(vec(1.0), "kiwi", user_id="u", k=4)
     assert "ghost" not in [h.id for h in hits]
-    assert len(hits) == 3
+    assert len(hits) == 4
 
 
 def test_each_branch_fetches_a_deeper_candidate_list() -> None:
     assert candidate_depth(1) == 20 and candidate_depth(30) == 60
-    store = FakeStore(["a"], [], {"a": "A"})
+    store = _store({"a": ("apple", vec(1.0))})
     _searcher(store).search("q", user_id="u", k=15)
     assert store.dense_k == [30]
 
 
 def test_modes_use_only_their_branch() -> None:
-    store = FakeStore(["a"], ["b"], {"a": "A", "b": "B"})
-    s = _searcher(store)
-    assert [h.id for h in s.search("q", user_id="u", k=5, mode="dense")] == ["a"]
-    assert [h.id for h in s.search("q", user_id="u", k=5, mode="lexical")] == ["b"]
-    assert [h.id for h in s.search_vector(None, "q", user_id="u", k=5, mode="lexical")] == ["b"]
+    s = _searcher(_store({"a": ("apple", vec(1.0)), "b": ("kiwi", vec(-1.0, 0.1))}))
+    dense = s.search_vector(vec(1.0), "kiwi", user_id="u", k=5, mode="dense")
+    assert [h.id for h in dense] == ["a", "b"] and all(h.lexical_rank is None for h in dense)
+    lexical = s.search_vector(vec(1.0), "kiwi", user_id="u", k=5, mode="lexical")
+    assert [h.id for h in lexical] == ["b"] and lexical[0].dense_rank is None
+    assert [h.id for h in s.search("kiwi", user_id="u", k=5, mode="lexical")] == ["b"]
+    assert [h.id for h in s.search_vector(None, "kiwi", user_id="u", k=5, mode="lexical")] == ["b"]
 
 
 def test_segment_hits_link_to_themselves() -> None:
-    store = FakeStore(["a"], [], {"a": "A"})
-    hit = _searcher(store).search("q", user_id="u", k=1, level="segment")[0]
+    store = InMemoryStore(DIM)
+    store.commit_segments("u", [make_segment("u", "a", "we talked", turn_ids=["t1"])], [], [])
+    hit = _searcher(store).search("talked", user_id="u", k=1, level="segment")[0]
     assert hit.level is Level.SEGMENT and hit.segment_id == "a" and hit.status is None
+    assert hit.turn_ids == ["t1"]
 
 
 @pytest.mark.parametrize(
@@ -109,13 +135,12 @@ def test_segment_hits_link_to_themselves() -> None:
 )
 def test_bad_input_is_a_user_input_error(kwargs: dict[str, Any], match: str) -> None:
     args: dict[str, Any] = {"query": "q", "user_id": "u", "k": 3, **kwargs}
-    store = FakeStore([], [], {})
     with pytest.raises(UserInputError, match=match):
-        _searcher(store).search(args.pop("query"), **args)
+        _searcher(InMemoryStore(DIM)).search(args.pop("query"), **args)
 
 
 def test_vector_required_unless_lexical() -> None:
     with pytest.raises(UserInputError):
-        _searcher(FakeStore([], [], {})).search_vector(None, "q", user_id="u", k=1)
-    vec = np.zeros(16, dtype=np.float32)
-    assert _searcher(FakeStore([], [], {})).search_vector(vec, "q", user_id="u", k=1) == []
+        _searcher(InMemoryStore(DIM)).search_vector(None, "q", user_id="u", k=1)
+    vector = np.zeros(DIM, dtype=np.float32)
+    assert _searcher(InMemoryStore(DIM)).search_vector(vector, "q", user_id="u", k=1) == []

@@ -1,13 +1,15 @@
-"""Record <-> Arrow conversions and the lexical analyzer (pure, in memory)."""
+"""Record <-> Arrow conversions, the shared analyzer and the time encoding (pure, in memory)."""
 
 from __future__ import annotations
 
-from datetime import datetime
+import threading
+from datetime import datetime, timedelta, timezone
 
 import pytest
 from hymem.errors import UserInputError
 from hymem.indexes import schema as S
-from hymem.indexes.lexical import build_analyzer, micros
+from hymem.indexes.analysis import build_analyzer, content_terms, terms
+from hymem.time import micros
 from hymem.types import SegmentRecord, SummaryRecord, TurnRecord
 
 T = datetime(2023, 5, 8, 13, 56)
@@ -83,6 +85,30 @@ def test_analyzer_stems_lowercases_and_drops_noise() -> None:
     assert an.analyze("x' OR '1'='1 AND ( ) - `") == ["x", "1", "1"]
 
 
-def test_micros_is_exact() -> None:
+def test_terms_are_the_analyzer_tokens_in_every_thread() -> None:
+    text = "Caroline's support GROUPS were meeting on 7 May"
+    assert terms(text) == build_analyzer().analyze(text)
+    assert terms("the and of") == []
+    terms(text).append("mutated")  # callers get a fresh list; the cache stays intact
+    assert terms(text) == build_analyzer().analyze(text)
+    seen: list[list[str]] = []
+    texts = [f"{text} {i} visits" for i in range(8)]
+    threads = [threading.Thread(target=lambda t=t: seen.append(terms(t))) for t in texts]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(seen) == sorted(build_analyzer().analyze(t) for t in texts)
+
+
+def test_content_terms_drop_function_words_only() -> None:
+    text = "She said she would not visit Tokyo in May"
+    assert terms(text)[:3] == ["she", "said", "she"]  # the index keeps pronouns
+    assert content_terms(text) == ["said", "visit", "tokyo", "may"]
+
+
+def test_micros_is_exact_and_utc() -> None:
     assert micros(datetime(1970, 1, 1, 0, 0, 1, 5)) == 1_000_005
     assert micros(datetime(1969, 12, 31, 23, 59, 59)) == -1_000_000
+    tokyo = timezone(timedelta(hours=9))
+    assert micros(datetime(1970, 1, 1, 9, tzinfo=tokyo)) == 0

@@ -1,0 +1,228 @@
+"""The storage seam: everything hymem's engine asks of a memory store, as one typed Protocol.
+
+Two implementations keep it: `hymem.indexes.store.Store` (LanceDB as the source of truth plus a
+derived Tantivy index, in a folder) and `hymem.indexes.memory_store.InMemoryStore` (dicts and
+numpy, for fast tests). `tests/conformance` runs one behavioural suite against both, so a
+component tested against the in-memory store behaves the same on disk.
+
+Promises that hold for every method:
+
+* Isolation. Every per-user read and write matches `user_id` exactly; a hostile id such as
+  `x' OR '1'='1` is a literal that matches only itself. Record ids are unique per user, not
+  globally: two users may hold the same id without touching each other.
+* Time. Every stored and compared instant is naive UTC (`hymem.time`): aware datetimes are
+  converted, naive ones are taken as UTC. A `time_range` (since, until) keeps records whose
+  [time_start, time_end] overlaps it, either bound may be None, a record with one bound is an
+  instant, and an undated record never matches a bounded range.
+* Statuses. `statuses` filters Level-1 summaries only (segments have none); None means every
+  status; the default is active summaries only.
+* Lifecycle. Writes on a read-only store raise `ReadOnlyStoreError`; any call after `close()`
+  raises `StoreClosedError` (close itself may be called twice).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from hymem.types import (
+    Level,
+    SegmentRecord,
+    StatusChange,
+    SummaryRecord,
+    SummaryStatus,
+    TurnRecord,
+    TurnStatus,
+)
+
+TimeRange = tuple[datetime | None, datetime | None]
+Row = dict[str, Any]
+
+# The columns of a search row (`dense_rows`, `hydrate`), per level: what a Hit is built from.
+HIT_COLUMNS: dict[Level, list[str]] = {
+    Level.SUMMARY: ["id", "user_id", "text", "segment_id", "time_start", "time_end", "status"],
+    Level.SEGMENT: ["id", "user_id", "text", "turn_ids", "time_start", "time_end"],
+}
+
+ACTIVE_ONLY: tuple[SummaryStatus, ...] = (SummaryStatus.ACTIVE,)
+# Default batch of `iter_summaries`: ~15 MB of 384-d float32 vectors, so a scan over any number
+# of summaries holds little memory yet costs few round trips.
+SCAN_BATCH_ROWS = 10_000
+
+
+@runtime_checkable
+class Storage(Protocol):
+    """One memory store: turns (the write-ahead log), Level-2 segments, Level-1 summaries with
+    their version history, and traces. Safe for concurrent readers; one writer."""
+
+    @property
+    def path(self) -> Path:
+        """Where the store lives (a folder, or a label for an in-memory store)."""
+        ...
+
+    @property
+    def read_only(self) -> bool: ...
+
+    def meta(self) -> dict[str, Any]:
+        """schema_version, embedder, dim, created_at: what the store was built with."""
+        ...
+
+    def close(self) -> None:
+        """Release the store (and the writer lock); idempotent."""
+        ...
+
+    # --- turns: the write-ahead log --------------------------------------------------------
+    def get_turns(
+        self, user_id: str, *, ids: Sequence[str] | None = None, status: TurnStatus | None = None
+    ) -> list[TurnRecord]:
+        """The user's turns, optionally only `ids` and/or one status, ordered by (seq, id)."""
+        ...
+
+    def next_seq(self, user_id: str) -> int:
+        """One past the user's highest turn seq; 0 for a user with no turns."""
+        ...
+
+    def append_turns(self, turns: Sequence[TurnRecord]) -> list[str]:
+        """Insert turns whose (user_id, id) is new, in one write; already-stored ones (and
+        repeats within the call: the first wins) are skipped unchanged. Returns the ids
+        actually inserted, so a retried add is idempotent."""
+        ...
+
+    # --- the write path's commit ---------------------------------------------------------
+    def commit_segments(
+        self,
+        user_id: str,
+        segments: Sequence[SegmentRecord],
+        summaries: Sequence[SummaryRecord],
+        stored_turn_ids: Sequence[str],
+    ) -> None:
+        """Atomically make `segments` and `summaries` visible (dense and lexical) and mark
+        `stored_turn_ids` stored, each with the first given segment that covers it.
+
+        Every record must belong to `user_id` and carry a finite vector of the store's
+        dimension (else `UserInputError`, nothing written). Re-committing a segment id replaces
+        that segment and every summary linked to it, and a summary id replaces its earlier
+        copy, so a re-flush after a crash never duplicates. Readers see all of it or none."""
+        ...
+
+    # --- reads ---------------------------------------------------------------------------
+    def get_segments(self, user_id: str, ids: Sequence[str]) -> list[SegmentRecord]:
+        """Segments in the order of `ids` (repeats and unknown ids skipped), without vectors."""
+        ...
+
+    def get_summaries(
+        self,
+        user_id: str,
+        *,
+        ids: Sequence[str] | None = None,
+        statuses: Sequence[SummaryStatus] | None = ACTIVE_ONLY,
+        with_vectors: bool = False,
+    ) -> list[SummaryRecord]:
+        """Summaries in the order of `ids` when given, else by (created_at, id); vectors are
+        None unless `with_vectors`."""
+        ...
+
+    def iter_summaries(
+        self,
+        user_id: str | None = None,
+        *,
+        statuses: Sequence[SummaryStatus] | None = ACTIVE_ONLY,
+        with_vectors: bool = True,
+        batch_size: int = SCAN_BATCH_ROWS,
+    ) -> Iterator[list[SummaryRecord]]:
+        """Every matching summary (of one user, or all when None) in non-empty batches of at
+        most `batch_size`, in no promised order: for scans that must not hold everything."""
+        ...
+
+    def users(self) -> list[str]:
+        """Sorted ids of users that have turns or summaries."""
+        ...
+
+    def counts(self, user_id: str | None = None) -> dict[str, int]:
+        """turns, pending_turns, segments, summaries, active_summaries, traces (of one user,
+        or of everyone when None)."""
+        ...
+
+    # --- search primitives (fusion lives in indexes/hybrid.py) ---------------------------
+    def dense_rows(
+        self,
+        user_id: str,
+        vector: Sequence[float],
+        k: int,
+        *,
+        level: Level = Level.SUMMARY,
+        statuses: Sequence[SummaryStatus] | None = ACTIVE_ONLY,
+        time_range: TimeRange | None = None,
+    ) -> list[Row]:
+        """Top-k rows (HIT_COLUMNS[level] + `_distance`, the cosine distance) nearest to
+        `vector`, best first; filters apply before the cut. A vector of another dimension
+        raises `StoreError`."""
+        ...
+
+    def dense_search(
+        self,
+        user_id: str,
+        vector: Sequence[float],
+        k: int,
+        *,
+        level: Level = Level.SUMMARY,
+        statuses: Sequence[SummaryStatus] | None = ACTIVE_ONLY,
+        time_range: TimeRange | None = None,
+    ) -> list[tuple[str, float]]:
+        """`dense_rows` as (id, cosine similarity), best first."""
+        ...
+
+    def lexical_search(
+        self,
+        user_id: str,
+        text: str,
+        k: int,
+        *,
+        level: Level = Level.SUMMARY,
+        statuses: Sequence[SummaryStatus] | None = ACTIVE_ONLY,
+        time_range: TimeRange | None = None,
+    ) -> list[tuple[str, float]]:
+        """Top-k (id, BM25) over `hymem.indexes.analysis.terms`, best first. Any text is
+        accepted and never raises; text with no content words matches nothing."""
+        ...
+
+    def hydrate(self, user_id: str, level: Level, ids: Sequence[str]) -> dict[str, Row]:
+        """HIT_COLUMNS[level] rows of the user's `ids`, keyed by id; unknown ids are absent."""
+        ...
+
+    # --- sleep-time versioning -----------------------------------------------------------
+    def apply_summary_changes(
+        self, user_id: str, new: Sequence[SummaryRecord], changes: Sequence[StatusChange]
+    ) -> None:
+        """Insert `new` versions (replacing same-id copies), then set status, superseded_by,
+        reason and evidence_id (and updated_at) of each changed summary; unknown ids are
+        skipped. Atomic, idempotent, and readers see the old version or the new, never
+        neither. Nothing is ever hard-deleted."""
+        ...
+
+    # --- traces --------------------------------------------------------------------------
+    def write_trace(self, trace: dict[str, Any]) -> None:
+        """Append one ask's trace; it needs a `trace_id`, and `created_at` defaults to now."""
+        ...
+
+    def read_traces(
+        self, user_id: str | None = None, since: datetime | None = None
+    ) -> list[dict[str, Any]]:
+        """Traces (of one user, or all) created at or after `since`, by (created_at,
+        trace_id), each as written plus its indexed columns."""
+        ...
+
+    # --- maintenance ---------------------------------------------------------------------
+    def reindex(self, progress: Callable[[int], None] | None = None) -> dict[str, int]:
+        """Rebuild the lexical index from the stored records; returns documents per level.
+        `progress(n)` gets the number indexed since its previous call."""
+        ...
+
+    def optimize(self) -> None:
+        """Compact storage and build search indexes where they pay off (no visible change)."""
+        ...
+
+
+__all__ = ["ACTIVE_ONLY", "HIT_COLUMNS", "SCAN_BATCH_ROWS", "Row", "Storage", "TimeRange"]

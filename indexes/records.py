@@ -1,0 +1,177 @@
+"""Reads of segments and summaries, and the search primitives over them (LanceDB + Tantivy).
+
+Every filter is built by `indexes.filters` from escaped literals, inside the index, before any
+top-k cut. The caller (the `Store`) checks that the store is open.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from hymem.errors import StoreError
+from hymem.indexes import filters as F
+from hymem.indexes import schema as S
+from hymem.indexes.lexical import LexicalIndex
+from hymem.indexes.protocol import ACTIVE_ONLY, HIT_COLUMNS, Row, TimeRange
+from hymem.indexes.vectors import LanceTables
+from hymem.types import (
+    Level,
+    SegmentRecord,
+    SummaryRecord,
+    SummaryStatus,
+    TurnStatus,
+)
+
+_NO_VECTOR = {
+    S.SEGMENTS: [f.name for f in S.segments_schema(1) if f.name != "vector"],
+    S.SUMMARIES: [f.name for f in S.summaries_schema(1) if f.name != "vector"],
+}
+
+
+def table_for(level: Level) -> str:
+    return S.SUMMARIES if level is Level.SUMMARY else S.SEGMENTS
+
+
+def status_clause(statuses: Sequence[SummaryStatus] | None) -> str | None:
+    if statuses is None:
+        return None
+    return F.in_list("status", [SummaryStatus(s).value for s in statuses])
+
+
+def _in_order(rows: list[Row], ids: Sequence[str]) -> list[Row]:
+    by_id = {r["id"]: r for r in rows}
+    return [by_id[i] for i in dict.fromkeys(ids) if i in by_id]
+
+
+class RecordReader:
+    """Segment and summary reads plus dense (LanceDB) and lexical (Tantivy) search."""
+
+    def __init__(self, lance: LanceTables, lex: LexicalIndex, dim: int, *, read_only: bool) -> None:
+        self._lance = lance
+        self._lex = lex
+        self._dim = dim
+        self._read_only = read_only
+
+    def get_segments(self, user_id: str, ids: Sequence[str]) -> list[SegmentRecord]:
+        if not ids:
+            return []
+        rows = self._lance.rows(S.SEGMENTS, F.user_ids(user_id, ids), _NO_VECTOR[S.SEGMENTS])
+        return S.rows_to_records(SegmentRecord, _in_order(rows, ids))
+
+    def get_summaries(
+        self,
+        user_id: str,
+        *,
+        ids: Sequence[str] | None = None,
+        statuses: Sequence[SummaryStatus] | None = ACTIVE_ONLY,
+        with_vectors: bool = False,
+    ) -> list[SummaryRecord]:
+        where = F.conjunction(
+            [
+                F.eq("user_id", user_id),
+                F.in_list("id", ids) if ids is not None else None,
+                status_clause(statuses),
+            ]
+        )
+        cols = None if with_vectors else _NO_VECTOR[S.SUMMARIES]
+        rows = self._lance.rows(S.SUMMARIES, where, cols)
+        if ids is not None:
+            rows = _in_order(rows, ids)
+        else:
+            rows.sort(key=lambda r: (r["created_at"], r["id"]))
+        return S.rows_to_records(SummaryRecord, rows)
+
+    def iter_summaries(
+        self,
+        user_id: str | None,
+        *,
+        statuses: Sequence[SummaryStatus] | None,
+        with_vectors: bool,
+        batch_size: int,
+    ) -> Iterator[list[SummaryRecord]]:
+        where = F.conjunction(
+            [
+                F.eq("user_id", user_id) if user_id is not None else None,
+                status_clause(statuses),
+            ]
+        )
+        cols = None if with_vectors else _NO_VECTOR[S.SUMMARIES]
+        for batch in self._lance.batches(S.SUMMARIES, where, cols, batch_size):
+            if batch.num_rows:
+                yield S.rows_to_records(SummaryRecord, batch.to_pylist())
+
+    def users(self) -> list[str]:
+        found: set[str] = set()
+        for name in (S.TURNS, S.SUMMARIES):
+            found.update(self._lance.query(name, None, ["user_id"]).column("user_id").to_pylist())
+        return sorted(found)
+
+    def counts(self, user_id: str | None) -> dict[str, int]:
+        user = F.eq("user_id", user_id) if user_id is not None else None
+
+        def n(table: str, *extra: str | None) -> int:
+            clauses = [c for c in (user, *extra) if c]
+            return self._lance.count(table, F.conjunction(clauses) if clauses else None)
+
+        return {
+            "turns": n(S.TURNS),
+            "pending_turns": n(S.TURNS, F.eq("status", TurnStatus.PENDING.value)),
+            "segments": n(S.SEGMENTS),
+            "summaries": n(S.SUMMARIES),
+            "active_summaries": n(S.SUMMARIES, F.eq("status", SummaryStatus.ACTIVE.value)),
+            "traces": n(S.TRACES),
+        }
+
+    # --- search primitives ---------------------------------------------------------------
+    def dense_rows(
+        self,
+        user_id: str,
+        vector: Sequence[float],
+        k: int,
+        *,
+        level: Level,
+        statuses: Sequence[SummaryStatus] | None,
+        time_range: TimeRange | None,
+    ) -> list[Row]:
+        if len(vector) != self._dim:
+            raise StoreError(
+                f"query vector has {len(vector)} dimensions; the store holds {self._dim}"
+            )
+        where = F.conjunction(
+            [
+                F.eq("user_id", user_id),
+                status_clause(statuses) if level is Level.SUMMARY else None,
+                F.time_overlap(*time_range) if time_range else None,
+            ]
+        )
+        return self._lance.vector_search(table_for(level), vector, k, where, HIT_COLUMNS[level])
+
+    def lexical_search(
+        self,
+        user_id: str,
+        text: str,
+        k: int,
+        *,
+        level: Level,
+        statuses: Sequence[SummaryStatus] | None,
+        time_range: TimeRange | None,
+    ) -> list[tuple[str, float]]:
+        if self._read_only:  # another process writes: pick up its commits
+            self._lex.reload()
+        st = None if statuses is None else [SummaryStatus(s).value for s in statuses]
+        return self._lex.search(user_id, text, k, level=level, statuses=st, time_range=time_range)
+
+    def hydrate(self, user_id: str, level: Level, ids: Sequence[str]) -> dict[str, Row]:
+        if not ids:
+            return {}
+        rows = self._lance.rows(table_for(level), F.user_ids(user_id, ids), HIT_COLUMNS[level])
+        return {r["id"]: r for r in rows}
+
+
+def similarities(rows: list[dict[str, Any]]) -> list[tuple[str, float]]:
+    """(id, cosine similarity) of dense rows, in their order."""
+    return [(r["id"], 1.0 - float(r["_distance"])) for r in rows]
+
+
+__all__ = ["RecordReader", "similarities", "status_clause", "table_for"]
