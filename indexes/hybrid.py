@@ -47,6 +47,10 @@ class HybridSearcher:
         self.rrf_k = rrf_k
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="hymem-lexical")
 
+    def close(self) -> None:
+        """Stop the lexical worker threads (waiting for a search in flight); idempotent."""
+        self._pool.shutdown(wait=True)
+
     def search(
         self,
         query: str,

@@ -17,12 +17,15 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from pathlib import Path
-from typing import TYPE_CHECKING
+from contextlib import closing
 
 import numpy as np
 import structlog
+from hymem.config import MemoryConfig
+from hymem.embedders import Embedder
 from hymem.errors import ReadOnlyStoreError, UserInputError
+from hymem.indexes.store import Store
+from hymem.llm.roles import RolesProvider
 from hymem.sleep.decide import Ask, DecisionRunner, Snapshot, build_snapshot
 from hymem.sleep.journal import JournalEntry, SleepJournal
 from hymem.sleep.plan import (
@@ -33,12 +36,9 @@ from hymem.sleep.plan import (
     plan_restore,
     with_vectors,
 )
-from hymem.time import utcnow
+from hymem.time import Clock, utcnow
 from hymem.types import SummaryRecord, SummaryStatus, Usage
 from pydantic import BaseModel, Field
-
-if TYPE_CHECKING:
-    from hymem.memory import Memory
 
 log = structlog.get_logger("hymem.sleep.consolidator")
 
@@ -76,21 +76,29 @@ class SleepReport(BaseModel):
 
 
 class Consolidator:
-    """Built once per Memory (`mem.sleep`, `mem.history`, `mem.restore` delegate here)."""
+    """Built once per Memory (`mem.sleep`, `mem.history`, `mem.restore` delegate here).
+
+    Takes what a sleep touches: the store (summaries in, versions out), the embedder (vectors
+    of new versions), the roles (`update` decisions, resolved on the first sleep), the config
+    (queue sizes, workers), the journal and a clock for version and journal times."""
 
     def __init__(
         self,
-        mem: Memory,
+        store: Store,
+        embedder: Embedder,
+        roles: RolesProvider,
+        config: MemoryConfig,
         *,
-        journal: SleepJournal | None = None,
+        journal: SleepJournal,
+        clock: Clock = utcnow,
         block_bytes: int | None = None,
     ) -> None:
-        self._mem = mem
-        self._journal = (
-            journal
-            if journal is not None
-            else SleepJournal(Path(mem.path) / "sleep" / "journal.jsonl")
-        )
+        self._store = store
+        self._embedder = embedder
+        self._roles = roles
+        self._config = config
+        self._journal = journal
+        self._clock = clock
         self._lock = threading.Lock()  # one sleep or restore at a time
         self._block_bytes = block_bytes
 
@@ -110,25 +118,24 @@ class Consolidator:
         dry_run: bool = False,
         progress: Progress | None = None,
     ) -> SleepReport:
-        mem = self._mem
-        store = mem.store
+        store = self._store
         if store.read_only and not dry_run:
             raise ReadOnlyStoreError(
                 "sleep writes new versions: open the memory for writing (or pass dry_run=True)"
             )
-        workers = mem.config.sleep_workers if max_workers is None else max_workers
+        workers = self._config.sleep_workers if max_workers is None else max_workers
         if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
             raise UserInputError("max_workers must be >= 1")
         started = time.perf_counter()
         with self._lock:
-            roles = mem.roles
+            roles = self._roles()
             report = SleepReport(dry_run=dry_run, backend=roles.label)
             users = [user_id] if user_id is not None else store.users()
             snaps: dict[str, Snapshot] = {}
             asks: list[Ask] = []
             found: dict[str, list[Decision]] = {}
             for uid in users:
-                snap = build_snapshot(store, uid, mem.config, block_bytes=self._block_bytes)
+                snap = build_snapshot(store, uid, self._config, block_bytes=self._block_bytes)
                 snaps[uid] = snap
                 report.users.append(uid)
                 self._repair(snap, report, dry_run)
@@ -151,9 +158,10 @@ class Consolidator:
                 seconds=round(report.queue_seconds, 3),
                 to_ask=len(asks),
             )
-            runner = DecisionRunner(roles, self._journal, record=not dry_run)
-            for ask, decision in runner.run(asks, workers, progress):
-                found[ask.user_id].append(decision)
+            runner = DecisionRunner(roles, self._journal, record=not dry_run, clock=self._clock)
+            with closing(runner.run(asks, workers, progress)) as decided:
+                for ask, decision in decided:
+                    found[ask.user_id].append(decision)
             report.asked = runner.asked
             report.failed = runner.failed
             report.usage = runner.usage
@@ -176,7 +184,7 @@ class Consolidator:
             return
         report.repaired += len(changes)
         if not dry_run:
-            self._mem.store.apply_summary_changes(snap.user_id, [], changes)
+            self._store.apply_summary_changes(snap.user_id, [], changes)
         log.info("sleep.repaired", user_id=snap.user_id, changes=len(changes), dry_run=dry_run)
 
     def _apply(
@@ -184,7 +192,7 @@ class Consolidator:
     ) -> None:
         for d in decisions:
             report.decisions[d.kind] = report.decisions.get(d.kind, 0) + 1
-        plan = plan_changes(snap.user_id, decisions, snap.records, now=utcnow())
+        plan = plan_changes(snap.user_id, decisions, snap.records, now=self._clock())
         report.new_versions += len(plan.new)
         report.superseded += sum(c.status == SummaryStatus.SUPERSEDED for c in plan.changes)
         report.deleted += sum(c.status == SummaryStatus.DELETED for c in plan.changes)
@@ -195,14 +203,14 @@ class Consolidator:
             return
         new = plan.new
         if new:
-            vectors = np.asarray(self._mem.embedder.embed([r.text for r in new]))
+            vectors = np.asarray(self._embedder.embed([r.text for r in new]))
             new = with_vectors(new, vectors.tolist())
-        self._mem.store.apply_summary_changes(snap.user_id, new, plan.changes)
+        self._store.apply_summary_changes(snap.user_id, new, plan.changes)
         log.info("sleep.applied", user_id=snap.user_id, new=len(new), changes=len(plan.changes))
 
     # --- history and rollback -----------------------------------------------------------
     def _records(self, user_id: str) -> dict[str, SummaryRecord]:
-        rows = self._mem.store.get_summaries(user_id, statuses=None, with_vectors=False)
+        rows = self._store.get_summaries(user_id, statuses=None, with_vectors=False)
         return {r.id: r for r in rows}
 
     def history(self, summary_id: str, *, user_id: str) -> list[SummaryRecord]:
@@ -218,8 +226,8 @@ class Consolidator:
         The journal gets an override so the next sleep, on the same inputs, does not redo the
         merge or delete that was undone.
         """
-        mem = self._mem
-        if mem.store.read_only:
+        store = self._store
+        if store.read_only:
             raise ReadOnlyStoreError("restore writes: open the memory for writing")
         with self._lock:
             records = self._records(user_id)
@@ -229,9 +237,9 @@ class Consolidator:
                 reactivate, retire = plan_restore(summary_id, records)
             except ValueError as exc:
                 raise UserInputError(str(exc)) from None
-            mem.store.apply_summary_changes(user_id, [], [reactivate])
+            store.apply_summary_changes(user_id, [], [reactivate])
             if retire is not None:
-                mem.store.apply_summary_changes(user_id, [], [retire])
+                store.apply_summary_changes(user_id, [], [retire])
             self._override(user_id, summary_id)
             log.info(
                 "sleep.restored",
@@ -239,13 +247,13 @@ class Consolidator:
                 summary_id=summary_id,
                 retired=retire.summary_id if retire else None,
             )
-            return mem.store.get_summaries(user_id, ids=[summary_id], statuses=None)[0]
+            return store.get_summaries(user_id, ids=[summary_id], statuses=None)[0]
 
     def _override(self, user_id: str, summary_id: str) -> None:
         latest: dict[str, JournalEntry] = {}
         for e in self._journal.for_target(summary_id):
             latest[e.key] = e
-        now = utcnow()
+        now = self._clock()
         overrides = [
             e.model_copy(
                 update={

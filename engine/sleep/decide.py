@@ -22,7 +22,7 @@ from hymem.llm.roles import ContextItem, RoleResult, Roles, UpdateOutput
 from hymem.sleep.journal import JournalEntry, SleepJournal, queue_key
 from hymem.sleep.plan import Decision, ancestors, normalise_decision, root_of
 from hymem.sleep.queues import DEFAULT_BLOCK_BYTES, QueueCost, build_update_queues, temporal_ranks
-from hymem.time import to_utc_or_none, utcnow
+from hymem.time import Clock, to_utc_or_none, utcnow
 from hymem.types import StatusChange, SummaryRecord, SummaryStatus, Usage
 
 log = structlog.get_logger("hymem.sleep.decide")
@@ -179,10 +179,13 @@ class DecisionRunner:
     """Asks `roles.update` for each Ask with at most `workers` calls in flight, journaling each
     finished decision at once (fsync'd) unless `record` is False (dry runs)."""
 
-    def __init__(self, roles: Roles, journal: SleepJournal, *, record: bool = True) -> None:
+    def __init__(
+        self, roles: Roles, journal: SleepJournal, *, record: bool = True, clock: Clock = utcnow
+    ) -> None:
         self._roles = roles
         self._journal = journal
         self._record = record
+        self._clock = clock
         self.asked = 0
         self.failed = 0
         self.usage = Usage()
@@ -221,7 +224,8 @@ class DecisionRunner:
                     if decision is not None:
                         batch.append((ask, decision))
                 if self._record:
-                    self._journal.append([_entry(a, d, self._roles.label) for a, d in batch])
+                    at = self._clock()
+                    self._journal.append([_entry(a, d, self._roles.label, at) for a, d in batch])
                 if fatal is not None:
                     raise fatal
                 done_n += len(finished)
@@ -258,7 +262,7 @@ def _item(r: SummaryRecord) -> ContextItem:
     return ContextItem(id=r.id, text=r.text, time_start=r.time_start, time_end=r.time_end)
 
 
-def _entry(ask: Ask, d: Decision, backend: str) -> JournalEntry:
+def _entry(ask: Ask, d: Decision, backend: str, at: datetime) -> JournalEntry:
     return JournalEntry(
         user_id=ask.user_id,
         target_id=ask.target.id,
@@ -271,5 +275,5 @@ def _entry(ask: Ask, d: Decision, backend: str) -> JournalEntry:
         queue_ids=[x.id for x in ask.queue],
         watermark=ask.watermark,
         backend=backend,
-        at=utcnow(),
+        at=at,
     )

@@ -32,6 +32,11 @@ log = structlog.get_logger("hymem.sleep.journal")
 JOURNAL_VERSION = 1
 
 
+def journal_path(memory_folder: str | Path) -> Path:
+    """Where a memory folder keeps its sleep journal."""
+    return Path(memory_folder) / "sleep" / "journal.jsonl"
+
+
 class JournalEntry(BaseModel):
     v: int = JOURNAL_VERSION
     kind: Literal["decision", "override"] = "decision"
@@ -186,4 +191,3 @@ def _fsync_dir(path: Path) -> None:
         pass
     finally:
         os.close(fd)
-

@@ -29,14 +29,6 @@ class FailingTraceStore:
         raise StoreError("traces table is unavailable")
 
 
-class Host:
-    """The Memory's real components with the store swapped for a wrapper."""
-
-    def __init__(self, mem: Any, store: Any) -> None:
-        self.config, self.embedder, self.searcher = mem.config, mem.embedder, mem.searcher
-        self.roles, self.store = mem.roles, store
-
-
 def script_deep(server: Any) -> None:
     server.add_rule(role="light_answer", reply={"answer": "", "complete": False})
     server.add_rule(role="select", reply=pick_first)
@@ -67,7 +59,9 @@ def test_trace_rows_round_trip(scripted_memory: Any, llm_server: Any) -> None:
 
 def test_failing_trace_write_does_not_fail_the_ask(scripted_memory: Any, llm_server: Any) -> None:
     script_deep(llm_server)
-    reader = Reader(Host(scripted_memory, FailingTraceStore(scripted_memory.store)))
+    mem = scripted_memory
+    store = FailingTraceStore(mem.store)  # the Memory's real parts, this store wrapper aside
+    reader = Reader(store, mem.embedder, mem.searcher, lambda: mem.roles, mem.config)
     with structlog.testing.capture_logs() as logs:
         ans = reader.ask("What is the puppy's name?", user_id="alice", n_deep=10, batch=5)
         reader.close()
