@@ -15,7 +15,6 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal
 
-import structlog
 from hymem.config import MemoryConfig
 from hymem.embedders import Embedder, resolve_embedder
 from hymem.errors import ConfigError, HymemError, StoreClosedError, UserInputError
@@ -23,6 +22,7 @@ from hymem.indexes.hybrid import HybridSearcher, SearchMode
 from hymem.indexes.store import Store
 from hymem.llm import LazyRoles
 from hymem.llm.roles import Roles
+from hymem.logging import get_logger
 from hymem.read.reader import Reader
 from hymem.sleep.consolidator import Consolidator, SleepReport
 from hymem.sleep.journal import SleepJournal, journal_path
@@ -31,7 +31,7 @@ from hymem.types import AddResult, Answer, Hit, Level, SummaryRecord, TurnRecord
 from hymem.validation import check_k, check_level, check_query, check_user_id
 from hymem.write.ingestor import Ingestor
 
-log = structlog.get_logger("hymem.memory")
+log = get_logger("hymem.memory")
 
 Depth = Literal["auto", "light", "deep"]
 

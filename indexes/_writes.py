@@ -11,7 +11,6 @@ from datetime import datetime
 from typing import Any
 
 import pyarrow as pa
-import structlog
 from hymem.errors import UserInputError
 from hymem.indexes import filters as F
 from hymem.indexes import schema as S
@@ -22,6 +21,7 @@ from hymem.indexes.recovery import (
     segment_doc,
     summary_doc,
 )
+from hymem.logging import get_logger
 from hymem.types import (
     Level,
     SegmentRecord,
@@ -32,7 +32,7 @@ from hymem.types import (
     TurnStatus,
 )
 
-log = structlog.get_logger("hymem.indexes.store")
+log = get_logger("hymem.indexes.store")
 
 
 class WriteMixin(RecoveryMixin):

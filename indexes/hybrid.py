@@ -16,11 +16,11 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
 from typing import Any, Literal
 
-import structlog
 from hymem.embedders import Embedder
 from hymem.errors import UserInputError
 from hymem.indexes.fusion import DEFAULT_RRF_K, reciprocal_rank_fusion
 from hymem.indexes.store import Store, TimeRange
+from hymem.logging import get_logger
 from hymem.types import Hit, Level, SummaryStatus
 from hymem.validation import check_k, check_level, check_query, check_user_id
 
@@ -28,7 +28,7 @@ SearchMode = Literal["hybrid", "dense", "lexical"]
 _MODES = ("hybrid", "dense", "lexical")
 MIN_CANDIDATES = 20
 
-log = structlog.get_logger("hymem.indexes.hybrid")
+log = get_logger("hymem.indexes.hybrid")
 
 
 def candidate_depth(k: int) -> int:

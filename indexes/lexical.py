@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-import structlog
 import tantivy
+from hymem.logging import get_logger
 from hymem.types import Level
 
-log = structlog.get_logger("hymem.indexes.lexical")
+log = get_logger("hymem.indexes.lexical")
 
 LEXICAL_SCHEMA_VERSION = 1
 ANALYZER = "hymem_en"

@@ -18,11 +18,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-import structlog
 from hymem.indexes import filters as F
 from hymem.indexes import schema as S
 from hymem.indexes.lexical import LEXICAL_SCHEMA_VERSION, LexDoc
 from hymem.indexes.lock import read_json, write_json_atomic
+from hymem.logging import get_logger
 from hymem.types import Level, StatusChange, SummaryStatus, TurnStatus
 
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from hymem.indexes.lexical import LexicalIndex
     from hymem.indexes.vectors import LanceTables
 
-log = structlog.get_logger("hymem.indexes.store")
+log = get_logger("hymem.indexes.store")
 
 JOURNAL_FILE = "journal.json"
 SYNC_FILE = "lexical_sync.json"

@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import structlog
 from hymem.errors import ReadOnlyStoreError, StoreClosedError, StoreError
 from hymem.indexes import filters as F
 from hymem.indexes import schema as S
@@ -38,6 +37,7 @@ from hymem.indexes.lock import META_FILE, WriterLock, check_meta, new_meta, read
 from hymem.indexes.lock import write_json_atomic as _write_json
 from hymem.indexes.trace_table import TraceMixin
 from hymem.indexes.vectors import LanceTables
+from hymem.logging import get_logger
 from hymem.types import (
     Level,
     SegmentRecord,
@@ -51,7 +51,7 @@ SCHEMA_VERSION = S.SCHEMA_VERSION
 
 TimeRange = tuple[datetime | None, datetime | None]
 
-log = structlog.get_logger("hymem.indexes.store")
+log = get_logger("hymem.indexes.store")
 
 HIT_COLUMNS = {
     Level.SUMMARY: ["id", "user_id", "text", "segment_id", "time_start", "time_end", "status"],

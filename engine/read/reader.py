@@ -14,12 +14,12 @@ import time
 import uuid
 from typing import Any
 
-import structlog
 from hymem.config import MemoryConfig
 from hymem.embedders import Embedder
 from hymem.errors import LLMError, UserInputError
 from hymem.indexes.store import Store
 from hymem.llm.roles import RolesProvider
+from hymem.logging import get_logger
 from hymem.read.budget import Budget
 from hymem.read.run import Run, VectorSearcher, to_item
 from hymem.read.scheduler import Depth, ScheduleResult, schedule
@@ -28,7 +28,7 @@ from hymem.time import Clock, utcnow
 from hymem.types import Answer, Hit
 from hymem.validation import check_k, check_query, check_user_id
 
-log = structlog.get_logger("hymem.read.reader")
+log = get_logger("hymem.read.reader")
 
 
 class Reader:

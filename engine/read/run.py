@@ -14,11 +14,11 @@ from datetime import datetime
 from typing import Any, Protocol
 
 import numpy as np
-import structlog
 from hymem.embedders import Embedder
 from hymem.indexes.store import Store
 from hymem.llm.pool import map_concurrent
 from hymem.llm.roles import ContextItem, RoleResult, Roles, RolesProvider
+from hymem.logging import get_logger
 from hymem.read.scheduler import (
     Cost,
     DeepAnswerOutcome,
@@ -37,7 +37,7 @@ from hymem.read.scheduler import (
 from hymem.read.traces import RoundIds
 from hymem.types import Hit, Level, SegmentRecord, Usage
 
-log = structlog.get_logger("hymem.read.run")
+log = get_logger("hymem.read.run")
 
 
 class VectorSearcher(Protocol):

@@ -15,8 +15,8 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import structlog
 from hymem.errors import HymemError
+from hymem.logging import get_logger
 from hymem.time import Clock, utcnow
 from hymem.types import Answer, Hit
 
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from hymem.read.budget import Budget
     from hymem.read.scheduler import ScheduleResult
 
-log = structlog.get_logger("hymem.read.traces")
+log = get_logger("hymem.read.traces")
 
 # What a trace write may raise and we deliberately absorb: hymem's own store errors (closed,
 # read-only), the filesystem, and Arrow/LanceDB conversion errors (ValueError/TypeError

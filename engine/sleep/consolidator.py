@@ -20,12 +20,12 @@ from collections.abc import Callable
 from contextlib import closing
 
 import numpy as np
-import structlog
 from hymem.config import MemoryConfig
 from hymem.embedders import Embedder
 from hymem.errors import ReadOnlyStoreError, UserInputError
 from hymem.indexes.store import Store
 from hymem.llm.roles import RolesProvider
+from hymem.logging import get_logger
 from hymem.sleep.decide import Ask, DecisionRunner, Snapshot, build_snapshot
 from hymem.sleep.journal import JournalEntry, SleepJournal
 from hymem.sleep.plan import (
@@ -40,7 +40,7 @@ from hymem.time import Clock, utcnow
 from hymem.types import SummaryRecord, SummaryStatus, Usage
 from pydantic import BaseModel, Field
 
-log = structlog.get_logger("hymem.sleep.consolidator")
+log = get_logger("hymem.sleep.consolidator")
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
 

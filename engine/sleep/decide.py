@@ -14,18 +14,18 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 import numpy as np
-import structlog
 from hymem.config import MemoryConfig
 from hymem.errors import LLMOutputError, LLMUnavailable
 from hymem.indexes.store import Store
 from hymem.llm.roles import ContextItem, RoleResult, Roles, UpdateOutput
+from hymem.logging import get_logger
 from hymem.sleep.journal import JournalEntry, SleepJournal, queue_key
 from hymem.sleep.plan import Decision, ancestors, normalise_decision, root_of
 from hymem.sleep.queues import DEFAULT_BLOCK_BYTES, QueueCost, build_update_queues, temporal_ranks
 from hymem.time import Clock, to_utc_or_none, utcnow
 from hymem.types import StatusChange, SummaryRecord, SummaryStatus, Usage
 
-log = structlog.get_logger("hymem.sleep.decide")
+log = get_logger("hymem.sleep.decide")
 
 
 @dataclass(frozen=True)

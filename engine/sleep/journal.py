@@ -24,10 +24,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
-import structlog
+from hymem.logging import get_logger
 from pydantic import BaseModel, ValidationError
 
-log = structlog.get_logger("hymem.sleep.journal")
+log = get_logger("hymem.sleep.journal")
 
 JOURNAL_VERSION = 1
 

@@ -27,11 +27,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import structlog
 from hymem.errors import ConfigError
+from hymem.logging import get_logger
 from hymem.write.segmentation import attention_peak_boundaries
 
-log = structlog.get_logger("hymem.write.compression")
+log = get_logger("hymem.write.compression")
 
 SUPPORTED_FAMILIES = ("bert-base-multilingual-cased", "xlm-roberta-large")
 MAX_SEQ_TOKENS = 512  # LLMLingua-2's encoder window

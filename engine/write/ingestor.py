@@ -19,13 +19,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import structlog
 from hymem.config import MemoryConfig
 from hymem.embedders import Embedder
 from hymem.errors import LLMError, UserInputError
 from hymem.indexes.store import Store
 from hymem.llm.roles import RolesProvider, SegmentInput
 from hymem.llm.tokens import count_tokens
+from hymem.logging import get_logger
 from hymem.time import Clock, parse_timestamp, utcnow
 from hymem.types import AddResult, SegmentRecord, SummaryRecord, TurnRecord, TurnStatus
 from hymem.write.buffer import BufferedSegment, plan_flush
@@ -39,7 +39,7 @@ from hymem.write.records import (
 )
 from hymem.write.segmentation import Span, adjacent_similarities, plan_segments
 
-log = structlog.get_logger("hymem.write.ingestor")
+log = get_logger("hymem.write.ingestor")
 
 _CACHE_LIMIT = 50_000  # turn vectors/compressions kept between calls (a cache, never state)
 MAX_SESSION_ID_CHARS = 256

@@ -7,11 +7,11 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
-import structlog
 from hymem.errors import StoreError
 from hymem.read.reader import Reader
 
 from tests.fixtures_reader import pick_first
+from tests.log_events import capture_events
 
 pytestmark = pytest.mark.integration
 
@@ -62,7 +62,7 @@ def test_failing_trace_write_does_not_fail_the_ask(scripted_memory: Any, llm_ser
     mem = scripted_memory
     store = FailingTraceStore(mem.store)  # the Memory's real parts, this store wrapper aside
     reader = Reader(store, mem.embedder, mem.searcher, lambda: mem.roles, mem.config)
-    with structlog.testing.capture_logs() as logs:
+    with capture_events() as logs:
         ans = reader.ask("What is the puppy's name?", user_id="alice", n_deep=10, batch=5)
         reader.close()
     assert ans.text == "a golden retriever named Oscar" and ans.path == "deep"

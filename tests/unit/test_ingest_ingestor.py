@@ -8,9 +8,9 @@ import pytest
 from hymem.errors import InvalidMessageError, StoreError, UserInputError
 from hymem.types import TurnStatus
 from hymem.write.ingestor import Ingestor
-from structlog.testing import capture_logs
 
 from tests.fixtures_ingest import WriteFakes
+from tests.log_events import capture_events
 
 T0 = datetime(2023, 5, 8, 13, 56)
 
@@ -96,7 +96,7 @@ def test_summariser_failure_keeps_turns_pending_then_retries() -> None:
     fakes, ing = make()
     ing.add(msgs(5), user_id="u", session_id="s1", timestamp=T0)
     fakes.roles.failures = 1
-    with capture_logs() as events:
+    with capture_events() as events:
         res = ing.flush(user_id="u")
     failed = [e for e in events if e["event"] == "ingest.summarise_failed"]
     assert failed and failed[0]["turns"] == 5 and "scripted outage" in failed[0]["error"]

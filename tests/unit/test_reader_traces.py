@@ -6,8 +6,7 @@ import json
 import threading
 from datetime import datetime
 
-import structlog
-
+from tests.log_events import capture_events
 from tests.reader_fakes import FakeRoles, make_fakes
 
 REQUIRED = {
@@ -77,7 +76,7 @@ def test_failing_trace_write_does_not_fail_the_ask() -> None:
     fakes = make_fakes()
     fakes.store.fail_traces = True
     reader = fakes.reader()
-    with structlog.testing.capture_logs() as logs:
+    with capture_events() as logs:
         ans = reader.ask("q", user_id="alice")
         reader.flush_traces()
     assert ans.text == "light"
@@ -87,7 +86,7 @@ def test_failing_trace_write_does_not_fail_the_ask() -> None:
 
 def test_trace_event_is_logged_once_per_ask() -> None:
     fakes = make_fakes()
-    with structlog.testing.capture_logs() as logs:
+    with capture_events() as logs:
         ans = fakes.reader().ask("q", user_id="alice")
     traces = [e for e in logs if e["event"] == "ask.trace"]
     assert len(traces) == 1 and traces[0]["trace_id"] == ans.trace_id

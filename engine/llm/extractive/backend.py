@@ -14,7 +14,6 @@ import re
 import time
 from typing import TypeVar
 
-import structlog
 from hymem.embedders import Embedder
 from hymem.llm.accounting import UsageMeter
 from hymem.llm.extractive.answer import (
@@ -61,10 +60,11 @@ from hymem.llm.roles import (
     UpdateOutput,
 )
 from hymem.llm.tokens import count_tokens
+from hymem.logging import get_logger
 from hymem.types import RoleUsage
 from pydantic import BaseModel
 
-log = structlog.get_logger("hymem.llm.extractive.backend")
+log = get_logger("hymem.llm.extractive.backend")
 
 OutT = TypeVar("OutT", bound=BaseModel)
 
