@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from contextlib import ExitStack
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
@@ -117,14 +118,16 @@ class Memory:
                 self.sleep()
         finally:
             self._closed = True
-            # Components first (the reader drains its trace thread into the store), then the
-            # searcher's pool and the roles, the store last.
-            self._ingestor.close()
-            self._reader.close()
-            self._consolidator.close()
-            self._searcher.close()
-            self._roles.close()
-            self._store.close()
+            # Every part is closed even if one fails. ExitStack runs them last-in first-out:
+            # components first (the reader drains its trace thread into the store), then the
+            # searcher's threads and the roles, the store last.
+            with ExitStack() as parts:
+                parts.callback(self._store.close)
+                parts.callback(self._roles.close)
+                parts.callback(self._searcher.close)
+                parts.callback(self._consolidator.close)
+                parts.callback(self._reader.close)
+                parts.callback(self._ingestor.close)
             log.info("memory.close", path=str(self.path))
 
     def _check_open(self) -> None:

@@ -343,7 +343,8 @@ def _ask_all(
         plog.append(score(system.name, conv, idx, qa, res, judge))
 
     asked = failed = 0
-    with make_progress(show_progress) as progress, ThreadPoolExecutor(options.workers) as pool:
+    pool = ThreadPoolExecutor(options.workers, thread_name_prefix="hymem-eval")
+    with make_progress(show_progress) as progress, pool:
         task = progress.add_task("ask", total=len(jobs))
         # Bounded submission keeps at most 2 x workers questions in flight, so an interrupt
         # loses little and memory stays flat on large runs.
