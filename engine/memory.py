@@ -79,7 +79,14 @@ class Memory:
             vector_index_min_rows=config.vector_index_min_rows,
         )
         self._roles = LazyRoles(config, self._embedder, given=roles)
-        self._searcher = HybridSearcher(self._store, self._embedder, rrf_k=config.rrf_k)
+        self._searcher = HybridSearcher(
+            self._store,
+            self._embedder,
+            rrf_k=config.rrf_k,
+            depth_factor=config.search_depth_factor,
+            min_candidates=config.search_min_candidates,
+            threads=config.search_threads,
+        )
         parts = (self._store, self._embedder)
         journal = SleepJournal(journal_path(self.path))
         self._ingestor = Ingestor(*parts, self._roles, config, clock=utcnow)

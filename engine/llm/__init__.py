@@ -29,7 +29,7 @@ def build_roles(config: MemoryConfig, embedder: Embedder) -> Roles:
     if spec == "extractive":
         from hymem.llm.extractive.backend import ExtractiveRoles
 
-        return ExtractiveRoles(embedder)
+        return ExtractiveRoles(embedder, cache_items=config.extractive_cache_items)
     kind, _, name = spec.partition(":")
     if not name:
         raise ConfigError(f"llm spec {spec!r} names no model")

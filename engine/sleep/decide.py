@@ -27,6 +27,10 @@ from hymem.types import StatusChange, SummaryRecord, SummaryStatus, Usage
 
 log = get_logger("hymem.sleep.decide")
 
+# Calls submitted ahead per worker: one queued behind each running call keeps every worker busy
+# when a call returns, while a kill loses at most this many unjournaled calls per worker.
+IN_FLIGHT_PER_WORKER = 2
+
 
 @dataclass(frozen=True)
 class Ask:
@@ -207,7 +211,8 @@ class DecisionRunner:
         pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hymem-sleep")
         try:
             while True:
-                while len(pending) < 2 * workers and (ask := next(todo, None)) is not None:
+                in_flight = IN_FLIGHT_PER_WORKER * workers
+                while len(pending) < in_flight and (ask := next(todo, None)) is not None:
                     pending[pool.submit(self._call, ask)] = ask
                 if not pending:
                     break

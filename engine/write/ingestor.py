@@ -14,9 +14,9 @@ replaces rather than duplicates.
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from hymem.config import MemoryConfig
@@ -41,21 +41,43 @@ from hymem.write.segmentation import Span, adjacent_similarities, plan_segments
 
 log = get_logger("hymem.write.ingestor")
 
-_CACHE_LIMIT = 50_000  # turn vectors/compressions kept between calls (a cache, never state)
 MAX_SESSION_ID_CHARS = 256
+
+
+K = TypeVar("K")
+V = TypeVar("V")
 
 
 @dataclass
 class _Prepared:
-    """Per pending turn: the summariser's line, its buffer tokens, and the turn's vector.
+    """Per pending turn: the text and line the summariser sees, its buffer tokens, and the
+    turn's vector.
 
     Buffer tokens count what the turn says as the summariser sees it ("speaker: text", after
     compression). The line's time prefix is formatting and overlap tails are repeated context,
     so neither fills the buffer; the prompt tokens actually sent are accounted by the roles."""
 
+    texts: list[str]
     lines: list[str]
     tokens: list[int]
     vectors: np.ndarray
+
+
+def _cached(
+    cache: dict[K, V], keys: list[K], compute: Callable[[list[K]], Iterable[V]], limit: int
+) -> list[V]:
+    """The values for `keys` (distinct), computing the missing ones in one batch.
+
+    A cache, never state: past `limit` entries it is dropped whole before the fresh values go
+    in, which only costs recomputing them later. Values are taken before that, so a key this
+    call needs is never lost to the drop."""
+    missing = [k for k in keys if k not in cache]
+    fresh = dict(zip(missing, compute(missing), strict=True)) if missing else {}
+    values = [fresh[k] if k in fresh else cache[k] for k in keys]
+    if len(cache) + len(fresh) > limit:
+        cache.clear()
+    cache.update(fresh)
+    return values
 
 
 class Ingestor:
@@ -188,41 +210,38 @@ class Ingestor:
         result.pending = len(pending) - stored
 
     def _prepare(self, pending: list[TurnRecord]) -> _Prepared:
+        limit = self._config.ingest_cache_items
         texts = self._summariser_texts(pending)
+        turns = {(t.user_id, t.id): (t, text) for t, text in zip(pending, texts, strict=True)}
+        keys = list(turns)
+
+        def embed(ks: list[tuple[str, str]]) -> np.ndarray:
+            return self._embedder.embed([turns[k][0].text for k in ks])
+
+        def count(ks: list[tuple[str, str]]) -> list[int]:
+            return [count_tokens(f"{turns[k][0].speaker}: {turns[k][1]}") for k in ks]
+
+        vectors = _cached(self._vectors, keys, embed, limit)
+        tokens = _cached(self._tokens, keys, count, limit)
         lines = [segment_line(t, text) for t, text in zip(pending, texts, strict=True)]
-        missing = [t for t in pending if (t.user_id, t.id) not in self._vectors]
-        if missing:
-            vecs = self._embedder.embed([t.text for t in missing])
-            if len(self._vectors) + len(missing) > _CACHE_LIMIT:
-                self._vectors.clear()
-                self._tokens.clear()
-            self._vectors.update({(t.user_id, t.id): v for t, v in zip(missing, vecs, strict=True)})
-        vectors = np.stack([self._vectors[(t.user_id, t.id)] for t in pending])
-        for t, text in zip(pending, texts, strict=True):
-            if (t.user_id, t.id) not in self._tokens:
-                self._tokens[(t.user_id, t.id)] = count_tokens(f"{t.speaker}: {text}")
-        tokens = [self._tokens[(t.user_id, t.id)] for t in pending]
-        return _Prepared(lines=lines, tokens=tokens, vectors=vectors)
+        return _Prepared(texts=texts, lines=lines, tokens=tokens, vectors=np.stack(vectors))
 
     def _summariser_texts(self, pending: list[TurnRecord]) -> list[str]:
         """Turn texts as the summariser will see them: compressed when a compressor is set."""
         compressor = self._compressor_or_none()
         if compressor is None:
             return [t.text for t in pending]
-        todo = [t for t in pending if (t.user_id, t.id) not in self._compressed]
-        if todo:
-            if len(self._compressed) + len(todo) > _CACHE_LIMIT:
-                self._compressed.clear()
-            squeezed = compressor.compress([t.text for t in todo])
-            self._compressed.update(
-                {(t.user_id, t.id): s for t, s in zip(todo, squeezed, strict=True)}
-            )
-        return [self._compressed[(t.user_id, t.id)] for t in pending]
+        by_key = {(t.user_id, t.id): t for t in pending}
+        return _cached(
+            self._compressed,
+            list(by_key),
+            lambda ks: compressor.compress([by_key[k].text for k in ks]),
+            self._config.ingest_cache_items,
+        )
 
     def _segment(self, pending: list[TurnRecord], prepared: _Prepared) -> list[Span]:
         cfg = self._config
-        texts = self._summariser_texts(pending)
-        attention = attention_boundaries(self._compressor_or_none(), texts)
+        attention = attention_boundaries(self._compressor_or_none(), prepared.texts)
         return plan_segments(
             sims=adjacent_similarities(prepared.vectors),
             session_ids=[t.session_id for t in pending],

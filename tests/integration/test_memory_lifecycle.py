@@ -18,12 +18,14 @@ TURNS = [
 ]
 
 
-def hymem_threads() -> list[str]:
-    return [t.name for t in threading.enumerate() if t.name.startswith("hymem")]
+def hymem_threads(besides: set[threading.Thread]) -> list[str]:
+    """hymem threads alive now that were not in `besides` (other tests' leftovers)."""
+    alive = threading.enumerate()
+    return [t.name for t in alive if t.name.startswith("hymem") and t not in besides]
 
 
 def test_open_use_close_ten_times_leaves_no_hymem_thread(tmp_path: Path) -> None:
-    assert hymem_threads() == []
+    before = set(threading.enumerate())
     config = MemoryConfig.defaults(llm="extractive", sleep_similarity_floor=0.3)
     for i in range(10):
         with Memory(tmp_path / "m", config=config, embedder="hashing") as mem:
@@ -34,5 +36,5 @@ def test_open_use_close_ten_times_leaves_no_hymem_thread(tmp_path: Path) -> None
             assert mem.search("support group", user_id="u", k=3)
             mem.sleep(user_id="u")
             assert mem.traces(user_id="u")  # the trace thread has written its rows
-            assert hymem_threads()  # something did run in the background
-        assert hymem_threads() == [], f"left running after close #{i + 1}"
+            assert hymem_threads(before)  # something did run in the background
+        assert hymem_threads(before) == [], f"left running after close #{i + 1}"

@@ -230,3 +230,16 @@ def test_same_turn_ids_of_two_users_never_share_cached_work() -> None:
     ing.flush(user_id="bob")
     bob_lines = [ln for call in fakes.roles.calls for s in call for ln in s.lines]
     assert all("Cy: bob's own words" in ln for ln in bob_lines)
+
+
+def test_a_full_cache_costs_recomputation_never_correctness() -> None:
+    fakes, ing = make(buffer_tokens=10_000, ingest_cache_items=3)
+    embedded: list[str] = []
+    embed = fakes.embedder.embed
+    fakes.embedder.embed = lambda texts: (embedded.extend(texts), embed(texts))[1]  # type: ignore[method-assign]
+    ing.add(msgs(2), user_id="u", session_id="s", timestamp=T0)
+    ing.add(msgs(2, start=2), user_id="u", session_id="s", timestamp=T0)  # cache overflows
+    ing.add(msgs(1, start=4), user_id="u", session_id="s", timestamp=T0)
+    assert ing.flush(user_id="u").pending == 0 and len(stored(fakes)) == 5
+    turn_texts = [t for t in embedded if t.startswith("talking about")]
+    assert len(turn_texts) > 5  # some turns were embedded again after the cache was dropped
