@@ -17,6 +17,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
 from typing import Any, Literal
 
+import numpy as np
 from hymem.embedders import Embedder
 from hymem.errors import UserInputError
 from hymem.indexes.fusion import DEFAULT_RRF_K, reciprocal_rank_fusion
@@ -26,6 +27,7 @@ from hymem.types import Hit, Level, SummaryStatus
 from hymem.validation import check_k, check_level, check_query, check_user_id
 
 SearchMode = Literal["hybrid", "dense", "lexical"]
+Vector = Sequence[float] | np.ndarray  # a query vector as the embedder returns it, or a list
 _MODES = ("hybrid", "dense", "lexical")
 # Defaults of MemoryConfig.search_depth_factor / search_min_candidates / search_threads.
 # Twice k lets an item both retrievers rank moderately reach the fused top k; the floor of 20
@@ -95,7 +97,7 @@ class HybridSearcher:
 
     def search_vector(
         self,
-        vector: Sequence[float] | None,
+        vector: Vector | None,
         query: str,
         *,
         user_id: str,
@@ -115,7 +117,7 @@ class HybridSearcher:
     def _search(
         self,
         query: str,
-        get_vector: Callable[[], Sequence[float]] | None,
+        get_vector: Callable[[], Vector] | None,
         user_id: str,
         k: int,
         level: Level | str,
@@ -252,5 +254,6 @@ __all__ = [
     "SEARCH_THREADS",
     "HybridSearcher",
     "SearchMode",
+    "Vector",
     "candidate_depth",
 ]

@@ -8,13 +8,14 @@ segment read is checked against `user_id` again before its text reaches a prompt
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, Protocol
 
 import numpy as np
 from hymem.embedders import Embedder
+from hymem.indexes.hybrid import Vector
 from hymem.indexes.store import Store
 from hymem.llm.pool import map_concurrent
 from hymem.llm.roles import ContextItem, RoleResult, Roles, RolesProvider
@@ -45,7 +46,7 @@ class VectorSearcher(Protocol):
     the query is embedded once per ask by the reader and reused across rounds."""
 
     def search_vector(
-        self, vector: Sequence[float] | None, query: str, *, user_id: str, k: int, level: Level
+        self, vector: Vector | None, query: str, *, user_id: str, k: int, level: Level
     ) -> list[Hit]: ...
 
 
@@ -234,9 +235,9 @@ class Run:
             with self.timed("read_segments"):
                 passages = [to_item(h) for h in self.segments(step.round)]
             with self.timed("deep_answer"):
-                res = self.roles.deep_answer(self.question, passages, list(step.pool))
-            log.debug("ask.deep", round=step.round, passages=len(passages), fallback=res.fallback)
-            return DeepAnswerOutcome(res.output.answer, res.fallback, self.account(res))
+                deep = self.roles.deep_answer(self.question, passages, list(step.pool))
+            log.debug("ask.deep", round=step.round, passages=len(passages), fallback=deep.fallback)
+            return DeepAnswerOutcome(deep.output.answer, deep.fallback, self.account(deep))
         with self.timed("reflect"):
             ref = self.roles.reflect(self.question, step.answer)
         return ReflectOutcome(

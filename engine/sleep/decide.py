@@ -8,7 +8,7 @@ loses nothing finished.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -202,7 +202,9 @@ class DecisionRunner:
         asks: Sequence[Ask],
         workers: int,
         progress: Callable[[str, int, int], None] | None = None,
-    ) -> Iterator[tuple[Ask, Decision]]:
+    ) -> Generator[tuple[Ask, Decision], None, None]:
+        """Each finished (ask, decision) as it is journaled; close() (or exhausting it) shuts
+        the pool down, waiting for calls in flight and cancelling the rest."""
         if not asks:
             return
         total, done_n = len(asks), 0

@@ -315,7 +315,8 @@ class Ingestor:
 
         Kept apart on purpose: a batch mixing multi-line segments with one-line summaries is
         padded to the longest text and measured ~3x slower with MiniLM on CPU."""
-        for records in (segments, summaries):
+        batches: tuple[Sequence[SegmentRecord | SummaryRecord], ...] = (segments, summaries)
+        for records in batches:
             if not records:
                 continue
             vecs = self._embedder.embed([r.text for r in records])
