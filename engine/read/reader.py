@@ -96,36 +96,13 @@ class Reader:
             budget=budget,
         )
         try:
-            step = next(gen)
-            while True:
-                try:
-                    step = gen.send(run.execute(step))
-                except StopIteration as stop:
-                    result: ScheduleResult = stop.value
-                    break
+            result = run.drive(gen)
         except LLMError as exc:
             run.latency["total"] = (time.perf_counter() - started) * 1000.0
             self._record(trace_for(None, error=exc))
             raise
         run.latency["total"] = (time.perf_counter() - started) * 1000.0
-        answer = Answer(
-            text=result.answer,
-            question=question,
-            user_id=user_id,
-            path=result.path,
-            escalated=result.escalated,
-            escalation_reason=result.escalation_reason,
-            complete=result.complete,
-            iterations=result.iterations,
-            evidence=run.evidence(result),
-            usage=run.usage,
-            latency_ms=run.latency,
-            prompt_versions=run.versions,
-            fallbacks=run.fallbacks,
-            budget_exhausted=result.budget_exhausted,
-            backend=run.roles.label,
-            trace_id=trace_id,
-        )
+        answer = _answer(run, result, trace_id)
         answer.latency_ms["trace"] = self._record(trace_for(answer, schedule=result))
         return answer
 
@@ -183,6 +160,27 @@ class Reader:
         log_trace(trace)
         self._traces.submit(self._store, trace)
         return (time.perf_counter() - start) * 1000.0
+
+
+def _answer(run: Run, result: ScheduleResult, trace_id: str) -> Answer:
+    return Answer(
+        text=result.answer,
+        question=run.question,
+        user_id=run.user_id,
+        path=result.path,
+        escalated=result.escalated,
+        escalation_reason=result.escalation_reason,
+        complete=result.complete,
+        iterations=result.iterations,
+        evidence=run.evidence(result),
+        usage=run.usage,
+        latency_ms=run.latency,
+        prompt_versions=run.versions,
+        fallbacks=run.fallbacks,
+        budget_exhausted=result.budget_exhausted,
+        backend=run.roles.label,
+        trace_id=trace_id,
+    )
 
 
 def _check_args(question: str, user_id: str, depth: str, **sizes: int) -> None:

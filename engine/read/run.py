@@ -8,7 +8,7 @@ segment read is checked against `user_id` again before its text reaches a prompt
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, Protocol
@@ -208,6 +208,16 @@ class Run:
         return hits
 
     # --- step execution ------------------------------------------------------------------
+    def drive(self, steps: Generator[Step, Outcome, ScheduleResult]) -> ScheduleResult:
+        """Execute the scheduler's steps, feeding each outcome back, until it returns."""
+        step = next(steps)
+        while True:
+            try:
+                step = steps.send(self.execute(step))
+            except StopIteration as stop:
+                result: ScheduleResult = stop.value
+                return result
+
     def execute(self, step: Step) -> Outcome:
         if isinstance(step, LightStep):
             hits = self.light_hits(step.round, step.query, step.k)

@@ -135,22 +135,10 @@ class Consolidator:
             asks: list[Ask] = []
             found: dict[str, list[Decision]] = {}
             for uid in users:
-                snap = build_snapshot(store, uid, self._config, block_bytes=self._block_bytes)
-                snaps[uid] = snap
-                report.users.append(uid)
-                self._repair(snap, report, dry_run)
-                report.summaries_scanned += snap.cost.items
-                report.queues_built += snap.cost.queues
-                report.queue_entries += snap.cost.entries
-                report.similarities += snap.cost.similarities
-                report.queue_seconds += snap.cost.seconds
+                snaps[uid], user_asks, found[uid] = self._survey(uid, roles.label, report, dry_run)
+                asks.extend(user_asks)
                 if progress:
                     progress("queues", len(snaps), len(users))
-                user_asks, replayed, settled = snap.triage(self._journal, roles.label)
-                asks.extend(user_asks)
-                found[uid] = replayed
-                report.skipped_from_journal += len(replayed)
-                report.settled += settled
             log.info(
                 "sleep.queues",
                 users=len(users),
@@ -162,13 +150,7 @@ class Consolidator:
             with closing(runner.run(asks, workers, progress)) as decided:
                 for ask, decision in decided:
                     found[ask.user_id].append(decision)
-            report.asked = runner.asked
-            report.failed = runner.failed
-            report.usage = runner.usage
-            total = report.usage.total
-            report.model_calls = total.calls
-            report.prompt_tokens = total.prompt_tokens
-            report.completion_tokens = total.completion_tokens
+            _count_calls(report, runner)
             for n, uid in enumerate(users, 1):
                 self._apply(snaps[uid], found[uid], report, dry_run)
                 if progress:
@@ -176,6 +158,24 @@ class Consolidator:
         report.seconds = time.perf_counter() - started
         log.info("sleep.done", **report.model_dump(exclude={"planned", "usage", "users"}))
         return report
+
+    def _survey(
+        self, user_id: str, backend: str, report: SleepReport, dry_run: bool
+    ) -> tuple[Snapshot, list[Ask], list[Decision]]:
+        """One user's snapshot with its queues and repairs, split into the decisions to ask
+        and those replayed from the journal; the report counts what was looked at."""
+        snap = build_snapshot(self._store, user_id, self._config, block_bytes=self._block_bytes)
+        report.users.append(user_id)
+        self._repair(snap, report, dry_run)
+        report.summaries_scanned += snap.cost.items
+        report.queues_built += snap.cost.queues
+        report.queue_entries += snap.cost.entries
+        report.similarities += snap.cost.similarities
+        report.queue_seconds += snap.cost.seconds
+        asks, replayed, settled = snap.triage(self._journal, backend)
+        report.skipped_from_journal += len(replayed)
+        report.settled += settled
+        return snap, asks, replayed
 
     def _repair(self, snap: Snapshot, report: SleepReport, dry_run: bool) -> None:
         """Finish an apply that a crash cut between inserting a version and retiring the old."""
@@ -269,3 +269,13 @@ class Consolidator:
             if e.action != "ignore"
         ]
         self._journal.append(overrides)
+
+
+def _count_calls(report: SleepReport, runner: DecisionRunner) -> None:
+    report.asked = runner.asked
+    report.failed = runner.failed
+    report.usage = runner.usage
+    total = report.usage.total
+    report.model_calls = total.calls
+    report.prompt_tokens = total.prompt_tokens
+    report.completion_tokens = total.completion_tokens
