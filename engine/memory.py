@@ -54,17 +54,7 @@ class Memory:
         read_only: bool = False,
         roles: Roles | None = None,
     ) -> None:
-        overrides: dict[str, Any] = {}
-        if llm is not None:
-            overrides["llm"] = llm
-        if isinstance(embedder, str):
-            overrides["embedder"] = embedder
-        if config is None:
-            config = MemoryConfig(**overrides)
-        elif overrides:
-            config = config.model_copy(update=overrides)
-            config = MemoryConfig.model_validate(config.model_dump())
-        self.config = config
+        self.config = config = _with_overrides(config, llm=llm, embedder=embedder)
         self.path = Path(path)
         self._embedder: Embedder = (
             embedder
@@ -333,6 +323,22 @@ class Memory:
     def reindex(self) -> dict[str, int]:
         self._check_open()
         return self._store.reindex()
+
+
+def _with_overrides(
+    config: MemoryConfig | None, *, llm: str | None, embedder: str | Embedder | None
+) -> MemoryConfig:
+    """The config with the `llm=` / `embedder=` shortcuts applied (and validated)."""
+    overrides: dict[str, Any] = {}
+    if llm is not None:
+        overrides["llm"] = llm
+    if isinstance(embedder, str):
+        overrides["embedder"] = embedder
+    if config is None:
+        return MemoryConfig(**overrides)
+    if not overrides:
+        return config
+    return MemoryConfig.model_validate(config.model_copy(update=overrides).model_dump())
 
 
 def exc_free() -> bool:
