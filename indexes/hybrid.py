@@ -2,12 +2,11 @@
 
 Each branch fetches a deeper candidate list (max(2k, 20) by default: `candidate_depth`) than
 the k returned, because an item ranked 15th by both retrievers should beat one ranked 3rd by
-only one of them. Both branches are
-filtered by user_id (and status, time range) inside the index, never after the cut. Text, times
-and the segment link come from LanceDB: dense hits carry them from the vector query itself, and
-the lexical candidates are looked up by id in one query, in a worker thread that overlaps the
-query embedding. A lexical id that LanceDB no longer holds is dropped, so a stale lexical index
-can never serve an orphan.
+only one of them. Both branches are filtered by user_id (and status, time range) inside the
+index, never after the cut. Text, times and the segment link come from LanceDB: dense hits carry
+them from the vector query itself, and the lexical candidates are looked up by id in one query,
+in a worker thread that overlaps the query embedding (`close()` stops those threads). A lexical
+id that LanceDB no longer holds is dropped, so a stale lexical index can never serve an orphan.
 """
 
 from __future__ import annotations
