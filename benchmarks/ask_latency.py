@@ -18,6 +18,7 @@ minutes); a MiniLM query embedding adds the same ~10-12 ms to both light-path co
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import random
 import statistics
@@ -32,7 +33,6 @@ from typing import Any
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("LANCEDB_LOG", "error")
 
-import structlog
 from hymem.config import MemoryConfig
 from hymem.embedders import HashingEmbedder
 from hymem.llm.formatting import format_memories, format_pool
@@ -241,7 +241,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         help="build the ANN (IVF_PQ) index past this many rows; huge = flat search only",
     )
     args = parser.parse_args(argv)
-    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(40))
+    logging.getLogger("hymem").setLevel(logging.ERROR)  # hymem logs through stdlib logging
 
     with tempfile.TemporaryDirectory(prefix="hymem-ask-bench-") as tmp:
         root = Path(tmp)

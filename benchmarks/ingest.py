@@ -29,7 +29,6 @@ from typing import Any
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("LANCEDB_LOG", "error")
 
-import structlog
 from hymem import Memory, MemoryConfig
 from hymem.embedders import resolve_embedder
 from hymem.evaluation.locomo_data import conversation_messages, load_locomo
@@ -121,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, default=None, help="also write the rows here")
     args = parser.parse_args(argv)
     # keep the table readable: per-call events are for the dashboard, not this report
-    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
+    logging.getLogger("hymem").setLevel(logging.WARNING)
 
     console = Console(stderr=True)
     convs = load_locomo(args.path)

@@ -21,13 +21,10 @@ from hymem.errors import (
     StoreLockedError,
     UserInputError,
 )
-from hymem.logging import configure_default_logging as _configure_default_logging
 from hymem.memory import Memory
 from hymem.types import AddResult, Answer, Hit, Level, RoleUsage, SummaryRecord, TurnRecord, Usage
 
 __version__ = "0.1.0"
-
-_configure_default_logging()
 
 __all__ = [
     "AddResult",

@@ -50,6 +50,11 @@ class MemoryConfig(BaseSettings):
     segment_max_turns: int = Field(12, ge=1)
     segment_overlap_turns: int = Field(1, ge=0, le=2)
     buffer_tokens: int = Field(512, ge=1, description="th: flush the short-term buffer here")
+    ingest_cache_items: int = Field(
+        50_000,
+        ge=1,
+        description="pending turns' vectors, token counts and compressions kept between calls",
+    )
 
     # --- read path ------------------------------------------------------------------------
     k: int = Field(10, ge=1, description="light top-k summaries")
@@ -57,6 +62,16 @@ class MemoryConfig(BaseSettings):
     select_batch: int = Field(10, ge=1, description="d: event-selection batch size")
     max_iterations: int = Field(3, ge=0, description="T: reflection rounds; 0 disables")
     rrf_k: int = Field(60, ge=1)
+    search_depth_factor: int = Field(
+        2, ge=1, description="each retriever fetches max(factor * k, min) before fusion"
+    )
+    search_min_candidates: int = Field(20, ge=1, description="the min of that depth")
+    search_threads: int = Field(
+        4, ge=1, description="threads running the lexical branch beside the dense one"
+    )
+    extractive_cache_items: int = Field(
+        20_000, ge=1, description="embeddings the extractive backend keeps (LRU)"
+    )
     max_calls_per_ask: int | None = Field(None, ge=1)
     max_tokens_per_ask: int | None = Field(None, ge=1)
     vector_index_min_rows: int = Field(

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import os
 import re
 import threading
 from collections.abc import Sequence
@@ -23,10 +22,10 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
-import structlog
 from hymem.errors import ConfigError
+from hymem.logging import get_logger
 
-log = structlog.get_logger("hymem.embedders")
+log = get_logger("hymem.embedders")
 
 MINILM_NAME = "all-MiniLM-L6-v2"
 _MINILM_ALIASES = {MINILM_NAME.lower(), f"sentence-transformers/{MINILM_NAME}".lower()}
@@ -148,12 +147,14 @@ class SentenceTransformerEmbedder:
             return self._model
         with self._lock:
             if self._model is None:
-                os.environ.setdefault("HF_HUB_OFFLINE", "1")
-                os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
                 from sentence_transformers import SentenceTransformer
 
+                # local_files_only rather than HF_HUB_OFFLINE: never download, and never set
+                # process-wide environment variables behind the application's back.
                 try:
-                    model = SentenceTransformer(self._load_from, device="cpu")
+                    model = SentenceTransformer(
+                        self._load_from, device="cpu", local_files_only=True
+                    )
                 except (OSError, ValueError) as exc:
                     raise ConfigError(
                         f"cannot load embedder {self.name!r} offline from {self._load_from!r}: "

@@ -1,27 +1,38 @@
 """`Memory`: the facade users hold. It validates arguments, owns the store and the model, and
-hands each operation to the module that implements it (ingest, reader, consolidate)."""
+hands each operation to the component that implements it (ingestor, reader, consolidator).
+
+The facade is the only place that knows all the parts: `__init__` opens the store and builds
+each component with exactly what it uses (store, embedder, searcher, a lazy roles provider,
+config, clock, journal), and no component holds a reference back to the Memory. Decisions that
+span components -- auto-sleep after ingest -- are taken here."""
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from contextlib import ExitStack
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal
 
-import structlog
 from hymem.config import MemoryConfig
 from hymem.embedders import Embedder, resolve_embedder
-from hymem.errors import ConfigError, StoreClosedError, UserInputError
+from hymem.errors import ConfigError, HymemError, StoreClosedError, UserInputError
 from hymem.indexes.hybrid import HybridSearcher, SearchMode
 from hymem.indexes.store import Store
-from hymem.llm import build_roles
+from hymem.llm import LazyRoles
 from hymem.llm.roles import Roles
+from hymem.logging import get_logger
+from hymem.read.reader import Reader
+from hymem.sleep.consolidator import Consolidator, SleepReport
+from hymem.sleep.journal import SleepJournal, journal_path
+from hymem.time import utcnow
 from hymem.types import AddResult, Answer, Hit, Level, SummaryRecord, TurnRecord
 from hymem.validation import check_k, check_level, check_query, check_user_id
+from hymem.write.ingestor import Ingestor
 
-log = structlog.get_logger("hymem.memory")
+log = get_logger("hymem.memory")
 
 Depth = Literal["auto", "light", "deep"]
 
@@ -43,17 +54,7 @@ class Memory:
         read_only: bool = False,
         roles: Roles | None = None,
     ) -> None:
-        overrides: dict[str, Any] = {}
-        if llm is not None:
-            overrides["llm"] = llm
-        if isinstance(embedder, str):
-            overrides["embedder"] = embedder
-        if config is None:
-            config = MemoryConfig(**overrides)
-        elif overrides:
-            config = config.model_copy(update=overrides)
-            config = MemoryConfig.model_validate(config.model_dump())
-        self.config = config
+        self.config = config = _with_overrides(config, llm=llm, embedder=embedder)
         self.path = Path(path)
         self._embedder: Embedder = (
             embedder
@@ -67,11 +68,24 @@ class Memory:
             read_only=read_only,
             vector_index_min_rows=config.vector_index_min_rows,
         )
-        self._roles_override = roles
-        self._roles: Roles | None = roles
-        self._roles_lock = threading.RLock()
-        self._components: dict[str, Any] = {}
-        self._searcher = HybridSearcher(self._store, self._embedder, rrf_k=config.rrf_k)
+        self._roles = LazyRoles(config, self._embedder, given=roles)
+        self._searcher = HybridSearcher(
+            self._store,
+            self._embedder,
+            rrf_k=config.rrf_k,
+            depth_factor=config.search_depth_factor,
+            min_candidates=config.search_min_candidates,
+            threads=config.search_threads,
+        )
+        parts = (self._store, self._embedder)
+        journal = SleepJournal(journal_path(self.path))
+        self._ingestor = Ingestor(*parts, self._roles, config, clock=utcnow)
+        self._reader = Reader(*parts, self._searcher, self._roles, config, clock=utcnow)
+        self._consolidator = Consolidator(
+            *parts, self._roles, config, journal=journal, clock=utcnow
+        )
+        self._since_sleep: dict[str, int] = {}  # new summaries per user since its last sleep
+        self._auto_sleep_lock = threading.Lock()
         self._closed = False
         log.info(
             "memory.open",
@@ -101,29 +115,17 @@ class Memory:
                 self.sleep()
         finally:
             self._closed = True
-            for comp in self._components.values():
-                closer = getattr(comp, "close", None)
-                if closer is not None:
-                    closer()
-            if self._roles is not None and self._roles_override is None:
-                self._roles.close()
-            self._store.close()
+            # Every part is closed even if one fails. ExitStack runs them last-in first-out:
+            # components first (the reader drains its trace thread into the store), then the
+            # searcher's threads and the roles, the store last.
+            with ExitStack() as parts:
+                parts.callback(self._store.close)
+                parts.callback(self._roles.close)
+                parts.callback(self._searcher.close)
+                parts.callback(self._consolidator.close)
+                parts.callback(self._reader.close)
+                parts.callback(self._ingestor.close)
             log.info("memory.close", path=str(self.path))
-
-    def _component(self, name: str) -> Any:
-        """Ingestor, Reader and Consolidator are built once, on first use, and keep any heavy
-        state (the compressor model, thread pools) for the Memory's lifetime."""
-        with self._roles_lock:
-            comp = self._components.get(name)
-            if comp is None:
-                if name == "_ingestor":
-                    from hymem.write.ingestor import Ingestor as comp_cls
-                elif name == "_reader":
-                    from hymem.read.reader import Reader as comp_cls
-                else:
-                    from hymem.sleep.consolidator import Consolidator as comp_cls
-                comp = self._components[name] = comp_cls(self)
-            return comp
 
     def _check_open(self) -> None:
         if self._closed:
@@ -133,10 +135,7 @@ class Memory:
     def roles(self) -> Roles:
         """The model behind every role; built on first use so opening stays cheap."""
         self._check_open()
-        with self._roles_lock:
-            if self._roles is None:
-                self._roles = build_roles(self.config, self._embedder)
-            return self._roles
+        return self._roles()
 
     @property
     def store(self) -> Store:
@@ -163,21 +162,45 @@ class Memory:
         """Persist messages as pending turns, then flush the short-term buffer if it is full."""
         self._check_open()
         check_user_id(user_id)
-        return self._component("_ingestor").add(
+        result = self._ingestor.add(
             messages, user_id=user_id, session_id=session_id, timestamp=timestamp
         )
+        self._maybe_auto_sleep(user_id, result)
+        return result
 
     def flush(self, *, user_id: str) -> AddResult:
         """Summarise and store every pending turn of `user_id` now."""
         self._check_open()
         check_user_id(user_id)
-        return self._component("_ingestor").flush(user_id=user_id)
+        result = self._ingestor.flush(user_id=user_id)
+        self._maybe_auto_sleep(user_id, result)
+        return result
 
     def pending(self, *, user_id: str) -> list[TurnRecord]:
         """Turns accepted but not yet summarised (waiting for the buffer or a retry)."""
         self._check_open()
         check_user_id(user_id)
-        return self._component("_ingestor").pending(user_id=user_id)
+        return self._ingestor.pending(user_id=user_id)
+
+    def _maybe_auto_sleep(self, user_id: str, result: AddResult) -> None:
+        """Sleep for `user_id` once `config.auto_sleep_after` summaries were written for that
+        user since its last sleep. Checked only when this call stored turns; a failed sleep is
+        logged, never raised (the turns are stored) and is tried again after the next store."""
+        every = self.config.auto_sleep_after
+        if every is None or not result.segments_written:
+            return
+        with self._auto_sleep_lock:
+            count = self._since_sleep.get(user_id, 0) + len(result.summaries_written)
+            self._since_sleep[user_id] = count
+            if count < every:
+                return
+            try:
+                self.sleep(user_id=user_id)
+            except HymemError as exc:
+                log.warning("ingest.auto_sleep_failed", user_id=user_id, error=str(exc))
+                return
+            self._since_sleep[user_id] = 0
+        log.info("ingest.auto_sleep", user_id=user_id, after=every)
 
     # --- read path -----------------------------------------------------------------------
     def search(
@@ -232,7 +255,7 @@ class Memory:
                 check_k(value, name=name)
         if max_iterations is not None and max_iterations < 0:
             raise UserInputError("max_iterations must be >= 0")
-        return self._component("_reader").ask(
+        return self._reader.ask(
             question,
             user_id=user_id,
             depth=depth,
@@ -249,7 +272,7 @@ class Memory:
         check_query(question)
         if depth not in ("auto", "light", "deep"):
             raise UserInputError(f"unknown depth {depth!r}: use auto, light or deep")
-        return self._component("_reader").context(question, user_id=user_id, depth=depth)
+        return self._reader.context(question, user_id=user_id, depth=depth)
 
     def traces(
         self, *, user_id: str | None = None, since: datetime | None = None
@@ -258,9 +281,7 @@ class Memory:
         self._check_open()
         if user_id is not None:
             check_user_id(user_id)
-        reader = self._components.get("_reader")
-        if reader is not None:  # trace rows are written in the background; wait for them
-            reader.flush_traces()
+        self._reader.flush_traces()  # trace rows are written in the background; wait for them
         return self._store.read_traces(user_id=user_id, since=since)
 
     # --- sleep time ----------------------------------------------------------------------
@@ -270,14 +291,14 @@ class Memory:
         user_id: str | None = None,
         max_workers: int | None = None,
         dry_run: bool = False,
-    ) -> Any:
+    ) -> SleepReport:
         """Consolidate the summary tier offline; returns a SleepReport."""
         self._check_open()
         if user_id is not None:
             check_user_id(user_id)
         if max_workers is not None:
             check_k(max_workers, name="max_workers")
-        return self._component("_consolidator").sleep(
+        return self._consolidator.sleep(
             user_id=user_id,
             max_workers=self.config.sleep_workers if max_workers is None else max_workers,
             dry_run=dry_run,
@@ -287,13 +308,13 @@ class Memory:
         """Every version of a summary, oldest first."""
         self._check_open()
         check_user_id(user_id)
-        return self._component("_consolidator").history(summary_id, user_id=user_id)
+        return self._consolidator.history(summary_id, user_id=user_id)
 
     def restore(self, summary_id: str, *, user_id: str) -> SummaryRecord:
         """Reactivate a superseded or deleted version (and retire what replaced it)."""
         self._check_open()
         check_user_id(user_id)
-        return self._component("_consolidator").restore(summary_id, user_id=user_id)
+        return self._consolidator.restore(summary_id, user_id=user_id)
 
     def stats(self, *, user_id: str | None = None) -> dict[str, int]:
         self._check_open()
@@ -302,6 +323,22 @@ class Memory:
     def reindex(self) -> dict[str, int]:
         self._check_open()
         return self._store.reindex()
+
+
+def _with_overrides(
+    config: MemoryConfig | None, *, llm: str | None, embedder: str | Embedder | None
+) -> MemoryConfig:
+    """The config with the `llm=` / `embedder=` shortcuts applied (and validated)."""
+    overrides: dict[str, Any] = {}
+    if llm is not None:
+        overrides["llm"] = llm
+    if isinstance(embedder, str):
+        overrides["embedder"] = embedder
+    if config is None:
+        return MemoryConfig(**overrides)
+    if not overrides:
+        return config
+    return MemoryConfig.model_validate(config.model_copy(update=overrides).model_dump())
 
 
 def exc_free() -> bool:

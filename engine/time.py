@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from datetime import UTC, date, datetime
 
 from hymem.errors import UserInputError
@@ -34,6 +35,10 @@ _DATEPARSER_SETTINGS = {
     "RETURN_AS_TIMEZONE_AWARE": False,
 }
 _ON = re.compile(r"\bon\b", re.IGNORECASE)  # "1:56 pm on 8 May" -> dateparser reads "1:56 pm 8 May"
+
+
+Clock = Callable[[], datetime]
+"""What components take instead of calling `utcnow` themselves, so tests can fix "now"."""
 
 
 def utcnow() -> datetime:
@@ -123,6 +128,7 @@ def micros(value: datetime) -> int:
 
 
 __all__ = [
+    "Clock",
     "format_line_time",
     "micros",
     "parse_timestamp",

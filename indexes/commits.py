@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import structlog
 from hymem.errors import UserInputError
 from hymem.indexes import filters as F
 from hymem.indexes import schema as S
@@ -30,6 +29,7 @@ from hymem.indexes.lock import read_json, write_json_atomic
 from hymem.indexes.maintenance import Compactor
 from hymem.indexes.turn_log import TurnLog
 from hymem.indexes.vectors import LanceTables
+from hymem.logging import get_logger
 from hymem.time import utcnow
 from hymem.types import (
     Level,
@@ -40,7 +40,7 @@ from hymem.types import (
     TurnStatus,
 )
 
-log = structlog.get_logger("hymem.indexes.store")
+log = get_logger("hymem.indexes.store")
 
 JOURNAL_FILE = "journal.json"
 

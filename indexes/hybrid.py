@@ -1,12 +1,12 @@
 """Hybrid retrieval: dense (LanceDB cosine) + BM25 (Tantivy) fused by reciprocal rank.
 
-Each branch fetches a deeper candidate list (max(2k, 20)) than the k returned, because an item
-ranked 15th by both retrievers should beat one ranked 3rd by only one of them. Both branches are
-filtered by user_id (and status, time range) inside the index, never after the cut. Text, times
-and the segment link come from LanceDB: dense hits carry them from the vector query itself, and
-the lexical candidates are looked up by id in one query, in a worker thread that overlaps the
-query embedding. A lexical id that LanceDB no longer holds is dropped, so a stale lexical index
-can never serve an orphan.
+Each branch fetches a deeper candidate list (max(2k, 20) by default: `candidate_depth`) than
+the k returned, because an item ranked 15th by both retrievers should beat one ranked 3rd by
+only one of them. Both branches are filtered by user_id (and status, time range) inside the
+index, never after the cut. Text, times and the segment link come from LanceDB: dense hits carry
+them from the vector query itself, and the lexical candidates are looked up by id in one query,
+in a worker thread that overlaps the query embedding (`close()` stops those threads). A lexical
+id that LanceDB no longer holds is dropped, so a stale lexical index can never serve an orphan.
 """
 
 from __future__ import annotations
@@ -16,36 +16,66 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
 from typing import Any, Literal
 
-import structlog
+import numpy as np
 from hymem.embedders import Embedder
 from hymem.errors import UserInputError
 from hymem.indexes.fusion import DEFAULT_RRF_K, reciprocal_rank_fusion
 from hymem.indexes.store import Store, TimeRange
+from hymem.logging import get_logger
 from hymem.types import Hit, Level, SummaryStatus
 from hymem.validation import check_k, check_level, check_query, check_user_id
 
 SearchMode = Literal["hybrid", "dense", "lexical"]
+Vector = Sequence[float] | np.ndarray  # a query vector as the embedder returns it, or a list
 _MODES = ("hybrid", "dense", "lexical")
+# Defaults of MemoryConfig.search_depth_factor / search_min_candidates / search_threads.
+# Twice k lets an item both retrievers rank moderately reach the fused top k; the floor of 20
+# keeps small-k searches (k=1..10) from fusing two lists too short to agree on anything.
+DEPTH_FACTOR = 2
 MIN_CANDIDATES = 20
+# Lexical-branch workers: each search uses one while its own thread runs the dense branch, so
+# this many searches overlap fully; more would only contend for the same cores.
+SEARCH_THREADS = 4
 
-log = structlog.get_logger("hymem.indexes.hybrid")
+log = get_logger("hymem.indexes.hybrid")
 
 
-def candidate_depth(k: int) -> int:
+def candidate_depth(k: int, factor: int = DEPTH_FACTOR, floor: int = MIN_CANDIDATES) -> int:
     """How many candidates each branch fetches before fusion."""
-    return max(2 * k, MIN_CANDIDATES)
+    return max(factor * k, floor)
 
 
 class HybridSearcher:
     """Model-free retrieval over one Store with one Embedder; safe to share across threads."""
 
-    def __init__(self, store: Store, embedder: Embedder, rrf_k: int = DEFAULT_RRF_K) -> None:
-        if rrf_k < 1:
-            raise UserInputError(f"rrf_k must be >= 1, got {rrf_k}")
+    def __init__(
+        self,
+        store: Store,
+        embedder: Embedder,
+        rrf_k: int = DEFAULT_RRF_K,
+        *,
+        depth_factor: int = DEPTH_FACTOR,
+        min_candidates: int = MIN_CANDIDATES,
+        threads: int = SEARCH_THREADS,
+    ) -> None:
+        for name, value in (
+            ("rrf_k", rrf_k),
+            ("depth_factor", depth_factor),
+            ("min_candidates", min_candidates),
+            ("threads", threads),
+        ):
+            if value < 1:
+                raise UserInputError(f"{name} must be >= 1, got {value}")
         self.store = store
         self.embedder = embedder
         self.rrf_k = rrf_k
-        self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="hymem-lexical")
+        self.depth_factor = depth_factor
+        self.min_candidates = min_candidates
+        self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="hymem-lexical")
+
+    def close(self) -> None:
+        """Stop the lexical worker threads (waiting for a search in flight); idempotent."""
+        self._pool.shutdown(wait=True)
 
     def search(
         self,
@@ -66,7 +96,7 @@ class HybridSearcher:
 
     def search_vector(
         self,
-        vector: Sequence[float] | None,
+        vector: Vector | None,
         query: str,
         *,
         user_id: str,
@@ -86,7 +116,7 @@ class HybridSearcher:
     def _search(
         self,
         query: str,
-        get_vector: Callable[[], Sequence[float]] | None,
+        get_vector: Callable[[], Vector] | None,
         user_id: str,
         k: int,
         level: Level | str,
@@ -99,7 +129,7 @@ class HybridSearcher:
         lvl = check_level(level)
         check_time_range(time_range)
         statuses = None if include_inactive else (SummaryStatus.ACTIVE,)
-        depth = candidate_depth(k)
+        depth = candidate_depth(k, self.depth_factor, self.min_candidates)
 
         # The lexical branch (BM25 + one LanceDB lookup of its candidates) runs in a worker
         # thread while this thread embeds the query and runs the dense search, so it adds
@@ -217,4 +247,12 @@ def check_time_range(time_range: object) -> None:
         raise UserInputError("time_range starts after it ends")
 
 
-__all__ = ["MIN_CANDIDATES", "HybridSearcher", "SearchMode", "candidate_depth"]
+__all__ = [
+    "DEPTH_FACTOR",
+    "MIN_CANDIDATES",
+    "SEARCH_THREADS",
+    "HybridSearcher",
+    "SearchMode",
+    "Vector",
+    "candidate_depth",
+]

@@ -20,13 +20,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-import structlog
 import tantivy
 from hymem.indexes.analysis import ANALYZER_NAME, build_analyzer, terms
+from hymem.logging import get_logger
 from hymem.time import micros
 from hymem.types import Level
 
-log = structlog.get_logger("hymem.indexes.lexical")
+log = get_logger("hymem.indexes.lexical")
 
 # 2: documents are keyed by (level, user_id, id), since ids are unique per user only; a
 # version-1 index is rebuilt on open (its sync record names version 1).

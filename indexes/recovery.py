@@ -18,14 +18,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import structlog
 from hymem.indexes import schema as S
 from hymem.indexes.commits import CommitWriter, Journal
 from hymem.indexes.lexical_sync import LexicalSync
 from hymem.indexes.turn_log import TurnLog
+from hymem.logging import get_logger
 from hymem.types import StatusChange, TurnStatus
 
-log = structlog.get_logger("hymem.indexes.store")
+log = get_logger("hymem.indexes.store")
 
 
 class Recovery:

@@ -30,7 +30,6 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import structlog
 from hymem.errors import ReadOnlyStoreError, StoreClosedError, StoreError
 from hymem.indexes import schema as S
 from hymem.indexes.commits import CommitWriter, Journal
@@ -45,6 +44,7 @@ from hymem.indexes.recovery import Recovery
 from hymem.indexes.trace_table import TraceTable
 from hymem.indexes.turn_log import TurnLog
 from hymem.indexes.vectors import LanceTables
+from hymem.logging import get_logger
 from hymem.types import (
     Level,
     SegmentRecord,
@@ -58,7 +58,7 @@ from hymem.types import (
 SCHEMA_VERSION = S.SCHEMA_VERSION
 _TABLES = (S.TURNS, S.SEGMENTS, S.SUMMARIES, S.TRACES)
 
-log = structlog.get_logger("hymem.indexes.store")
+log = get_logger("hymem.indexes.store")
 
 
 def _check_meta(meta: dict[str, Any], path: Path, embedder_name: str, dim: int) -> None:

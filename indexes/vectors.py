@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import structlog
+from hymem.logging import get_logger
 
-log = structlog.get_logger("hymem.indexes.vectors")
+log = get_logger("hymem.indexes.vectors")
 
 NPROBES = 20  # IVF partitions probed; recall barely moved between 20 and 80 at 100k rows
 # Exact re-ranking of refine_factor * k PQ candidates. Measured at 100k MiniLM rows, 10 users,

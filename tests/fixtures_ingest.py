@@ -1,12 +1,11 @@
-"""Fixtures for the ingest tests: in-memory twins of the store, the roles and the Memory, so the
-write path's logic is unit-tested without disk or models; plus helpers shared with the
-integration tests (the LoCoMo fixture path, a tiny LLMLingua-2 model builder)."""
+"""Fixtures for the ingest tests: in-memory twins of the store and the roles an Ingestor is built
+with, so the write path's logic is unit-tested without disk or models; plus helpers shared with
+the integration tests (the LoCoMo fixture path, a tiny LLMLingua-2 model builder)."""
 
 from __future__ import annotations
 
 import re
 import string
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from hymem.embedders import HashingEmbedder
 from hymem.errors import LLMUnavailable
 from hymem.llm.roles import Role, RoleResult, SegmentInput, SegmentSummary, SummariseOutput
 from hymem.types import RoleUsage, SegmentRecord, SummaryRecord, TurnRecord, TurnStatus
+from hymem.write.ingestor import Ingestor
 
 LOCOMO_MINI = Path(__file__).parent / "data" / "locomo_mini.json"
 
@@ -112,24 +112,17 @@ class FakeRoles:
         pass
 
 
-class FakeMemory:
-    """What `Ingestor(mem)` reaches: store, embedder, roles, config, and sleep()."""
+class WriteFakes:
+    """What an Ingestor is built with (store, embedder, roles, config), kept for inspection."""
 
     def __init__(self, **config: Any) -> None:
         self.config = MemoryConfig.defaults(embedder="hashing", **config)
         self.store = FakeStore()
         self.embedder = HashingEmbedder(64)
         self.roles = FakeRoles()
-        self.sleeps: list[str | None] = []
-        self._lock = threading.Lock()
 
-    def sleep(self, *, user_id: str | None = None) -> None:
-        self.sleeps.append(user_id)
-
-
-@pytest.fixture
-def fake_mem() -> FakeMemory:
-    return FakeMemory()
+    def ingestor(self) -> Ingestor:
+        return Ingestor(self.store, self.embedder, lambda: self.roles, self.config)
 
 
 def build_tiny_llmlingua(folder: Path) -> Path:

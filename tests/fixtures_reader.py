@@ -19,8 +19,6 @@ import pytest
 from hymem.config import MemoryConfig
 from hymem.types import SegmentRecord, SummaryRecord, TurnRecord, TurnStatus
 
-from tests.reader_fakes import FakeHost, make_host
-
 T0 = datetime(2023, 5, 8, 13, 56)
 
 
@@ -104,11 +102,6 @@ def seed_memory(mem: Any, user_id: str, events: Sequence[Event]) -> list[Summary
     mem.store.append_turns(turns)
     mem.store.commit_segments(user_id, segs, sums, [t.id for t in turns])
     return sums
-
-
-@pytest.fixture
-def reader_host() -> FakeHost:
-    return make_host()
 
 
 # ---- a small conversation of our own ---------------------------------------------------------

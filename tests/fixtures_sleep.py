@@ -1,8 +1,8 @@
 """Fixtures and builders for the sleep tests.
 
 * `summary(...)`: a SummaryRecord with sensible defaults.
-* `FakeStore` / `FakeMem`: in-memory twins of the parts of Store and Memory that the
-  Consolidator touches (no disk), for the unit tests of the sleep flow.
+* `FakeStore`: an in-memory twin of the part of Store that the Consolidator touches (no
+  disk), for the unit tests of the sleep flow.
 * `ScriptedRoles`: an in-process Roles whose update decisions come from a function, with a
   fixed latency per call and a record of every call (the benchmark uses it too).
 * `seed_store(store, user_id, texts)`: writes segments + summaries with `commit_segments`, for
@@ -16,7 +16,6 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -137,24 +136,6 @@ class FakeStore:
                 }
             )
         self.applied.append((user_id, [r.id for r in new], list(changes)))
-
-
-class FakeMem:
-    """What the Consolidator reaches on a Memory."""
-
-    def __init__(
-        self,
-        store: FakeStore,
-        roles: ScriptedRoles,
-        *,
-        path: Path | str = "/nonexistent",
-        **config: Any,
-    ) -> None:
-        self.store = store
-        self.roles = roles
-        self.embedder = HashingEmbedder()
-        self.config = MemoryConfig.defaults(**config)
-        self.path = Path(path)
 
 
 def embedded(records: Sequence[SummaryRecord]) -> list[SummaryRecord]:

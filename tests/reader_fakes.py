@@ -1,5 +1,5 @@
-"""In-memory twins of what the Reader reaches through the Memory facade (roles, searcher,
-store, embedder), so the reader's unit tests run with no disk, network or model."""
+"""In-memory twins of what a Reader is built with (roles, searcher, store, embedder), so the
+reader's unit tests run with no disk, network or model."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from hymem.llm.roles import (
     RoleResult,
     SelectOutput,
 )
+from hymem.read.reader import Reader
 from hymem.types import Hit, Level, RoleUsage, SegmentRecord
 
 USAGE = RoleUsage(calls=1, prompt_tokens=10, completion_tokens=2)
@@ -186,8 +187,8 @@ class Fallback:
 
 
 @dataclass
-class FakeHost:
-    """Stands in for Memory: what the Reader reaches through `mem.*`."""
+class ReaderFakes:
+    """The fakes one Reader is built with; tests script and inspect them after `reader()`."""
 
     roles: FakeRoles
     searcher: FakeSearcher
@@ -195,10 +196,13 @@ class FakeHost:
     embedder: FakeEmbedder = field(default_factory=FakeEmbedder)
     config: MemoryConfig = field(default_factory=MemoryConfig.defaults)
 
+    def reader(self) -> Reader:
+        return Reader(self.store, self.embedder, self.searcher, lambda: self.roles, self.config)
 
-def make_host(n_hits: int = 30, *, roles: FakeRoles | None = None, **config: Any) -> FakeHost:
+
+def make_fakes(n_hits: int = 30, *, roles: FakeRoles | None = None, **config: Any) -> ReaderFakes:
     """n_hits summaries sum0..sumN-1 of alice, each linked to its own segment segI."""
-    return FakeHost(
+    return ReaderFakes(
         roles=roles or FakeRoles(),
         searcher=FakeSearcher([summary_hit(i) for i in range(n_hits)]),
         store=FakeStore([segment_record(i) for i in range(n_hits)]),

@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 from hymem.cli.app import DEFAULT_STORE, EmbedderOpt, LlmOpt, StorePath, UserOpt, app, open_memory
 from hymem.sleep.consolidator import Consolidator, SleepReport
+from hymem.sleep.journal import SleepJournal, journal_path
 from hymem.types import SummaryRecord
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -38,9 +39,20 @@ def sleep_cmd(
                 tasks[phase] = bar.add_task(_PHASES.get(phase, phase), total=total)
             bar.update(tasks[phase], completed=done, total=total)
 
-        report = Consolidator(mem).sleep(
-            user_id=user, max_workers=workers, dry_run=dry_run, progress=progress
+        # Memory.sleep takes no progress callback: build a consolidator over the same parts.
+        consolidator = Consolidator(
+            mem.store,
+            mem.embedder,
+            lambda: mem.roles,
+            mem.config,
+            journal=SleepJournal(journal_path(mem.path)),
         )
+        try:
+            report = consolidator.sleep(
+                user_id=user, max_workers=workers, dry_run=dry_run, progress=progress
+            )
+        finally:
+            consolidator.close()
     Console().print(report_table(report))
     if dry_run and report.planned:
         Console().print(planned_table(report))

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import plotly.graph_objects as go
-import structlog
 from hymem.errors import UserInputError
 from hymem.evaluation.dashboard_data import (
     Event,
@@ -29,8 +28,9 @@ from hymem.evaluation.dashboard_data import (
     with_path,
 )
 from hymem.evaluation.predictions import read_predictions
+from hymem.logging import get_logger
 
-log = structlog.get_logger("hymem.evaluation.dashboard")
+log = get_logger("hymem.evaluation.dashboard")
 
 CHART_IDS = (
     "chart-escalation-overall",

@@ -11,12 +11,12 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-import structlog
 from hymem.config import MemoryConfig
 from hymem.errors import ConfigError
 from hymem.llm.roles import Role
+from hymem.logging import get_logger
 
-log = structlog.get_logger("hymem.evaluation.manifest")
+log = get_logger("hymem.evaluation.manifest")
 
 KEY_PACKAGES = (
     "lancedb",

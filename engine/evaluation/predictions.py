@@ -9,10 +9,10 @@ import os
 import threading
 from pathlib import Path
 
-import structlog
+from hymem.logging import get_logger
 from pydantic import BaseModel, Field, ValidationError
 
-log = structlog.get_logger("hymem.evaluation.predictions")
+log = get_logger("hymem.evaluation.predictions")
 
 Key = tuple[str, str, int]
 

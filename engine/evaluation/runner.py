@@ -13,7 +13,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import structlog
 from hymem.config import MemoryConfig
 from hymem.errors import ConfigError, HymemError, LLMUnavailable, UserInputError
 from hymem.evaluation.locomo_data import conversation_messages, load_locomo
@@ -22,6 +21,7 @@ from hymem.evaluation.metrics import bleu1, evidence_recall, locomo_f1
 from hymem.evaluation.predictions import PredictionLog, PredictionRecord, read_predictions
 from hymem.evaluation.progress import make_progress
 from hymem.evaluation.systems import ALL_SYSTEMS, System, SystemResult, build_systems, usage_split
+from hymem.logging import get_logger
 from hymem.types import Usage
 from pydantic import BaseModel, Field, ValidationError
 
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from hymem.llm.roles import Roles
     from hymem.memory import Memory
 
-log = structlog.get_logger("hymem.evaluation.runner")
+log = get_logger("hymem.evaluation.runner")
 
 
 class RunOptions(BaseModel):
@@ -343,7 +343,8 @@ def _ask_all(
         plog.append(score(system.name, conv, idx, qa, res, judge))
 
     asked = failed = 0
-    with make_progress(show_progress) as progress, ThreadPoolExecutor(options.workers) as pool:
+    pool = ThreadPoolExecutor(options.workers, thread_name_prefix="hymem-eval")
+    with make_progress(show_progress) as progress, pool:
         task = progress.add_task("ask", total=len(jobs))
         # Bounded submission keeps at most 2 x workers questions in flight, so an interrupt
         # loses little and memory stays flat on large runs.

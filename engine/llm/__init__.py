@@ -5,16 +5,18 @@
     "hf:MODEL_OR_PATH" PromptedRoles(HFBackend)      a local transformers chat model
 
 Backends load lazily: building roles is cheap and never touches the network or a model file.
+`LazyRoles` defers even that to the first call, so opening a Memory builds no client at all.
 """
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING
 
 from hymem.config import MemoryConfig
 from hymem.errors import ConfigError
 from hymem.llm.pool import map_concurrent
-from hymem.llm.roles import Role, RoleResult, Roles
+from hymem.llm.roles import Role, RoleResult, Roles, RolesProvider
 from hymem.llm.tokens import count_tokens
 
 if TYPE_CHECKING:
@@ -27,7 +29,7 @@ def build_roles(config: MemoryConfig, embedder: Embedder) -> Roles:
     if spec == "extractive":
         from hymem.llm.extractive.backend import ExtractiveRoles
 
-        return ExtractiveRoles(embedder)
+        return ExtractiveRoles(embedder, cache_items=config.extractive_cache_items)
     kind, _, name = spec.partition(":")
     if not name:
         raise ConfigError(f"llm spec {spec!r} names no model")
@@ -44,4 +46,44 @@ def build_roles(config: MemoryConfig, embedder: Embedder) -> Roles:
     raise ConfigError(f"unknown llm spec {spec!r}: use 'extractive', 'openai:MODEL' or 'hf:PATH'")
 
 
-__all__ = ["Role", "RoleResult", "Roles", "build_roles", "count_tokens", "map_concurrent"]
+class LazyRoles:
+    """A `RolesProvider`: builds the roles for `config` on its first call, once, thread-safely.
+
+    A Memory hands this one callable to its ingestor, reader and consolidator, so they share
+    one model client and none is built until a role is actually needed. `close()` closes only
+    roles it built itself, never roles it was given."""
+
+    def __init__(
+        self, config: MemoryConfig, embedder: Embedder, *, given: Roles | None = None
+    ) -> None:
+        self._config = config
+        self._embedder = embedder
+        self._roles = given
+        self._owned = given is None
+        self._lock = threading.Lock()
+
+    def __call__(self) -> Roles:
+        roles = self._roles
+        if roles is None:
+            with self._lock:
+                if self._roles is None:
+                    self._roles = build_roles(self._config, self._embedder)
+                roles = self._roles
+        return roles
+
+    def close(self) -> None:
+        with self._lock:
+            if self._owned and self._roles is not None:
+                self._roles.close()
+
+
+__all__ = [
+    "LazyRoles",
+    "Role",
+    "RoleResult",
+    "Roles",
+    "RolesProvider",
+    "build_roles",
+    "count_tokens",
+    "map_concurrent",
+]

@@ -15,10 +15,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-import structlog
 from hymem.llm.backend import Completion, Message
+from hymem.logging import get_logger
 
-log = structlog.get_logger("hymem.llm.cache")
+log = get_logger("hymem.llm.cache")
 
 
 def cache_key(model: str, messages: list[Message], params: dict[str, Any]) -> str:

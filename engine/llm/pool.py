@@ -56,7 +56,9 @@ def map_concurrent(
                     raise
                 futures_results.append(exc)
         return futures_results
-    with ThreadPoolExecutor(max_workers=min(max_workers, len(items))) as pool:
+    # A pool per call, joined before returning: no thread outlives the call that needed it.
+    workers = min(max_workers, len(items))
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hymem-llm") as pool:
         futures = [pool.submit(fn, item) for item in items]
     results: list[R | Exception] = []
     for fut in futures:

@@ -14,7 +14,6 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-import structlog
 from hymem.config import MemoryConfig
 from hymem.errors import LLMOutputError
 from hymem.llm import checks
@@ -43,11 +42,12 @@ from hymem.llm.roles import (
     UpdateOutput,
 )
 from hymem.llm.structured import InvalidReply, parse_reply, schema_hint
+from hymem.logging import get_logger
 from hymem.prompts import load_prompt
 from hymem.types import RoleUsage
 from pydantic import BaseModel
 
-log = structlog.get_logger("hymem.llm.prompted")
+log = get_logger("hymem.llm.prompted")
 
 M = TypeVar("M", bound=BaseModel)
 Check = Callable[[M, list[str]], M]

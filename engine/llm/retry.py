@@ -15,13 +15,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
-import structlog
 from hymem.config import MemoryConfig
 from hymem.errors import LLMUnavailable
 from hymem.llm.backend import TransientLLMError
+from hymem.logging import get_logger
 from tenacity import RetryCallState, Retrying, retry_if_exception_type
 
-log = structlog.get_logger("hymem.llm.retry")
+log = get_logger("hymem.llm.retry")
 
 T = TypeVar("T")
 

@@ -10,6 +10,7 @@ against it). Role names used in usage accounting and traces are the `Role` value
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from enum import StrEnum
 from typing import Generic, Protocol, TypeVar
@@ -121,6 +122,10 @@ class Roles(Protocol):
     def close(self) -> None: ...
 
 
+RolesProvider = Callable[[], Roles]
+"""How components receive the roles: a zero-argument callable (`hymem.llm.LazyRoles`), called
+when a role is needed, so building the roles stays off the cost of opening a Memory."""
+
 __all__ = [
     "ContextItem",
     "DeepAnswerOutput",
@@ -131,6 +136,7 @@ __all__ = [
     "Role",
     "RoleResult",
     "Roles",
+    "RolesProvider",
     "SegmentInput",
     "SegmentSummary",
     "SelectOutput",

@@ -13,12 +13,12 @@ import re
 import threading
 from typing import TYPE_CHECKING
 
-import structlog
+from hymem.logging import get_logger
 
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
 
-log = structlog.get_logger("hymem.llm.tokens")
+log = get_logger("hymem.llm.tokens")
 
 _WORDS = re.compile(r"\w+|[^\w\s]", re.UNICODE)
 _lock = threading.Lock()

@@ -15,16 +15,16 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import structlog
 from hymem.errors import HymemError
-from hymem.time import utcnow
+from hymem.logging import get_logger
+from hymem.time import Clock, utcnow
 from hymem.types import Answer, Hit
 
 if TYPE_CHECKING:
     from hymem.read.budget import Budget
     from hymem.read.scheduler import ScheduleResult
 
-log = structlog.get_logger("hymem.read.traces")
+log = get_logger("hymem.read.traces")
 
 # What a trace write may raise and we deliberately absorb: hymem's own store errors (closed,
 # read-only), the filesystem, and Arrow/LanceDB conversion errors (ValueError/TypeError
@@ -74,6 +74,7 @@ def build_trace(
     budget: Budget,
     schedule: ScheduleResult | None = None,
     error: BaseException | None = None,
+    clock: Clock = utcnow,
 ) -> dict[str, Any]:
     """The trace row of one ask; `answer` is None when the ask failed with `error`."""
     usage = run.usage
@@ -109,7 +110,7 @@ def build_trace(
         "iterations": answer.iterations if answer else len(rounds),
         "complete": answer.complete if answer else False,
         "answer": answer.text if answer else "",
-        "backend": run.host.roles.label,
+        "backend": run.roles.label,
         "total_tokens": total.total_tokens,
         "total_calls": total.calls,
         "latency_ms_total": run.latency.get("total", 0.0),
@@ -126,7 +127,7 @@ def build_trace(
         "turn_ids": [t for h in evidence for t in h.turn_ids],
         "rounds": rounds,
         "error": f"{type(error).__name__}: {error}" if error is not None else None,
-        "created_at": utcnow(),
+        "created_at": clock(),
     }
 
 

@@ -17,12 +17,15 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from pathlib import Path
-from typing import TYPE_CHECKING
+from contextlib import closing
 
 import numpy as np
-import structlog
+from hymem.config import MemoryConfig
+from hymem.embedders import Embedder
 from hymem.errors import ReadOnlyStoreError, UserInputError
+from hymem.indexes.store import Store
+from hymem.llm.roles import RolesProvider
+from hymem.logging import get_logger
 from hymem.sleep.decide import Ask, DecisionRunner, Snapshot, build_snapshot
 from hymem.sleep.journal import JournalEntry, SleepJournal
 from hymem.sleep.plan import (
@@ -33,14 +36,11 @@ from hymem.sleep.plan import (
     plan_restore,
     with_vectors,
 )
-from hymem.time import utcnow
+from hymem.time import Clock, utcnow
 from hymem.types import SummaryRecord, SummaryStatus, Usage
 from pydantic import BaseModel, Field
 
-if TYPE_CHECKING:
-    from hymem.memory import Memory
-
-log = structlog.get_logger("hymem.sleep.consolidator")
+log = get_logger("hymem.sleep.consolidator")
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
 
@@ -76,21 +76,29 @@ class SleepReport(BaseModel):
 
 
 class Consolidator:
-    """Built once per Memory (`mem.sleep`, `mem.history`, `mem.restore` delegate here)."""
+    """Built once per Memory (`mem.sleep`, `mem.history`, `mem.restore` delegate here).
+
+    Takes what a sleep touches: the store (summaries in, versions out), the embedder (vectors
+    of new versions), the roles (`update` decisions, resolved on the first sleep), the config
+    (queue sizes, workers), the journal and a clock for version and journal times."""
 
     def __init__(
         self,
-        mem: Memory,
+        store: Store,
+        embedder: Embedder,
+        roles: RolesProvider,
+        config: MemoryConfig,
         *,
-        journal: SleepJournal | None = None,
+        journal: SleepJournal,
+        clock: Clock = utcnow,
         block_bytes: int | None = None,
     ) -> None:
-        self._mem = mem
-        self._journal = (
-            journal
-            if journal is not None
-            else SleepJournal(Path(mem.path) / "sleep" / "journal.jsonl")
-        )
+        self._store = store
+        self._embedder = embedder
+        self._roles = roles
+        self._config = config
+        self._journal = journal
+        self._clock = clock
         self._lock = threading.Lock()  # one sleep or restore at a time
         self._block_bytes = block_bytes
 
@@ -110,40 +118,27 @@ class Consolidator:
         dry_run: bool = False,
         progress: Progress | None = None,
     ) -> SleepReport:
-        mem = self._mem
-        store = mem.store
+        store = self._store
         if store.read_only and not dry_run:
             raise ReadOnlyStoreError(
                 "sleep writes new versions: open the memory for writing (or pass dry_run=True)"
             )
-        workers = mem.config.sleep_workers if max_workers is None else max_workers
+        workers = self._config.sleep_workers if max_workers is None else max_workers
         if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
             raise UserInputError("max_workers must be >= 1")
         started = time.perf_counter()
         with self._lock:
-            roles = mem.roles
+            roles = self._roles()
             report = SleepReport(dry_run=dry_run, backend=roles.label)
             users = [user_id] if user_id is not None else store.users()
             snaps: dict[str, Snapshot] = {}
             asks: list[Ask] = []
             found: dict[str, list[Decision]] = {}
             for uid in users:
-                snap = build_snapshot(store, uid, mem.config, block_bytes=self._block_bytes)
-                snaps[uid] = snap
-                report.users.append(uid)
-                self._repair(snap, report, dry_run)
-                report.summaries_scanned += snap.cost.items
-                report.queues_built += snap.cost.queues
-                report.queue_entries += snap.cost.entries
-                report.similarities += snap.cost.similarities
-                report.queue_seconds += snap.cost.seconds
+                snaps[uid], user_asks, found[uid] = self._survey(uid, roles.label, report, dry_run)
+                asks.extend(user_asks)
                 if progress:
                     progress("queues", len(snaps), len(users))
-                user_asks, replayed, settled = snap.triage(self._journal, roles.label)
-                asks.extend(user_asks)
-                found[uid] = replayed
-                report.skipped_from_journal += len(replayed)
-                report.settled += settled
             log.info(
                 "sleep.queues",
                 users=len(users),
@@ -151,16 +146,11 @@ class Consolidator:
                 seconds=round(report.queue_seconds, 3),
                 to_ask=len(asks),
             )
-            runner = DecisionRunner(roles, self._journal, record=not dry_run)
-            for ask, decision in runner.run(asks, workers, progress):
-                found[ask.user_id].append(decision)
-            report.asked = runner.asked
-            report.failed = runner.failed
-            report.usage = runner.usage
-            total = report.usage.total
-            report.model_calls = total.calls
-            report.prompt_tokens = total.prompt_tokens
-            report.completion_tokens = total.completion_tokens
+            runner = DecisionRunner(roles, self._journal, record=not dry_run, clock=self._clock)
+            with closing(runner.run(asks, workers, progress)) as decided:
+                for ask, decision in decided:
+                    found[ask.user_id].append(decision)
+            _count_calls(report, runner)
             for n, uid in enumerate(users, 1):
                 self._apply(snaps[uid], found[uid], report, dry_run)
                 if progress:
@@ -169,6 +159,24 @@ class Consolidator:
         log.info("sleep.done", **report.model_dump(exclude={"planned", "usage", "users"}))
         return report
 
+    def _survey(
+        self, user_id: str, backend: str, report: SleepReport, dry_run: bool
+    ) -> tuple[Snapshot, list[Ask], list[Decision]]:
+        """One user's snapshot with its queues and repairs, split into the decisions to ask
+        and those replayed from the journal; the report counts what was looked at."""
+        snap = build_snapshot(self._store, user_id, self._config, block_bytes=self._block_bytes)
+        report.users.append(user_id)
+        self._repair(snap, report, dry_run)
+        report.summaries_scanned += snap.cost.items
+        report.queues_built += snap.cost.queues
+        report.queue_entries += snap.cost.entries
+        report.similarities += snap.cost.similarities
+        report.queue_seconds += snap.cost.seconds
+        asks, replayed, settled = snap.triage(self._journal, backend)
+        report.skipped_from_journal += len(replayed)
+        report.settled += settled
+        return snap, asks, replayed
+
     def _repair(self, snap: Snapshot, report: SleepReport, dry_run: bool) -> None:
         """Finish an apply that a crash cut between inserting a version and retiring the old."""
         changes = snap.repairs()
@@ -176,7 +184,7 @@ class Consolidator:
             return
         report.repaired += len(changes)
         if not dry_run:
-            self._mem.store.apply_summary_changes(snap.user_id, [], changes)
+            self._store.apply_summary_changes(snap.user_id, [], changes)
         log.info("sleep.repaired", user_id=snap.user_id, changes=len(changes), dry_run=dry_run)
 
     def _apply(
@@ -184,7 +192,7 @@ class Consolidator:
     ) -> None:
         for d in decisions:
             report.decisions[d.kind] = report.decisions.get(d.kind, 0) + 1
-        plan = plan_changes(snap.user_id, decisions, snap.records, now=utcnow())
+        plan = plan_changes(snap.user_id, decisions, snap.records, now=self._clock())
         report.new_versions += len(plan.new)
         report.superseded += sum(c.status == SummaryStatus.SUPERSEDED for c in plan.changes)
         report.deleted += sum(c.status == SummaryStatus.DELETED for c in plan.changes)
@@ -195,14 +203,14 @@ class Consolidator:
             return
         new = plan.new
         if new:
-            vectors = np.asarray(self._mem.embedder.embed([r.text for r in new]))
+            vectors = np.asarray(self._embedder.embed([r.text for r in new]))
             new = with_vectors(new, vectors.tolist())
-        self._mem.store.apply_summary_changes(snap.user_id, new, plan.changes)
+        self._store.apply_summary_changes(snap.user_id, new, plan.changes)
         log.info("sleep.applied", user_id=snap.user_id, new=len(new), changes=len(plan.changes))
 
     # --- history and rollback -----------------------------------------------------------
     def _records(self, user_id: str) -> dict[str, SummaryRecord]:
-        rows = self._mem.store.get_summaries(user_id, statuses=None, with_vectors=False)
+        rows = self._store.get_summaries(user_id, statuses=None, with_vectors=False)
         return {r.id: r for r in rows}
 
     def history(self, summary_id: str, *, user_id: str) -> list[SummaryRecord]:
@@ -218,8 +226,8 @@ class Consolidator:
         The journal gets an override so the next sleep, on the same inputs, does not redo the
         merge or delete that was undone.
         """
-        mem = self._mem
-        if mem.store.read_only:
+        store = self._store
+        if store.read_only:
             raise ReadOnlyStoreError("restore writes: open the memory for writing")
         with self._lock:
             records = self._records(user_id)
@@ -229,9 +237,9 @@ class Consolidator:
                 reactivate, retire = plan_restore(summary_id, records)
             except ValueError as exc:
                 raise UserInputError(str(exc)) from None
-            mem.store.apply_summary_changes(user_id, [], [reactivate])
+            store.apply_summary_changes(user_id, [], [reactivate])
             if retire is not None:
-                mem.store.apply_summary_changes(user_id, [], [retire])
+                store.apply_summary_changes(user_id, [], [retire])
             self._override(user_id, summary_id)
             log.info(
                 "sleep.restored",
@@ -239,13 +247,13 @@ class Consolidator:
                 summary_id=summary_id,
                 retired=retire.summary_id if retire else None,
             )
-            return mem.store.get_summaries(user_id, ids=[summary_id], statuses=None)[0]
+            return store.get_summaries(user_id, ids=[summary_id], statuses=None)[0]
 
     def _override(self, user_id: str, summary_id: str) -> None:
         latest: dict[str, JournalEntry] = {}
         for e in self._journal.for_target(summary_id):
             latest[e.key] = e
-        now = utcnow()
+        now = self._clock()
         overrides = [
             e.model_copy(
                 update={
@@ -261,3 +269,13 @@ class Consolidator:
             if e.action != "ignore"
         ]
         self._journal.append(overrides)
+
+
+def _count_calls(report: SleepReport, runner: DecisionRunner) -> None:
+    report.asked = runner.asked
+    report.failed = runner.failed
+    report.usage = runner.usage
+    total = report.usage.total
+    report.model_calls = total.calls
+    report.prompt_tokens = total.prompt_tokens
+    report.completion_tokens = total.completion_tokens

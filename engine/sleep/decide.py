@@ -8,24 +8,28 @@ loses nothing finished.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import datetime
 
 import numpy as np
-import structlog
 from hymem.config import MemoryConfig
 from hymem.errors import LLMOutputError, LLMUnavailable
 from hymem.indexes.store import Store
 from hymem.llm.roles import ContextItem, RoleResult, Roles, UpdateOutput
+from hymem.logging import get_logger
 from hymem.sleep.journal import JournalEntry, SleepJournal, queue_key
 from hymem.sleep.plan import Decision, ancestors, normalise_decision, root_of
 from hymem.sleep.queues import DEFAULT_BLOCK_BYTES, QueueCost, build_update_queues, temporal_ranks
-from hymem.time import to_utc_or_none, utcnow
+from hymem.time import Clock, to_utc_or_none, utcnow
 from hymem.types import StatusChange, SummaryRecord, SummaryStatus, Usage
 
-log = structlog.get_logger("hymem.sleep.decide")
+log = get_logger("hymem.sleep.decide")
+
+# Calls submitted ahead per worker: one queued behind each running call keeps every worker busy
+# when a call returns, while a kill loses at most this many unjournaled calls per worker.
+IN_FLIGHT_PER_WORKER = 2
 
 
 @dataclass(frozen=True)
@@ -179,10 +183,13 @@ class DecisionRunner:
     """Asks `roles.update` for each Ask with at most `workers` calls in flight, journaling each
     finished decision at once (fsync'd) unless `record` is False (dry runs)."""
 
-    def __init__(self, roles: Roles, journal: SleepJournal, *, record: bool = True) -> None:
+    def __init__(
+        self, roles: Roles, journal: SleepJournal, *, record: bool = True, clock: Clock = utcnow
+    ) -> None:
         self._roles = roles
         self._journal = journal
         self._record = record
+        self._clock = clock
         self.asked = 0
         self.failed = 0
         self.usage = Usage()
@@ -195,7 +202,9 @@ class DecisionRunner:
         asks: Sequence[Ask],
         workers: int,
         progress: Callable[[str, int, int], None] | None = None,
-    ) -> Iterator[tuple[Ask, Decision]]:
+    ) -> Generator[tuple[Ask, Decision], None, None]:
+        """Each finished (ask, decision) as it is journaled; close() (or exhausting it) shuts
+        the pool down, waiting for calls in flight and cancelling the rest."""
         if not asks:
             return
         total, done_n = len(asks), 0
@@ -204,7 +213,8 @@ class DecisionRunner:
         pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hymem-sleep")
         try:
             while True:
-                while len(pending) < 2 * workers and (ask := next(todo, None)) is not None:
+                in_flight = IN_FLIGHT_PER_WORKER * workers
+                while len(pending) < in_flight and (ask := next(todo, None)) is not None:
                     pending[pool.submit(self._call, ask)] = ask
                 if not pending:
                     break
@@ -221,7 +231,8 @@ class DecisionRunner:
                     if decision is not None:
                         batch.append((ask, decision))
                 if self._record:
-                    self._journal.append([_entry(a, d, self._roles.label) for a, d in batch])
+                    at = self._clock()
+                    self._journal.append([_entry(a, d, self._roles.label, at) for a, d in batch])
                 if fatal is not None:
                     raise fatal
                 done_n += len(finished)
@@ -258,7 +269,7 @@ def _item(r: SummaryRecord) -> ContextItem:
     return ContextItem(id=r.id, text=r.text, time_start=r.time_start, time_end=r.time_end)
 
 
-def _entry(ask: Ask, d: Decision, backend: str) -> JournalEntry:
+def _entry(ask: Ask, d: Decision, backend: str, at: datetime) -> JournalEntry:
     return JournalEntry(
         user_id=ask.user_id,
         target_id=ask.target.id,
@@ -271,5 +282,5 @@ def _entry(ask: Ask, d: Decision, backend: str) -> JournalEntry:
         queue_ids=[x.id for x in ask.queue],
         watermark=ask.watermark,
         backend=backend,
-        at=utcnow(),
+        at=at,
     )

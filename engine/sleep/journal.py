@@ -24,12 +24,17 @@ from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
-import structlog
+from hymem.logging import get_logger
 from pydantic import BaseModel, ValidationError
 
-log = structlog.get_logger("hymem.sleep.journal")
+log = get_logger("hymem.sleep.journal")
 
 JOURNAL_VERSION = 1
+
+
+def journal_path(memory_folder: str | Path) -> Path:
+    """Where a memory folder keeps its sleep journal."""
+    return Path(memory_folder) / "sleep" / "journal.jsonl"
 
 
 class JournalEntry(BaseModel):
@@ -186,4 +191,3 @@ def _fsync_dir(path: Path) -> None:
         pass
     finally:
         os.close(fd)
-

@@ -16,6 +16,7 @@ floor"; k is kept as the paper's parameter and bounds the candidate pool.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -59,7 +60,7 @@ class UpdateQueues:
         return len(self.indptr) - 1
 
 
-def temporal_ranks(keys: list[tuple[object, ...]]) -> np.ndarray:
+def temporal_ranks(keys: Sequence[tuple[object, ...]]) -> np.ndarray:
     """Position of each item in temporal order; keys must be mutually comparable and unique."""
     order = sorted(range(len(keys)), key=keys.__getitem__)
     ranks = np.empty(len(keys), dtype=np.int64)

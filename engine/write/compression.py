@@ -27,16 +27,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import structlog
 from hymem.errors import ConfigError
+from hymem.logging import get_logger
 from hymem.write.segmentation import attention_peak_boundaries
 
-log = structlog.get_logger("hymem.write.compression")
+log = get_logger("hymem.write.compression")
 
 SUPPORTED_FAMILIES = ("bert-base-multilingual-cased", "xlm-roberta-large")
 MAX_SEQ_TOKENS = 512  # LLMLingua-2's encoder window
 SINK_TOKENS = 3  # App. C.1: mask the first and last three tokens against attention sinks
 UPPER_LAYERS = 4  # App. C.1 uses layers 8-11 of 12: the top third
+MIN_ATTENTION_TURNS = 3  # a turn's share of attention to its predecessor needs two predecessors
 
 
 class _TokenizerCounter:
@@ -212,7 +213,7 @@ def attention_boundaries(
 ) -> set[int] | None:
     """Attention-based topic boundaries (App. C.1), or None when no compressor model is
     configured, in which case segmentation uses similarity alone."""
-    if compressor is None or len(texts) < 3:
+    if compressor is None or len(texts) < MIN_ATTENTION_TURNS:
         return None
     return compressor.attention_boundaries(texts)
 

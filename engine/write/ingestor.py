@@ -14,16 +14,19 @@ replaces rather than duplicates.
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, TypeVar
 
 import numpy as np
-import structlog
-from hymem.errors import HymemError, LLMError, UserInputError
-from hymem.llm.roles import SegmentInput
+from hymem.config import MemoryConfig
+from hymem.embedders import Embedder
+from hymem.errors import LLMError, UserInputError
+from hymem.indexes.store import Store
+from hymem.llm.roles import RolesProvider, SegmentInput
 from hymem.llm.tokens import count_tokens
-from hymem.time import parse_timestamp, utcnow
+from hymem.logging import get_logger
+from hymem.time import Clock, parse_timestamp, utcnow
 from hymem.types import AddResult, SegmentRecord, SummaryRecord, TurnRecord, TurnStatus
 from hymem.write.buffer import BufferedSegment, plan_flush
 from hymem.write.compression import LLMLinguaCompressor, attention_boundaries, load_compressor
@@ -36,40 +39,76 @@ from hymem.write.records import (
 )
 from hymem.write.segmentation import Span, adjacent_similarities, plan_segments
 
-if TYPE_CHECKING:
-    from hymem.memory import Memory
+log = get_logger("hymem.write.ingestor")
 
-log = structlog.get_logger("hymem.write.ingestor")
-
-_CACHE_LIMIT = 50_000  # turn vectors/compressions kept between calls (a cache, never state)
 MAX_SESSION_ID_CHARS = 256
+
+
+K = TypeVar("K")
+V = TypeVar("V")
 
 
 @dataclass
 class _Prepared:
-    """Per pending turn: the summariser's line, its buffer tokens, and the turn's vector.
+    """Per pending turn: the text and line the summariser sees, its buffer tokens, and the
+    turn's vector.
 
     Buffer tokens count what the turn says as the summariser sees it ("speaker: text", after
     compression). The line's time prefix is formatting and overlap tails are repeated context,
     so neither fills the buffer; the prompt tokens actually sent are accounted by the roles."""
 
+    texts: list[str]
     lines: list[str]
     tokens: list[int]
     vectors: np.ndarray
 
 
-class Ingestor:
-    """Owns the write path of one Memory; thread-safe (one write at a time per process)."""
+def _cached(
+    cache: dict[K, V], keys: list[K], compute: Callable[[list[K]], Iterable[V]], limit: int
+) -> list[V]:
+    """The values for `keys` (distinct), computing the missing ones in one batch.
 
-    def __init__(self, mem: Memory) -> None:
-        self._mem = mem
+    A cache, never state: past `limit` entries it is dropped whole before the fresh values go
+    in, which only costs recomputing them later. Values are taken before that, so a key this
+    call needs is never lost to the drop."""
+    missing = [k for k in keys if k not in cache]
+    fresh = dict(zip(missing, compute(missing), strict=True)) if missing else {}
+    values = [fresh[k] if k in fresh else cache[k] for k in keys]
+    if len(cache) + len(fresh) > limit:
+        cache.clear()
+    cache.update(fresh)
+    return values
+
+
+class Ingestor:
+    """Owns the write path of one Memory; thread-safe (one write at a time per process).
+
+    Built with exactly what the write path touches: the store it appends to and commits into,
+    the embedder for turn and record vectors, the roles (called for `summarise` only, and
+    only when a buffer flushes), the config and a clock for acceptance times. Construction is
+    cheap: the optional compressor is resolved on the first flush and loads its model then."""
+
+    def __init__(
+        self,
+        store: Store,
+        embedder: Embedder,
+        roles: RolesProvider,
+        config: MemoryConfig,
+        *,
+        clock: Clock = utcnow,
+    ) -> None:
+        self._store = store
+        self._embedder = embedder
+        self._roles = roles
+        self._config = config
+        self._clock = clock
         self._lock = threading.RLock()
-        self._compressor: LLMLinguaCompressor | None = load_compressor(mem.config)
+        self._compressor: LLMLinguaCompressor | None = None
+        self._compressor_resolved = False
         # caches keyed by (user_id, turn id): ids are only unique per user
         self._vectors: dict[tuple[str, str], np.ndarray] = {}
         self._compressed: dict[tuple[str, str], str] = {}
         self._tokens: dict[tuple[str, str], int] = {}
-        self._since_sleep: dict[str, int] = {}
 
     # --- public ------------------------------------------------------------------------
     def add(
@@ -85,16 +124,12 @@ class Ingestor:
             raise UserInputError("session_id must be a non-empty string")
         if len(session_id) > MAX_SESSION_ID_CHARS:
             raise UserInputError(f"session_id is longer than {MAX_SESSION_ID_CHARS} characters")
-        call_time = (
-            parse_timestamp(timestamp)
-            if timestamp is not None
-            else utcnow()
-        )
+        call_time = parse_timestamp(timestamp) if timestamp is not None else self._clock()
         accepted = normalise_messages(messages, default_time=call_time)
         with self._lock:
-            store = self._mem.store
+            store = self._store
             seq = store.next_seq(user_id)
-            now = utcnow()
+            now = self._clock()
             records = [
                 TurnRecord(
                     id=m.id or default_turn_id(user_id, session_id, seq + i, m.text),
@@ -130,21 +165,28 @@ class Ingestor:
 
     def pending(self, *, user_id: str) -> list[TurnRecord]:
         """Turns accepted but not yet stored, in acceptance order."""
-        return self._mem.store.get_turns(user_id, status=TurnStatus.PENDING)
+        return self._store.get_turns(user_id, status=TurnStatus.PENDING)
 
     def close(self) -> None:
-        if self._compressor is not None:
-            self._compressor.close()
+        with self._lock:
+            if self._compressor is not None:
+                self._compressor.close()
         self._vectors.clear()
         self._compressed.clear()
         self._tokens.clear()
 
+    def _compressor_or_none(self) -> LLMLinguaCompressor | None:
+        """The configured compressor, resolved on first use (its model loads later still)."""
+        if not self._compressor_resolved:
+            self._compressor = load_compressor(self._config)
+            self._compressor_resolved = True
+        return self._compressor
+
     # --- planning ------------------------------------------------------------------------
     def _process(self, user_id: str, *, force: bool, result: AddResult) -> None:
-        store = self._mem.store
-        pending = store.get_turns(user_id, status=TurnStatus.PENDING)
+        pending = self._store.get_turns(user_id, status=TurnStatus.PENDING)
         result.pending = len(pending)
-        result.backend = self._mem.roles.label  # cheap: backends load lazily
+        result.backend = self._roles().label  # cheap: backends load lazily
         if not pending:
             return
         prepared = self._prepare(pending)
@@ -156,7 +198,7 @@ class Ingestor:
             )
             for s in spans
         ]
-        batches = plan_flush(buffered, buffer_tokens=self._mem.config.buffer_tokens, force=force)
+        batches = plan_flush(buffered, buffer_tokens=self._config.buffer_tokens, force=force)
         if not batches:
             return
         stored = 0
@@ -166,43 +208,40 @@ class Ingestor:
                 break
             stored += done
         result.pending = len(pending) - stored
-        if stored:
-            self._maybe_sleep(user_id)
 
     def _prepare(self, pending: list[TurnRecord]) -> _Prepared:
+        limit = self._config.ingest_cache_items
         texts = self._summariser_texts(pending)
+        turns = {(t.user_id, t.id): (t, text) for t, text in zip(pending, texts, strict=True)}
+        keys = list(turns)
+
+        def embed(ks: list[tuple[str, str]]) -> np.ndarray:
+            return self._embedder.embed([turns[k][0].text for k in ks])
+
+        def count(ks: list[tuple[str, str]]) -> list[int]:
+            return [count_tokens(f"{turns[k][0].speaker}: {turns[k][1]}") for k in ks]
+
+        vectors = _cached(self._vectors, keys, embed, limit)
+        tokens = _cached(self._tokens, keys, count, limit)
         lines = [segment_line(t, text) for t, text in zip(pending, texts, strict=True)]
-        missing = [t for t in pending if (t.user_id, t.id) not in self._vectors]
-        if missing:
-            vecs = self._mem.embedder.embed([t.text for t in missing])
-            if len(self._vectors) + len(missing) > _CACHE_LIMIT:
-                self._vectors.clear()
-                self._tokens.clear()
-            self._vectors.update({(t.user_id, t.id): v for t, v in zip(missing, vecs, strict=True)})
-        vectors = np.stack([self._vectors[(t.user_id, t.id)] for t in pending])
-        for t, text in zip(pending, texts, strict=True):
-            if (t.user_id, t.id) not in self._tokens:
-                self._tokens[(t.user_id, t.id)] = count_tokens(f"{t.speaker}: {text}")
-        tokens = [self._tokens[(t.user_id, t.id)] for t in pending]
-        return _Prepared(lines=lines, tokens=tokens, vectors=vectors)
+        return _Prepared(texts=texts, lines=lines, tokens=tokens, vectors=np.stack(vectors))
 
     def _summariser_texts(self, pending: list[TurnRecord]) -> list[str]:
         """Turn texts as the summariser will see them: compressed when a compressor is set."""
-        if self._compressor is None:
+        compressor = self._compressor_or_none()
+        if compressor is None:
             return [t.text for t in pending]
-        todo = [t for t in pending if (t.user_id, t.id) not in self._compressed]
-        if todo:
-            if len(self._compressed) + len(todo) > _CACHE_LIMIT:
-                self._compressed.clear()
-            squeezed = self._compressor.compress([t.text for t in todo])
-            self._compressed.update(
-                {(t.user_id, t.id): s for t, s in zip(todo, squeezed, strict=True)}
-            )
-        return [self._compressed[(t.user_id, t.id)] for t in pending]
+        by_key = {(t.user_id, t.id): t for t in pending}
+        return _cached(
+            self._compressed,
+            list(by_key),
+            lambda ks: compressor.compress([by_key[k].text for k in ks]),
+            self._config.ingest_cache_items,
+        )
 
     def _segment(self, pending: list[TurnRecord], prepared: _Prepared) -> list[Span]:
-        cfg = self._mem.config
-        attention = attention_boundaries(self._compressor, self._summariser_texts(pending))
+        cfg = self._config
+        attention = attention_boundaries(self._compressor_or_none(), prepared.texts)
         return plan_segments(
             sims=adjacent_similarities(prepared.vectors),
             session_ids=[t.session_id for t in pending],
@@ -225,7 +264,7 @@ class Ingestor:
     ) -> int | None:
         """Summarise and commit one buffer; the number of turns stored, or None on an LLM
         failure (the turns stay pending; the error is on the result and in the log)."""
-        compressed = self._compressor is not None
+        compressed = self._compressor_or_none() is not None
         segments: list[SegmentRecord] = []
         inputs: list[SegmentInput] = []
         core_ids: list[str] = []
@@ -239,7 +278,7 @@ class Ingestor:
             )
             core_ids.extend(pending[i].id for i in span.core)
         try:
-            res = self._mem.roles.summarise(inputs)
+            res = self._roles().summarise(inputs)
         except LLMError as exc:
             result.error = str(exc)
             log.warning(
@@ -253,14 +292,13 @@ class Ingestor:
         result.usage.add("summarise", res.usage)
         summaries = build_summaries(user_id, segments, res.output.segments)
         self._embed(segments, summaries)
-        self._mem.store.commit_segments(user_id, segments, summaries, core_ids)
+        self._store.commit_segments(user_id, segments, summaries, core_ids)
         for tid in core_ids:
             self._vectors.pop((user_id, tid), None)
             self._compressed.pop((user_id, tid), None)
             self._tokens.pop((user_id, tid), None)
         result.segments_written.extend(s.id for s in segments)
         result.summaries_written.extend(s.id for s in summaries)
-        self._since_sleep[user_id] = self._since_sleep.get(user_id, 0) + len(summaries)
         log.info(
             "ingest.committed",
             user_id=user_id,
@@ -277,22 +315,10 @@ class Ingestor:
 
         Kept apart on purpose: a batch mixing multi-line segments with one-line summaries is
         padded to the longest text and measured ~3x slower with MiniLM on CPU."""
-        for records in (segments, summaries):
+        batches: tuple[Sequence[SegmentRecord | SummaryRecord], ...] = (segments, summaries)
+        for records in batches:
             if not records:
                 continue
-            vecs = self._mem.embedder.embed([r.text for r in records])
+            vecs = self._embedder.embed([r.text for r in records])
             for rec, vec in zip(records, vecs, strict=True):
                 rec.vector = [float(x) for x in vec]
-
-    def _maybe_sleep(self, user_id: str) -> None:
-        """Auto sleep after M new summaries (config.auto_sleep_after); counted per user."""
-        every = self._mem.config.auto_sleep_after
-        if every is None or self._since_sleep.get(user_id, 0) < every:
-            return
-        try:
-            self._mem.sleep(user_id=user_id)
-        except HymemError as exc:  # the turns are stored; a failed sleep is retried next time
-            log.warning("ingest.auto_sleep_failed", user_id=user_id, error=str(exc))
-            return
-        self._since_sleep[user_id] = 0
-        log.info("ingest.auto_sleep", user_id=user_id, after=every)

@@ -13,13 +13,13 @@ import hashlib
 import json
 from collections.abc import Sequence
 
-import structlog
 from hymem.llm.roles import SegmentSummary
 from hymem.llm.tokens import count_tokens
+from hymem.logging import get_logger
 from hymem.time import format_line_time, utcnow
 from hymem.types import SegmentRecord, SummaryRecord, TurnRecord
 
-log = structlog.get_logger("hymem.write.ingestor")
+log = get_logger("hymem.write.ingestor")
 
 
 def _digest(*parts: object) -> str:

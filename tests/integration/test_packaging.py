@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -14,7 +15,17 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Built from a copy of the sources: an in-place build reuses ./build, whose stale modules
+    (from before a file moved) would land in the wheel and hide a broken import."""
     out = tmp_path_factory.mktemp("dist")
+    src = tmp_path_factory.mktemp("src") / "hymem"
+    shutil.copytree(
+        ROOT,
+        src,
+        ignore=shutil.ignore_patterns(
+            ".git", ".venv", "build", "dist", "runs", "memdata", "*.egg-info", "__pycache__"
+        ),
+    )
     subprocess.run(
         [
             sys.executable,
@@ -26,7 +37,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
             "-q",
             "-w",
             str(out),
-            str(ROOT),
+            str(src),
         ],
         check=True,
     )

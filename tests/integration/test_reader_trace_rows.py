@@ -7,11 +7,11 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-import structlog
 from hymem.errors import StoreError
 from hymem.read.reader import Reader
 
 from tests.fixtures_reader import pick_first
+from tests.log_events import capture_events
 
 pytestmark = pytest.mark.integration
 
@@ -27,14 +27,6 @@ class FailingTraceStore:
 
     def write_trace(self, trace: dict[str, Any]) -> None:
         raise StoreError("traces table is unavailable")
-
-
-class Host:
-    """The Memory's real components with the store swapped for a wrapper."""
-
-    def __init__(self, mem: Any, store: Any) -> None:
-        self.config, self.embedder, self.searcher = mem.config, mem.embedder, mem.searcher
-        self.roles, self.store = mem.roles, store
 
 
 def script_deep(server: Any) -> None:
@@ -67,8 +59,10 @@ def test_trace_rows_round_trip(scripted_memory: Any, llm_server: Any) -> None:
 
 def test_failing_trace_write_does_not_fail_the_ask(scripted_memory: Any, llm_server: Any) -> None:
     script_deep(llm_server)
-    reader = Reader(Host(scripted_memory, FailingTraceStore(scripted_memory.store)))
-    with structlog.testing.capture_logs() as logs:
+    mem = scripted_memory
+    store = FailingTraceStore(mem.store)  # the Memory's real parts, this store wrapper aside
+    reader = Reader(store, mem.embedder, mem.searcher, lambda: mem.roles, mem.config)
+    with capture_events() as logs:
         ans = reader.ask("What is the puppy's name?", user_id="alice", n_deep=10, batch=5)
         reader.close()
     assert ans.text == "a golden retriever named Oscar" and ans.path == "deep"

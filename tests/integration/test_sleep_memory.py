@@ -209,3 +209,22 @@ def test_sleep_over_the_real_write_path(tmp_path: Path, sleep_minilm: Any) -> No
         assert report.summaries_scanned >= len(written) > 0 and report.deleted == 0
         again = mem.sleep(user_id="u")
         assert again.asked == 0 and again.new_versions == 0
+
+
+def test_auto_sleep_is_decided_by_memory_per_user(tmp_path: Path) -> None:
+    dup = "Caroline went to the LGBTQ support group on 7 May 2023."
+    cfg = MemoryConfig.defaults(llm="extractive", auto_sleep_after=2)
+    with Memory(tmp_path / "a", config=cfg, embedder="hashing") as mem:
+
+        def store(user: str, text: str) -> str:
+            mem.add([{"speaker": "Caroline", "text": text}], user_id=user, session_id="s")
+            (summary_id,) = mem.flush(user_id=user).summaries_written
+            return summary_id
+
+        first = store("alice", dup)
+        store("bob", dup)  # bob's summary counts for bob only: no sleep for anyone yet
+        assert [r.status.value for r in mem.history(first, user_id="alice")] == ["active"]
+        store("alice", dup.lower())  # alice's second summary: her sleep merges the twins
+        chain = mem.history(first, user_id="alice")
+        assert [r.status.value for r in chain] == ["superseded", "active"]
+        assert len(mem.store.get_summaries("bob")) == 1

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -82,3 +85,20 @@ def test_reopening_with_another_embedder_is_refused(tmp_path: Path) -> None:
     Memory(tmp_path / "m", config=MemoryConfig.defaults(embedder="hashing:64")).close()
     with pytest.raises(EmbedderMismatchError, match="hashing-64"):
         Memory(tmp_path / "m", config=MemoryConfig.defaults())
+
+
+@pytest.mark.slow
+def test_loading_the_embedder_leaves_the_environment_alone() -> None:
+    """In a fresh interpreter: this process may already have loaded a model."""
+    code = (
+        "import os\n"
+        "from hymem.embedders import SentenceTransformerEmbedder\n"
+        "assert SentenceTransformerEmbedder().embed(['hello']).shape == (1, 384)\n"
+        "offline = [k for k in os.environ if k.endswith('_OFFLINE')]\n"
+        "assert not offline, offline\n"
+    )  # (torch itself sets a few variables on import: not ours to police)
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_OFFLINE")}
+    res = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert res.returncode == 0, res.stderr[-2000:]

@@ -69,7 +69,9 @@ def searcher(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HybridSearche
         ["The evil user likes support groups"],
         segment_id="e-seg",
     )
-    yield HybridSearcher(tmp_store, hashing_embedder)
+    searcher = HybridSearcher(tmp_store, hashing_embedder)
+    yield searcher
+    searcher.close()
     tmp_store.close()
 
 

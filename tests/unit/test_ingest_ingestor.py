@@ -8,9 +8,9 @@ import pytest
 from hymem.errors import InvalidMessageError, StoreError, UserInputError
 from hymem.types import TurnStatus
 from hymem.write.ingestor import Ingestor
-from structlog.testing import capture_logs
 
-from tests.fixtures_ingest import FakeMemory
+from tests.fixtures_ingest import WriteFakes
+from tests.log_events import capture_events
 
 T0 = datetime(2023, 5, 8, 13, 56)
 
@@ -26,11 +26,11 @@ def msgs(n: int, start: int = 0, prefix: str = "m") -> list[dict]:
     ]
 
 
-def stored(mem: FakeMemory, user: str = "u") -> list[str]:
-    return [t.id for t in mem.store.get_turns(user, status=TurnStatus.STORED)]
+def stored(fakes: WriteFakes, user: str = "u") -> list[str]:
+    return [t.id for t in fakes.store.get_turns(user, status=TurnStatus.STORED)]
 
 
-def make(**cfg) -> tuple[FakeMemory, Ingestor]:
+def make(**cfg) -> tuple[WriteFakes, Ingestor]:
     base = {
         "segment_tau": -1.0,
         "segment_max_turns": 4,
@@ -38,114 +38,114 @@ def make(**cfg) -> tuple[FakeMemory, Ingestor]:
         "segment_overlap_turns": 0,
     }
     base.update(cfg)
-    mem = FakeMemory(**base)
-    return mem, Ingestor(mem)
+    fakes = WriteFakes(**base)
+    return fakes, fakes.ingestor()
 
 
 def test_turns_are_pending_before_any_model_runs() -> None:
-    mem, ing = make(buffer_tokens=10_000)
+    fakes, ing = make(buffer_tokens=10_000)
     res = ing.add(msgs(3), user_id="u", session_id="s1", timestamp=T0)
     assert res.turn_ids == ["m0", "m1", "m2"] and res.new_turn_ids == res.turn_ids
-    assert mem.roles.calls == [] and res.pending == 3
+    assert fakes.roles.calls == [] and res.pending == 3
     assert [t.id for t in ing.pending(user_id="u")] == ["m0", "m1", "m2"]
     assert all(t.timestamp == T0 and t.session_id == "s1" for t in ing.pending(user_id="u"))
 
 
 def test_full_buffer_is_summarised_in_one_call_and_open_segment_waits() -> None:
-    mem, ing = make()
+    fakes, ing = make()
     res = ing.add(msgs(16), user_id="u", session_id="s1", timestamp=T0)
-    assert len(mem.roles.calls) == 1
+    assert len(fakes.roles.calls) == 1
     assert res.segments_written and res.summaries_written
     assert res.pending == len(ing.pending(user_id="u")) > 0
-    assert stored(mem) == [f"m{i}" for i in range(16 - res.pending)]
+    assert stored(fakes) == [f"m{i}" for i in range(16 - res.pending)]
     # every turn is covered by exactly one segment core; summaries link back
     for sid in res.summaries_written:
-        assert mem.store.summaries[sid].segment_id in res.segments_written
+        assert fakes.store.summaries[sid].segment_id in res.segments_written
     assert res.usage.roles["summarise"].calls == 1 and res.backend == "fake"
 
 
 def test_segment_lines_carry_time_and_speaker() -> None:
-    mem, ing = make()
+    fakes, ing = make()
     ing.add(msgs(2), user_id="u", session_id="s1", timestamp=T0)
     ing.flush(user_id="u")
-    seg = next(iter(mem.store.segments.values()))
+    seg = next(iter(fakes.store.segments.values()))
     assert seg.text.splitlines()[0] == "[2023-05-08 13:56] Bob: talking about topic 0"
     assert seg.time_start == T0 and seg.token_count > 0 and seg.compressed_text is None
-    assert mem.roles.calls[0][0].session_time == T0
+    assert fakes.roles.calls[0][0].session_time == T0
 
 
 def test_new_session_flushes_the_previous_sessions_buffer() -> None:
-    mem, ing = make(buffer_tokens=10_000)
+    fakes, ing = make(buffer_tokens=10_000)
     ing.add(msgs(3), user_id="u", session_id="s1", timestamp=T0)
-    assert mem.roles.calls == []
+    assert fakes.roles.calls == []
     res = ing.add(msgs(1, start=3), user_id="u", session_id="s2", timestamp=T0)
-    assert len(mem.roles.calls) == 1
-    assert stored(mem) == ["m0", "m1", "m2"] and res.pending == 1
+    assert len(fakes.roles.calls) == 1
+    assert stored(fakes) == ["m0", "m1", "m2"] and res.pending == 1
 
 
 def test_flush_forces_everything_in_buffer_sized_calls() -> None:
-    mem, ing = make()
+    fakes, ing = make()
     ing.add(msgs(5), user_id="u", session_id="s1", timestamp=T0)
     res = ing.flush(user_id="u")
     assert res.pending == 0 and ing.pending(user_id="u") == []
-    assert len(stored(mem)) == 5
+    assert len(stored(fakes)) == 5
     assert ing.flush(user_id="u").segments_written == []  # nothing left to do
 
 
 def test_summariser_failure_keeps_turns_pending_then_retries() -> None:
-    mem, ing = make()
+    fakes, ing = make()
     ing.add(msgs(5), user_id="u", session_id="s1", timestamp=T0)
-    mem.roles.failures = 1
-    with capture_logs() as events:
+    fakes.roles.failures = 1
+    with capture_events() as events:
         res = ing.flush(user_id="u")
     failed = [e for e in events if e["event"] == "ingest.summarise_failed"]
     assert failed and failed[0]["turns"] == 5 and "scripted outage" in failed[0]["error"]
     assert res.error and "scripted outage" in res.error
     assert res.segments_written == [] and res.pending == 5
-    assert mem.store.segments == {} and len(ing.pending(user_id="u")) == 5
-    first_ids = [s.segment_id for s in mem.roles.calls[0]]
+    assert fakes.store.segments == {} and len(ing.pending(user_id="u")) == 5
+    first_ids = [s.segment_id for s in fakes.roles.calls[0]]
     res = ing.flush(user_id="u")
     assert res.error is None and res.pending == 0
-    assert [s.segment_id for s in mem.roles.calls[1]] == first_ids  # same buffer re-derived
+    assert [s.segment_id for s in fakes.roles.calls[1]] == first_ids  # same buffer re-derived
 
 
 def test_failure_in_a_later_buffer_keeps_earlier_commits() -> None:
-    mem, ing = make(buffer_tokens=20)
+    fakes, ing = make(buffer_tokens=20)
     ing.add(msgs(10), user_id="u", session_id="s1", timestamp=T0)
-    done = len(stored(mem))
-    mem.roles.failures = 1
+    done = len(stored(fakes))
+    fakes.roles.failures = 1
     ing.add(msgs(10, start=10), user_id="u", session_id="s1", timestamp=T0)
-    assert len(stored(mem)) == done  # the failing call stops before committing anything
-    assert ing.flush(user_id="u").pending == 0 and len(stored(mem)) == 20
+    assert len(stored(fakes)) == done  # the failing call stops before committing anything
+    assert ing.flush(user_id="u").pending == 0 and len(stored(fakes)) == 20
 
 
 def test_store_failure_propagates_and_loses_nothing() -> None:
-    mem, ing = make()
+    fakes, ing = make()
     ing.add(msgs(3), user_id="u", session_id="s1", timestamp=T0)
-    mem.store.fail_commit = StoreError("disk full")
+    fakes.store.fail_commit = StoreError("disk full")
     with pytest.raises(StoreError):
         ing.flush(user_id="u")
     assert len(ing.pending(user_id="u")) == 3
-    mem.store.fail_commit = None
+    fakes.store.fail_commit = None
     assert ing.flush(user_id="u").pending == 0
 
 
 def test_re_adding_ids_is_idempotent() -> None:
-    mem, ing = make()
+    fakes, ing = make()
     ing.add(msgs(3), user_id="u", session_id="s1", timestamp=T0)
     ing.flush(user_id="u")
-    segs, sums = dict(mem.store.segments), dict(mem.store.summaries)
+    segs, sums = dict(fakes.store.segments), dict(fakes.store.summaries)
     res = ing.add(msgs(3), user_id="u", session_id="s1", timestamp=T0)
     assert res.turn_ids == ["m0", "m1", "m2"] and res.new_turn_ids == []
     ing.flush(user_id="u")
-    assert mem.store.segments == segs and mem.store.summaries == sums
-    assert len(mem.store.turns) == 3
+    assert fakes.store.segments == segs and fakes.store.summaries == sums
+    assert len(fakes.store.turns) == 3
 
 
 def test_default_ids_are_deterministic_and_distinct() -> None:
     runs = []
     for _ in range(2):
-        mem, ing = make()
+        fakes, ing = make()
         res = ing.add(
             [{"speaker": "a", "text": "same"}, {"speaker": "a", "text": "same"}],
             user_id="u",
@@ -153,22 +153,22 @@ def test_default_ids_are_deterministic_and_distinct() -> None:
             timestamp=T0,
         )
         ing.flush(user_id="u")
-        runs.append((res.turn_ids, sorted(mem.store.segments), sorted(mem.store.summaries)))
+        runs.append((res.turn_ids, sorted(fakes.store.segments), sorted(fakes.store.summaries)))
     assert runs[0] == runs[1]
     assert len(set(runs[0][0])) == 2
 
 
 def test_invalid_message_writes_nothing_from_the_call() -> None:
-    mem, ing = make()
+    fakes, ing = make()
     bad = [*msgs(3), {"speaker": "x", "text": "  "}]
     with pytest.raises(InvalidMessageError) as err:
         ing.add(bad, user_id="u", session_id="s1", timestamp=T0)
     assert err.value.index == 3
-    assert mem.store.append_calls == [] and mem.store.turns == {}
+    assert fakes.store.append_calls == [] and fakes.store.turns == {}
     for kwargs in ({"session_id": ""}, {"session_id": "s", "timestamp": "garbage"}):
         with pytest.raises(UserInputError):
             ing.add(msgs(1), user_id="u", **kwargs)
-    assert mem.store.turns == {}
+    assert fakes.store.turns == {}
 
 
 def test_timestampless_turns_take_the_call_time_or_acceptance_time() -> None:
@@ -187,14 +187,14 @@ def test_timestampless_turns_take_the_call_time_or_acceptance_time() -> None:
 
 
 def test_overlap_tail_is_context_not_ownership() -> None:
-    mem, ing = make(segment_overlap_turns=1, segment_max_turns=2, buffer_tokens=12)
+    fakes, ing = make(segment_overlap_turns=1, segment_max_turns=2, buffer_tokens=12)
     ing.add(msgs(3), user_id="u", session_id="s1", timestamp=T0)
-    first = mem.roles.calls[0][0]
+    first = fakes.roles.calls[0][0]
     assert len(first.lines) == 3  # two core turns + one turn of overlap
-    assert stored(mem) == ["m0", "m1"]  # the tail turn stays pending for its own segment
+    assert stored(fakes) == ["m0", "m1"]  # the tail turn stays pending for its own segment
     ing.flush(user_id="u")
-    assert stored(mem) == ["m0", "m1", "m2"]
-    assert mem.store.turns[("u", "m2")].segment_id != mem.store.turns[("u", "m0")].segment_id
+    assert stored(fakes) == ["m0", "m1", "m2"]
+    assert fakes.store.turns[("u", "m2")].segment_id != fakes.store.turns[("u", "m0")].segment_id
 
 
 def test_users_are_isolated() -> None:
@@ -206,37 +206,40 @@ def test_users_are_isolated() -> None:
 
 
 def test_ten_thousand_turns_one_batched_write_then_buffer_sized_calls() -> None:
-    mem, ing = make(buffer_tokens=512, segment_max_turns=12)
+    fakes, ing = make(buffer_tokens=512, segment_max_turns=12)
     many = [{"speaker": "a", "text": f"turn number {i}"} for i in range(10_000)]
     res = ing.add(many, user_id="u", session_id="s", timestamp=T0)
-    assert mem.store.append_calls == [10_000]
+    assert fakes.store.append_calls == [10_000]
     res = ing.flush(user_id="u")
-    assert res.pending == 0 and len(stored(mem)) == 10_000
-    calls = len(mem.roles.calls)
-    tokens = [sum(len(ln.split()) for s in call for ln in s.lines) for call in mem.roles.calls]
+    assert res.pending == 0 and len(stored(fakes)) == 10_000
+    calls = len(fakes.roles.calls)
+    tokens = [sum(len(ln.split()) for s in call for ln in s.lines) for call in fakes.roles.calls]
     assert 10_000 * 6 / 512 / 2 < calls < 10_000 * 6 / 100  # buffer-sized, not per turn
     assert max(tokens) < 3 * min(tokens[:-1])
 
 
-def test_auto_sleep_after_m_summaries() -> None:
-    mem, ing = make(auto_sleep_after=5)
-    ing.add(msgs(3), user_id="u", session_id="s", timestamp=T0)
-    ing.flush(user_id="u")
-    assert mem.sleeps == []
-    ing.add(msgs(3, start=3), user_id="u", session_id="s", timestamp=T0)
-    ing.flush(user_id="u")
-    assert mem.sleeps == ["u"]
-
-
 def test_same_turn_ids_of_two_users_never_share_cached_work() -> None:
-    mem, ing = make(buffer_tokens=10_000)
+    fakes, ing = make(buffer_tokens=10_000)
     seen: list[str] = []
-    embed = mem.embedder.embed
-    mem.embedder.embed = lambda texts: (seen.extend(texts), embed(texts))[1]  # type: ignore[method-assign]
+    embed = fakes.embedder.embed
+    fakes.embedder.embed = lambda texts: (seen.extend(texts), embed(texts))[1]  # type: ignore[method-assign]
     ing.add(msgs(2), user_id="alice", session_id="s", timestamp=T0)
     other = [{"speaker": "Cy", "text": f"bob's own words {i}", "id": f"m{i}"} for i in range(2)]
     ing.add(other, user_id="bob", session_id="s", timestamp=T0)
     assert "bob's own words 0" in seen and "bob's own words 1" in seen
     ing.flush(user_id="bob")
-    bob_lines = [ln for call in mem.roles.calls for s in call for ln in s.lines]
+    bob_lines = [ln for call in fakes.roles.calls for s in call for ln in s.lines]
     assert all("Cy: bob's own words" in ln for ln in bob_lines)
+
+
+def test_a_full_cache_costs_recomputation_never_correctness() -> None:
+    fakes, ing = make(buffer_tokens=10_000, ingest_cache_items=3)
+    embedded: list[str] = []
+    embed = fakes.embedder.embed
+    fakes.embedder.embed = lambda texts: (embedded.extend(texts), embed(texts))[1]  # type: ignore[method-assign]
+    ing.add(msgs(2), user_id="u", session_id="s", timestamp=T0)
+    ing.add(msgs(2, start=2), user_id="u", session_id="s", timestamp=T0)  # cache overflows
+    ing.add(msgs(1, start=4), user_id="u", session_id="s", timestamp=T0)
+    assert ing.flush(user_id="u").pending == 0 and len(stored(fakes)) == 5
+    turn_texts = [t for t in embedded if t.startswith("talking about")]
+    assert len(turn_texts) > 5  # some turns were embedded again after the cache was dropped

@@ -5,26 +5,25 @@ from __future__ import annotations
 import pytest
 from hymem.errors import LLMUnavailable, UserInputError
 from hymem.llm.roles import LightAnswerOutput
-from hymem.read.reader import Reader
 from hymem.types import Level
 
 from tests.reader_fakes import (
     FakeRoles,
     Fallback,
-    make_host,
+    make_fakes,
     segment_record,
     summary_hit,
 )
 
 
 def test_complete_light_verdict_answers_from_summaries() -> None:
-    host = make_host(roles=FakeRoles(light=lambda q, c, p: ("Paris", True)))
-    ans = Reader(host).ask("where?", user_id="alice", k=5)
+    fakes = make_fakes(roles=FakeRoles(light=lambda q, c, p: ("Paris", True)))
+    ans = fakes.reader().ask("where?", user_id="alice", k=5)
     assert (ans.text, ans.path, ans.escalated, ans.complete) == ("Paris", "light", False, True)
     assert [h.id for h in ans.evidence] == [f"sum{i}" for i in range(5)]
-    assert host.roles.called("select") == [] and host.store.segment_requests == []
+    assert fakes.roles.called("select") == [] and fakes.store.segment_requests == []
     # context items carry their dates
-    _, context, pool = host.roles.called("light_answer")[0]
+    _, context, pool = fakes.roles.called("light_answer")[0]
     assert context[0].time_start == summary_hit(0).time_start and pool == []
 
 
@@ -34,11 +33,11 @@ def test_incomplete_verdict_escalates_and_reads_exactly_the_linked_segments() ->
         light=lambda q, c, p: ("?", False),
         select=lambda q, cands: [c.id for c in cands if c.id in picks],
     )
-    host = make_host(roles=roles)
-    ans = Reader(host).ask("when?", user_id="alice", n_deep=30, batch=10)
+    fakes = make_fakes(roles=roles)
+    ans = fakes.reader().ask("when?", user_id="alice", n_deep=30, batch=10)
     assert ans.escalated and ans.escalation_reason == "verdict" and ans.path == "deep"
     assert len(roles.called("select")) == 3
-    assert host.store.segment_requests == [["seg3", "seg17", "seg25"]]
+    assert fakes.store.segment_requests == [["seg3", "seg17", "seg25"]]
     _, passages, _ = roles.called("deep_answer")[0]
     assert [p.id for p in passages] == ["seg3", "seg17", "seg25"]  # time order
     assert ans.text == "deep:seg3,seg17,seg25"
@@ -50,15 +49,15 @@ def test_incomplete_verdict_escalates_and_reads_exactly_the_linked_segments() ->
 
 def test_segments_are_deduplicated_and_time_ordered() -> None:
     hits = [summary_hit(0, segment=5), summary_hit(1, segment=2), summary_hit(2, segment=5)]
-    host = make_host(roles=FakeRoles(light=lambda q, c, p: ("?", False)))
-    host.searcher.hits = hits
-    host.store.segments = {
+    fakes = make_fakes(roles=FakeRoles(light=lambda q, c, p: ("?", False)))
+    fakes.searcher.hits = hits
+    fakes.store.segments = {
         "seg5": segment_record(5, day=1),
         "seg2": segment_record(2, day=9),
     }
-    ans = Reader(host).ask("q", user_id="alice")
-    assert host.store.segment_requests == [["seg5", "seg2"]]
-    _, passages, _ = host.roles.called("deep_answer")[0]
+    ans = fakes.reader().ask("q", user_id="alice")
+    assert fakes.store.segment_requests == [["seg5", "seg2"]]
+    _, passages, _ = fakes.roles.called("deep_answer")[0]
     assert [p.id for p in passages] == ["seg5", "seg2"]  # day 1 before day 9
     assert [h.id for h in ans.evidence if h.level == Level.SEGMENT] == ["seg5", "seg2"]
 
@@ -70,50 +69,50 @@ def test_deep_path_never_reads_another_users_segment() -> None:
         light=lambda q, c, p: ("?", False),
         select=lambda q, cands: ["bob-sum1", cands[0].id],
     )
-    host = make_host(3, roles=roles)
-    host.store.segments["seg0"] = segment_record(0, user_id="bob")
-    ans = Reader(host).ask("q", user_id="alice", batch=10)
-    assert host.store.segment_requests == [["seg0"]]
+    fakes = make_fakes(3, roles=roles)
+    fakes.store.segments["seg0"] = segment_record(0, user_id="bob")
+    ans = fakes.reader().ask("q", user_id="alice", batch=10)
+    assert fakes.store.segment_requests == [["seg0"]]
     _, passages, _ = roles.called("deep_answer")[0]
     assert passages == []
     assert all(h.user_id == "alice" for h in ans.evidence)
 
 
 def test_depth_light_never_escalates() -> None:
-    host = make_host(roles=FakeRoles(light=lambda q, c, p: ("?", False)))
-    ans = Reader(host).ask("q", user_id="alice", depth="light", max_iterations=0)
+    fakes = make_fakes(roles=FakeRoles(light=lambda q, c, p: ("?", False)))
+    ans = fakes.reader().ask("q", user_id="alice", depth="light", max_iterations=0)
     assert (ans.path, ans.escalated, ans.complete) == ("light", False, False)
-    assert host.roles.called("select") == []
+    assert fakes.roles.called("select") == []
 
 
 def test_depth_deep_skips_light_and_says_forced() -> None:
-    host = make_host()
-    ans = Reader(host).ask("q", user_id="alice", depth="deep")
-    assert host.roles.called("light_answer") == []
+    fakes = make_fakes()
+    ans = fakes.reader().ask("q", user_id="alice", depth="deep")
+    assert fakes.roles.called("light_answer") == []
     assert ans.escalation_reason == "forced" and ans.path == "deep"
 
 
 def test_light_fallback_escalates_and_is_visible() -> None:
     fb = Fallback(LightAnswerOutput(answer="", complete=False))
-    host = make_host(roles=FakeRoles(light=[fb]))
-    ans = Reader(host).ask("q", user_id="alice", max_iterations=0)
+    fakes = make_fakes(roles=FakeRoles(light=[fb]))
+    ans = fakes.reader().ask("q", user_id="alice", max_iterations=0)
     assert ans.escalation_reason == "fallback"
     assert ans.fallbacks == ["light_answer: malformed reply"]
 
 
 def test_query_is_embedded_once_per_round_and_reused_for_deep_search() -> None:
-    host = make_host(roles=FakeRoles(light=lambda q, c, p: ("?", False)))
-    Reader(host).ask("q", user_id="alice", k=4, n_deep=12, max_iterations=0)
-    assert host.embedder.calls == [["q"]]
-    assert host.searcher.queries == [("q", 4), ("q", 12)]
+    fakes = make_fakes(roles=FakeRoles(light=lambda q, c, p: ("?", False)))
+    fakes.reader().ask("q", user_id="alice", k=4, n_deep=12, max_iterations=0)
+    assert fakes.embedder.calls == [["q"]]
+    assert fakes.searcher.queries == [("q", 4), ("q", 12)]
 
 
 def test_reflection_rewrites_the_next_rounds_search_and_stops_at_cap() -> None:
     questions = iter(["sub one", "sub two", "sub three"])
     roles = FakeRoles(reflect=lambda q, a: (False, next(questions)))
-    host = make_host(roles=roles)
-    ans = Reader(host).ask("q0", user_id="alice", max_iterations=3)
-    assert [q for q, _ in host.searcher.queries] == ["q0", "sub one", "sub two"]
+    fakes = make_fakes(roles=roles)
+    ans = fakes.reader().ask("q0", user_id="alice", max_iterations=3)
+    assert [q for q, _ in fakes.searcher.queries] == ["q0", "sub one", "sub two"]
     assert ans.iterations == 3 and not ans.complete
     assert len(roles.called("reflect")) == 3
     # every role keeps answering the ORIGINAL question; the pool carries earlier answers
@@ -122,14 +121,14 @@ def test_reflection_rewrites_the_next_rounds_search_and_stops_at_cap() -> None:
 
 
 def test_max_iterations_zero_makes_no_reflect_call() -> None:
-    host = make_host()
-    ans = Reader(host).ask("q", user_id="alice", max_iterations=0)
-    assert host.roles.called("reflect") == [] and ans.iterations == 1
+    fakes = make_fakes()
+    ans = fakes.reader().ask("q", user_id="alice", max_iterations=0)
+    assert fakes.roles.called("reflect") == [] and ans.iterations == 1
 
 
 def test_usage_latency_and_versions_are_summed_per_role() -> None:
-    host = make_host(roles=FakeRoles(light=lambda q, c, p: ("?", False)))
-    ans = Reader(host).ask("q", user_id="alice", n_deep=30, batch=10, max_iterations=1)
+    fakes = make_fakes(roles=FakeRoles(light=lambda q, c, p: ("?", False)))
+    ans = fakes.reader().ask("q", user_id="alice", n_deep=30, batch=10, max_iterations=1)
     calls = {role: u.calls for role, u in ans.usage.roles.items()}
     assert calls == {"light_answer": 1, "select": 3, "deep_answer": 1, "reflect": 1}
     assert ans.usage.total.total_tokens == 6 * 12
@@ -148,19 +147,20 @@ def test_usage_latency_and_versions_are_summed_per_role() -> None:
 
 
 def test_budget_stops_escalation_and_says_so() -> None:
-    host = make_host(roles=FakeRoles(light=lambda q, c, p: ("partial", False)), max_calls_per_ask=1)
-    reader = Reader(host)
+    partial = FakeRoles(light=lambda q, c, p: ("partial", False))
+    fakes = make_fakes(roles=partial, max_calls_per_ask=1)
+    reader = fakes.reader()
     ans = reader.ask("q", user_id="alice")
     reader.flush_traces()
     assert ans.budget_exhausted and not ans.escalated and ans.text == "partial"
-    assert host.roles.called("select") == [] and host.roles.called("reflect") == []
-    assert host.store.traces[0]["budget_stops"]
+    assert fakes.roles.called("select") == [] and fakes.roles.called("reflect") == []
+    assert fakes.store.traces[0]["budget_stops"]
 
 
 def test_budget_trims_selection_batches() -> None:
-    host = make_host(roles=FakeRoles(light=lambda q, c, p: ("?", False)), max_calls_per_ask=4)
-    ans = Reader(host).ask("q", user_id="alice", n_deep=30, batch=10)
-    assert len(host.roles.called("select")) == 2
+    fakes = make_fakes(roles=FakeRoles(light=lambda q, c, p: ("?", False)), max_calls_per_ask=4)
+    ans = fakes.reader().ask("q", user_id="alice", n_deep=30, batch=10)
+    assert len(fakes.roles.called("select")) == 2
     assert ans.usage.total.calls == 4 and ans.budget_exhausted
 
 
@@ -168,12 +168,12 @@ def test_backend_failure_propagates_after_writing_an_error_trace() -> None:
     def broken(q: str, c: object, p: object) -> tuple[str, bool]:
         raise LLMUnavailable("down", role="light_answer")
 
-    host = make_host(roles=FakeRoles(light=broken))
-    reader = Reader(host)
+    fakes = make_fakes(roles=FakeRoles(light=broken))
+    reader = fakes.reader()
     with pytest.raises(LLMUnavailable):
         reader.ask("q", user_id="alice")
     reader.close()  # close() writes what is still queued
-    (trace,) = host.store.traces
+    (trace,) = fakes.store.traces
     assert trace["error"].startswith("LLMUnavailable") and trace["answer"] == ""
 
 
@@ -191,7 +191,7 @@ def test_backend_failure_propagates_after_writing_an_error_trace() -> None:
 )
 def test_bad_input_is_a_user_input_error(kwargs: dict[str, object]) -> None:
     args: dict[str, object] = {"question": "q", "user_id": "alice", **kwargs}
-    host = make_host()
+    fakes = make_fakes()
     with pytest.raises(UserInputError):
-        Reader(host).ask(args.pop("question"), **args)  # type: ignore[arg-type]
-    assert host.roles.calls == []
+        fakes.reader().ask(args.pop("question"), **args)  # type: ignore[arg-type]
+    assert fakes.roles.calls == []

@@ -6,48 +6,47 @@ import itertools
 
 import pytest
 from hymem.errors import UserInputError
-from hymem.read.reader import Reader
 from hymem.types import Level
 
-from tests.reader_fakes import FakeRoles, make_host
+from tests.reader_fakes import FakeRoles, make_fakes
 
 
 def test_light_context_is_the_top_k_summaries_without_model_calls() -> None:
-    host = make_host(k=4)
-    hits = Reader(host).context("q", user_id="alice", depth="light")
+    fakes = make_fakes(k=4)
+    hits = fakes.reader().context("q", user_id="alice", depth="light")
     assert [h.id for h in hits] == ["sum0", "sum1", "sum2", "sum3"]
-    assert host.roles.calls == []
+    assert fakes.roles.calls == []
 
 
 def test_deep_context_is_the_model_selected_segments() -> None:
     roles = FakeRoles(select=lambda q, cands: [c.id for c in cands if c.id in {"sum4", "sum8"}])
-    host = make_host(roles=roles, n_deep=10, select_batch=5)
-    hits = Reader(host).context("q", user_id="alice", depth="deep")
+    fakes = make_fakes(roles=roles, n_deep=10, select_batch=5)
+    hits = fakes.reader().context("q", user_id="alice", depth="deep")
     assert [(h.level, h.id) for h in hits] == [(Level.SEGMENT, "seg4"), (Level.SEGMENT, "seg8")]
     assert len(roles.called("select")) == 2 and roles.called("light_answer") == []
 
 
 def test_auto_context_adds_segments_only_when_light_verdict_is_incomplete() -> None:
-    complete = make_host(k=3, n_deep=6)
-    hits = Reader(complete).context("q", user_id="alice", depth="auto")
+    complete = make_fakes(k=3, n_deep=6)
+    hits = complete.reader().context("q", user_id="alice", depth="auto")
     assert [h.level for h in hits] == [Level.SUMMARY] * 3
 
-    incomplete = make_host(roles=FakeRoles(light=lambda q, c, p: ("?", False)), k=3, n_deep=6)
-    hits = Reader(incomplete).context("q", user_id="alice", depth="auto")
+    incomplete = make_fakes(roles=FakeRoles(light=lambda q, c, p: ("?", False)), k=3, n_deep=6)
+    hits = incomplete.reader().context("q", user_id="alice", depth="auto")
     levels = [h.level for h in hits]
     assert levels == [Level.SUMMARY] * 3 + [Level.SEGMENT] * 6
 
 
 def test_context_rejects_bad_depth() -> None:
     with pytest.raises(UserInputError):
-        Reader(make_host()).context("q", user_id="alice", depth="sideways")  # type: ignore[arg-type]
+        make_fakes().reader().context("q", user_id="alice", depth="sideways")  # type: ignore[arg-type]
 
 
 def test_selection_batches_run_concurrently() -> None:
     delay = 0.15
     roles = FakeRoles(light=lambda q, c, p: ("?", False), select_delay_s=delay)
-    host = make_host(roles=roles, llm_concurrency=8)
-    ans = Reader(host).ask("q", user_id="alice", n_deep=30, batch=10, max_iterations=0)
+    fakes = make_fakes(roles=roles, llm_concurrency=8)
+    ans = fakes.reader().ask("q", user_id="alice", n_deep=30, batch=10, max_iterations=0)
     spans = [(start, end) for name, _, start, end in roles.calls if name == "select"]
     assert len(spans) == 3
     # all three were in flight at the same moment, and the stage took well under 2 delays
@@ -58,8 +57,8 @@ def test_selection_batches_run_concurrently() -> None:
 def test_selection_concurrency_is_bounded_by_config() -> None:
     delay = 0.05
     roles = FakeRoles(light=lambda q, c, p: ("?", False), select_delay_s=delay)
-    host = make_host(roles=roles, llm_concurrency=1)
-    ans = Reader(host).ask("q", user_id="alice", n_deep=30, batch=10, max_iterations=0)
+    fakes = make_fakes(roles=roles, llm_concurrency=1)
+    ans = fakes.reader().ask("q", user_id="alice", n_deep=30, batch=10, max_iterations=0)
     spans = sorted((start, end) for name, _, start, end in roles.calls if name == "select")
     assert all(prev_end <= start for (_, prev_end), (start, _) in itertools.pairwise(spans))
     assert ans.latency_ms["select"] >= 3 * delay * 1000 * 0.9

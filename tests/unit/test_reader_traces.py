@@ -6,10 +6,8 @@ import json
 import threading
 from datetime import datetime
 
-import structlog
-from hymem.read.reader import Reader
-
-from tests.reader_fakes import FakeRoles, make_host
+from tests.log_events import capture_events
+from tests.reader_fakes import FakeRoles, make_fakes
 
 REQUIRED = {
     "trace_id",
@@ -45,11 +43,11 @@ def test_trace_row_describes_the_ask() -> None:
         select=lambda q, cands: [c.id for c in cands if c.id in {"sum2", "sum5"}],
         reflect=[(False, "follow-up"), (True, None)],
     )
-    host = make_host(roles=roles)
-    reader = Reader(host)
+    fakes = make_fakes(roles=roles)
+    reader = fakes.reader()
     ans = reader.ask("q0", user_id="alice", depth="auto", k=3, n_deep=10, batch=5)
     reader.flush_traces()
-    (trace,) = host.store.traces
+    (trace,) = fakes.store.traces
     assert set(trace) >= REQUIRED
     assert trace["trace_id"] == ans.trace_id and trace["user_id"] == "alice"
     assert (trace["path"], trace["escalated"], trace["escalation_reason"]) == (
@@ -75,10 +73,10 @@ def test_trace_row_describes_the_ask() -> None:
 
 
 def test_failing_trace_write_does_not_fail_the_ask() -> None:
-    host = make_host()
-    host.store.fail_traces = True
-    reader = Reader(host)
-    with structlog.testing.capture_logs() as logs:
+    fakes = make_fakes()
+    fakes.store.fail_traces = True
+    reader = fakes.reader()
+    with capture_events() as logs:
         ans = reader.ask("q", user_id="alice")
         reader.flush_traces()
     assert ans.text == "light"
@@ -87,15 +85,15 @@ def test_failing_trace_write_does_not_fail_the_ask() -> None:
 
 
 def test_trace_event_is_logged_once_per_ask() -> None:
-    host = make_host()
-    with structlog.testing.capture_logs() as logs:
-        ans = Reader(host).ask("q", user_id="alice")
+    fakes = make_fakes()
+    with capture_events() as logs:
+        ans = fakes.reader().ask("q", user_id="alice")
     traces = [e for e in logs if e["event"] == "ask.trace"]
     assert len(traces) == 1 and traces[0]["trace_id"] == ans.trace_id
 
 
 def test_trace_rows_are_written_off_the_ask_and_drained_on_close() -> None:
-    host = make_host()
+    fakes = make_fakes()
     gate = threading.Event()
     written: list[str] = []
 
@@ -103,8 +101,8 @@ def test_trace_rows_are_written_off_the_ask_and_drained_on_close() -> None:
         gate.wait(5)
         written.append(str(trace["trace_id"]))
 
-    host.store.write_trace = slow_write  # type: ignore[method-assign]
-    reader = Reader(host)
+    fakes.store.write_trace = slow_write  # type: ignore[method-assign]
+    reader = fakes.reader()
     answers = [reader.ask(f"q{i}", user_id="alice", max_iterations=0) for i in range(3)]
     assert written == []  # the asks returned while the store was still blocked
     gate.set()

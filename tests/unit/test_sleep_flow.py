@@ -5,13 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hymem.config import MemoryConfig
+from hymem.embedders import HashingEmbedder
 from hymem.errors import LLMAuthError, LLMUnavailable, ReadOnlyStoreError, UserInputError
 from hymem.llm.roles import ContextItem
 from hymem.sleep.consolidator import Consolidator
 from hymem.sleep.journal import SleepJournal
 from hymem.types import SummaryRecord, SummaryStatus
 
-from tests.fixtures_sleep import FakeMem, FakeStore, ScriptedRoles, summary
+from tests.fixtures_sleep import FakeStore, ScriptedRoles, summary
 
 TOPICS = ["coffee", "home", "trip", "pets"]
 
@@ -86,10 +88,8 @@ def make(
     store = FakeStore(records)
     roles = roles or ScriptedRoles(decide)
     journal = SleepJournal(None)
-    cons = Consolidator(
-        FakeMem(store, roles, sleep_similarity_floor=0.5, **cfg),  # type: ignore[arg-type]
-        journal=journal,
-    )
+    config = MemoryConfig.defaults(sleep_similarity_floor=0.5, **cfg)
+    cons = Consolidator(store, HashingEmbedder(), lambda: roles, config, journal=journal)
     return cons, store, roles, journal
 
 

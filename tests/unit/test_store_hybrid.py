@@ -12,9 +12,16 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hymem.config import MemoryConfig
 from hymem.embedders import HashingEmbedder
 from hymem.errors import UserInputError
-from hymem.indexes.hybrid import HybridSearcher, candidate_depth
+from hymem.indexes.hybrid import (
+    DEPTH_FACTOR,
+    MIN_CANDIDATES,
+    SEARCH_THREADS,
+    HybridSearcher,
+    candidate_depth,
+)
 from hymem.indexes.memory_store import InMemoryStore
 from hymem.indexes.protocol import Row
 from hymem.types import Level, SummaryStatus
@@ -98,6 +105,23 @@ def test_each_branch_fetches_a_deeper_candidate_list() -> None:
     store = _store({"a": ("apple", vec(1.0))})
     _searcher(store).search("q", user_id="u", k=15)
     assert store.dense_k == [30]
+
+
+def test_candidate_depth_follows_the_config() -> None:
+    cfg = MemoryConfig.defaults()
+    assert (cfg.search_depth_factor, cfg.search_min_candidates, cfg.search_threads) == (
+        DEPTH_FACTOR,
+        MIN_CANDIDATES,
+        SEARCH_THREADS,
+    )
+    store = _store({"a": ("apple", vec(1.0))})
+    searcher = HybridSearcher(store, HashingEmbedder(DIM), depth_factor=3, min_candidates=50)
+    searcher.search("q", user_id="u", k=10)
+    searcher.search("q", user_id="u", k=20)
+    searcher.close()
+    assert store.dense_k == [50, 60]
+    with pytest.raises(UserInputError, match="threads"):
+        HybridSearcher(store, HashingEmbedder(DIM), threads=0)
 
 
 def test_modes_use_only_their_branch() -> None:

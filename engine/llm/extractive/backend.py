@@ -14,7 +14,6 @@ import re
 import time
 from typing import TypeVar
 
-import structlog
 from hymem.embedders import Embedder
 from hymem.llm.accounting import UsageMeter
 from hymem.llm.extractive.answer import (
@@ -27,6 +26,7 @@ from hymem.llm.extractive.answer import (
 from hymem.llm.extractive.scoring import (
     COMPLETE_MIN_COSINE,
     COMPLETE_MIN_COVERAGE,
+    DEFAULT_CACHE_ITEMS,
     CachedEmbedder,
     blend,
     coverage,
@@ -61,10 +61,11 @@ from hymem.llm.roles import (
     UpdateOutput,
 )
 from hymem.llm.tokens import count_tokens
+from hymem.logging import get_logger
 from hymem.types import RoleUsage
 from pydantic import BaseModel
 
-log = structlog.get_logger("hymem.llm.extractive.backend")
+log = get_logger("hymem.llm.extractive.backend")
 
 OutT = TypeVar("OutT", bound=BaseModel)
 
@@ -78,9 +79,15 @@ class ExtractiveRoles:
     """The `Roles` protocol with deterministic heuristics. Thread-safe: the only shared state
     is the usage meter and the embedding cache, both locked."""
 
-    def __init__(self, embedder: Embedder, *, label: str = "extractive") -> None:
+    def __init__(
+        self,
+        embedder: Embedder,
+        *,
+        label: str = "extractive",
+        cache_items: int = DEFAULT_CACHE_ITEMS,
+    ) -> None:
         self.label = label
-        self._vectors = CachedEmbedder(embedder)
+        self._vectors = CachedEmbedder(embedder, max_items=cache_items)
         self._meter = UsageMeter()
 
     # --- accounting ------------------------------------------------------------------------

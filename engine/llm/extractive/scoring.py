@@ -11,6 +11,9 @@ The constants are set from first principles, not fitted to any benchmark's answe
 * `COMPLETE_MIN_COSINE` = 0.3: all-MiniLM-L6-v2 scores unrelated sentence pairs around 0-0.2
   and topical matches 0.4 and up; 0.3 separates "about something else" from "about this".
 * `SELECT_MARGIN` = 0.1 of the blended score keeps candidates nearly as good as the best one.
+
+`CachedEmbedder` keeps `MemoryConfig.extractive_cache_items` vectors (default
+`DEFAULT_CACHE_ITEMS`): a memory/speed trade-off that never changes a score.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ W_LEXICAL = 0.5
 COMPLETE_MIN_COVERAGE = 0.6
 COMPLETE_MIN_COSINE = 0.3
 SELECT_MARGIN = 0.1
-_CACHE_SIZE = 20_000
+DEFAULT_CACHE_ITEMS = 20_000  # ~30 MB of 384-d float32 vectors: a few conversations' worth
 
 
 class CachedEmbedder:
@@ -40,7 +43,7 @@ class CachedEmbedder:
     The read path shows the same summaries and segments to several roles and rounds; caching
     keeps the no-model backend from re-embedding them on every call."""
 
-    def __init__(self, embedder: Embedder, max_items: int = _CACHE_SIZE) -> None:
+    def __init__(self, embedder: Embedder, max_items: int = DEFAULT_CACHE_ITEMS) -> None:
         self.embedder = embedder
         self._max = max_items
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()

@@ -153,7 +153,12 @@ def words(text: str) -> list[str]:
     return [w.replace("’", "'") for w in _WORD.findall(text)]
 
 
-@lru_cache(maxsize=65536)
+# Distinct words whose stems are memoised: a conversation's vocabulary fits many times over,
+# and a memo never changes a result, only how often the rules run.
+STEM_CACHE_SIZE = 65_536
+
+
+@lru_cache(maxsize=STEM_CACHE_SIZE)
 def stem(word: str) -> str:
     """Light English stem: lowercase, irregular-verb table, one inflection stripped, a final
     'e' and a doubled final consonant dropped (hike/hiked/hiking -> hik, running -> run)."""

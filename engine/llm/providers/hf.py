@@ -14,11 +14,11 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-import structlog
 from hymem.errors import ConfigError, LLMUnavailable
 from hymem.llm.backend import Completion, Message
+from hymem.logging import get_logger
 
-log = structlog.get_logger("hymem.llm.hf")
+log = get_logger("hymem.llm.hf")
 
 
 class HFBackend:

@@ -17,12 +17,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import openai
-import structlog
 from hymem.config import MemoryConfig
 from hymem.errors import ConfigError, LLMAuthError, LLMRequestError
 from hymem.llm.backend import Completion, Message, TransientLLMError
+from hymem.logging import get_logger
 
-log = structlog.get_logger("hymem.llm.openai")
+log = get_logger("hymem.llm.openai")
 
 _TRANSIENT_STATUS = frozenset({408, 409, 425, 429})
 

@@ -1,0 +1,262 @@
+"""One ask's execution state: `Run` carries out the scheduler's steps against the searcher, the
+store and the roles, and keeps what the ask retrieved, spent and timed so far (the Answer and
+the trace are built from it). Isolation lives here: every search and store read is filtered by
+`user_id`, the ids a model selects are intersected with the candidates it was shown, and every
+segment read is checked against `user_id` again before its text reaches a prompt.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Generator, Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Any, Protocol
+
+import numpy as np
+from hymem.embedders import Embedder
+from hymem.indexes.hybrid import Vector
+from hymem.indexes.store import Store
+from hymem.llm.pool import map_concurrent
+from hymem.llm.roles import ContextItem, RoleResult, Roles, RolesProvider
+from hymem.logging import get_logger
+from hymem.read.scheduler import (
+    Cost,
+    DeepAnswerOutcome,
+    DeepAnswerStep,
+    DeepRetrieveStep,
+    LightOutcome,
+    LightStep,
+    Outcome,
+    ReflectOutcome,
+    RetrieveOutcome,
+    ScheduleResult,
+    SelectOutcome,
+    SelectStep,
+    Step,
+)
+from hymem.read.traces import RoundIds
+from hymem.types import Hit, Level, SegmentRecord, Usage
+
+log = get_logger("hymem.read.run")
+
+
+class VectorSearcher(Protocol):
+    """The one search the reader runs (`HybridSearcher` in a Memory, a fake in unit tests):
+    the query is embedded once per ask by the reader and reused across rounds."""
+
+    def search_vector(
+        self, vector: Vector | None, query: str, *, user_id: str, k: int, level: Level
+    ) -> list[Hit]: ...
+
+
+def to_item(hit: Hit) -> ContextItem:
+    """A hit as a role sees it: id, text and its dates."""
+    return ContextItem(id=hit.id, text=hit.text, time_start=hit.time_start, time_end=hit.time_end)
+
+
+class Run:
+    """One ask (or one context() call): retrieval state, usage, latency and fallbacks."""
+
+    def __init__(
+        self,
+        question: str,
+        user_id: str,
+        *,
+        store: Store,
+        embedder: Embedder,
+        searcher: VectorSearcher,
+        roles: RolesProvider,
+        concurrency: int,
+    ) -> None:
+        self._store, self._embedder, self._searcher = store, embedder, searcher
+        self._roles, self._concurrency = roles, concurrency
+        self.question, self.user_id = question, user_id
+        self.usage = Usage()
+        self.latency: dict[str, float] = {}
+        self.versions: dict[str, str] = {}
+        self.fallbacks: list[str] = []
+        self.notes: list[str] = []  # what the roles corrected, e.g. unknown ids dropped
+        self.rounds: dict[int, RoundIds] = {}
+        self._vectors: dict[str, np.ndarray] = {}
+
+    @property
+    def roles(self) -> Roles:
+        """Resolved on first use, so a light context() call never builds a model client."""
+        return self._roles()
+
+    # --- bookkeeping ---------------------------------------------------------------------
+    @contextmanager
+    def timed(self, stage: str) -> Iterator[None]:
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            ms = (time.perf_counter() - start) * 1000.0
+            self.latency[stage] = self.latency.get(stage, 0.0) + ms
+
+    def account(self, result: RoleResult[Any]) -> Cost:
+        """Fold one role result into the run; returns its cost for the budget."""
+        role = str(result.role)
+        self.usage.add(role, result.usage)
+        if result.prompt_version:
+            self.versions[role] = result.prompt_version
+        if result.fallback:
+            self.fallbacks.append(f"{role}: {result.fallback_reason or 'fallback'}")
+        self.notes.extend(f"{role}: {note}" for note in getattr(result, "notes", ()))
+        return Cost(calls=result.usage.calls, tokens=result.usage.total_tokens)
+
+    def round(self, index: int) -> RoundIds:
+        return self.rounds.setdefault(index, RoundIds())
+
+    # --- retrieval -----------------------------------------------------------------------
+    def search(self, query: str, k: int) -> list[Hit]:
+        """Hybrid summary search; the query is embedded once and reused within the ask."""
+        vector = self._vectors.get(query)
+        if vector is None:
+            vector = self._vectors[query] = self._embedder.embed([query])[0]
+        hits: list[Hit] = self._searcher.search_vector(
+            vector, query, user_id=self.user_id, k=k, level=Level.SUMMARY
+        )
+        return [h for h in hits if h.user_id == self.user_id]
+
+    def light_hits(self, index: int, query: str, k: int) -> list[Hit]:
+        with self.timed("retrieve_light"):
+            hits = self.search(query, k)
+        self.round(index).summary_ids = [h.id for h in hits]
+        self.round(index).light_hits = hits
+        return hits
+
+    def candidates(self, index: int, query: str, n: int) -> list[Hit]:
+        with self.timed("retrieve_deep"):
+            hits = self.search(query, n)
+        self.round(index).candidate_ids = [h.id for h in hits]
+        self.round(index).candidates = hits
+        return hits
+
+    def select(self, index: int, query: str, hits: list[Hit], size: int, model: bool) -> Cost:
+        """Event selection: batches of `size` judged concurrently; chosen hits keep rank order."""
+        if not model:
+            chosen_ids = {h.id for h in hits[:size]}
+            cost = Cost()
+        else:
+            batches = [hits[i : i + size] for i in range(0, len(hits), size)]
+            with self.timed("select"):
+                results = map_concurrent(
+                    lambda batch: self.roles.select_events(query, [to_item(h) for h in batch]),
+                    batches,
+                    self._concurrency,
+                )
+            chosen_ids, calls, tokens = set(), 0, 0
+            for batch, result in zip(batches, results, strict=True):
+                cost = self.account(result)
+                calls, tokens = calls + cost.calls, tokens + cost.tokens
+                shown = {h.id for h in batch}
+                unknown = [i for i in result.output.ids if i not in shown]
+                if unknown:
+                    log.warning("ask.select_unknown_ids", user_id=self.user_id, ids=unknown)
+                chosen_ids.update(i for i in result.output.ids if i in shown)
+            cost = Cost(calls=calls, tokens=tokens)
+            if not chosen_ids:
+                # Every batch said "nothing relevant": read the best-ranked batch rather than
+                # answering from no raw text at all.
+                log.info("ask.select_none", user_id=self.user_id, candidates=len(hits))
+                chosen_ids = {h.id for h in hits[:size]}
+        chosen = [h for h in hits if h.id in chosen_ids]
+        self.round(index).selected_ids = [h.id for h in chosen]
+        self.round(index).selected = chosen
+        return cost
+
+    def segments(self, index: int) -> list[Hit]:
+        """Level-2 segments linked from the chosen summaries: deduplicated, time-ordered, and
+        only this user's (the store filters; a stray row is dropped and logged)."""
+        chosen = self.round(index).selected
+        score: dict[str, float] = {}
+        for hit in chosen:
+            score[hit.segment_id] = max(score.get(hit.segment_id, 0.0), hit.fused_score)
+        records: list[SegmentRecord] = (
+            self._store.get_segments(self.user_id, list(score)) if score else []
+        )
+        own = [r for r in records if r.user_id == self.user_id and r.id in score]
+        if len(own) != len(records):
+            log.error(
+                "ask.foreign_segment_dropped", user_id=self.user_id, dropped=len(records) - len(own)
+            )
+        unique = {r.id: r for r in own}.values()
+        rank = {seg_id: i for i, seg_id in enumerate(score)}
+        ordered = sorted(
+            unique,
+            key=lambda r: (r.time_start is None, r.time_start or datetime.min, rank[r.id]),
+        )
+        hits = [
+            Hit(
+                level=Level.SEGMENT,
+                id=r.id,
+                user_id=r.user_id,
+                text=r.text,
+                segment_id=r.id,
+                turn_ids=list(r.turn_ids),
+                time_start=r.time_start,
+                time_end=r.time_end,
+                fused_score=score[r.id],
+            )
+            for r in ordered
+        ]
+        self.round(index).segment_ids = [h.id for h in hits]
+        self.round(index).turn_ids = [t for h in hits for t in h.turn_ids]
+        self.round(index).segments = hits
+        return hits
+
+    # --- step execution ------------------------------------------------------------------
+    def drive(self, steps: Generator[Step, Outcome, ScheduleResult]) -> ScheduleResult:
+        """Execute the scheduler's steps, feeding each outcome back, until it returns."""
+        step = next(steps)
+        while True:
+            try:
+                step = steps.send(self.execute(step))
+            except StopIteration as stop:
+                result: ScheduleResult = stop.value
+                return result
+
+    def execute(self, step: Step) -> Outcome:
+        if isinstance(step, LightStep):
+            hits = self.light_hits(step.round, step.query, step.k)
+            with self.timed("light_answer"):
+                res = self.roles.light_answer(
+                    self.question, [to_item(h) for h in hits], list(step.pool)
+                )
+            log.debug(
+                "ask.light",
+                round=step.round,
+                complete=res.output.complete,
+                fallback=res.fallback,
+                hits=len(hits),
+            )
+            return LightOutcome(
+                res.output.answer, res.output.complete, res.fallback, self.account(res)
+            )
+        if isinstance(step, DeepRetrieveStep):
+            return RetrieveOutcome(len(self.candidates(step.round, step.query, step.n)))
+        if isinstance(step, SelectStep):
+            hits = self.round(step.round).candidates[: step.max_candidates]
+            cost = self.select(step.round, step.query, hits, step.batch_size, step.use_model)
+            return SelectOutcome(len(self.round(step.round).selected), cost=cost)
+        if isinstance(step, DeepAnswerStep):
+            with self.timed("read_segments"):
+                passages = [to_item(h) for h in self.segments(step.round)]
+            with self.timed("deep_answer"):
+                deep = self.roles.deep_answer(self.question, passages, list(step.pool))
+            log.debug("ask.deep", round=step.round, passages=len(passages), fallback=deep.fallback)
+            return DeepAnswerOutcome(deep.output.answer, deep.fallback, self.account(deep))
+        with self.timed("reflect"):
+            ref = self.roles.reflect(self.question, step.answer)
+        return ReflectOutcome(
+            ref.output.complete, ref.output.new_question, ref.fallback, self.account(ref)
+        )
+
+    def evidence(self, result: ScheduleResult) -> list[Hit]:
+        """What the final round's answer was built from."""
+        final = self.round(result.rounds[-1].index)
+        if result.path == "light":
+            return list(final.light_hits)
+        return [*final.selected, *final.segments]
