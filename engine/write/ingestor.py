@@ -3,9 +3,16 @@ short-term buffer -> one summariser call per buffer -> Level-1 summaries linked 
 segments, committed through `Store.commit_segments`.
 
 Durability: `add` validates the whole call, then writes every turn as `pending` in one
-`append_turns` batch before any model runs. The short-term buffer is not held in memory: it is
-re-derived from the store's pending turns on every add/flush, so a crash can lose nothing and a
-summariser failure simply leaves the turns pending for the next call to retry. Ids are
+`append_turns` batch before any model runs. The short-term buffer is the set of pending turns in
+the store; the writer keeps a view of it (`PendingTurns`) that is reloaded whenever a write
+fails, so a crash can lose nothing and a summariser failure simply leaves the turns pending for
+the next call to retry.
+
+Work is done once: a turn is embedded once (when its buffer may flush, not on every add); a
+segment's vector is the normalised mean of its turns' vectors rather than a second embedding of
+the same text (which MiniLM would also truncate at 256 word pieces); only summaries are embedded
+at flush time, in one batch; and an add whose single-session buffer cannot reach `th` tokens
+plans nothing (see `_may_flush`). Ids are
 deterministic (turns: the caller's id or a hash of user, session, seq and text; segments: a hash
 of user and turn ids; summaries: a hash of segment id and index), so re-committing after a crash
 replaces rather than duplicates.
@@ -14,7 +21,8 @@ replaces rather than duplicates.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -31,6 +39,7 @@ from hymem.types import AddResult, SegmentRecord, SummaryRecord, TurnRecord, Tur
 from hymem.write.buffer import BufferedSegment, plan_flush
 from hymem.write.compression import LLMLinguaCompressor, attention_boundaries, load_compressor
 from hymem.write.messages import normalise_messages
+from hymem.write.pending import PendingTurns
 from hymem.write.records import (
     build_segment,
     build_summaries,
@@ -109,6 +118,7 @@ class Ingestor:
         self._vectors: dict[tuple[str, str], np.ndarray] = {}
         self._compressed: dict[tuple[str, str], str] = {}
         self._tokens: dict[tuple[str, str], int] = {}
+        self._pending = PendingTurns(store)
 
     # --- public ------------------------------------------------------------------------
     def add(
@@ -126,9 +136,8 @@ class Ingestor:
             raise UserInputError(f"session_id is longer than {MAX_SESSION_ID_CHARS} characters")
         call_time = parse_timestamp(timestamp) if timestamp is not None else self._clock()
         accepted = normalise_messages(messages, default_time=call_time)
-        with self._lock:
-            store = self._store
-            seq = store.next_seq(user_id)
+        with self._lock, self._reload_on_error(user_id):
+            seq = self._pending.next_seq(user_id)
             now = self._clock()
             records = [
                 TurnRecord(
@@ -144,7 +153,8 @@ class Ingestor:
                 )
                 for i, m in enumerate(accepted)
             ]
-            inserted = store.append_turns(records)
+            inserted = self._store.append_turns(records)
+            self._pending.appended(user_id, records, inserted)
             log.info(
                 "ingest.accepted",
                 user_id=user_id,
@@ -158,7 +168,7 @@ class Ingestor:
 
     def flush(self, *, user_id: str) -> AddResult:
         """Summarise and store every pending turn of `user_id` now (in buffer-sized calls)."""
-        with self._lock:
+        with self._lock, self._reload_on_error(user_id):
             result = AddResult()
             self._process(user_id, force=True, result=result)
         return result
@@ -174,6 +184,16 @@ class Ingestor:
         self._vectors.clear()
         self._compressed.clear()
         self._tokens.clear()
+        self._pending.clear()
+
+    @contextmanager
+    def _reload_on_error(self, user_id: str) -> Iterator[None]:
+        """Any failure mid-write leaves the store as the only truth: the view is reloaded."""
+        try:
+            yield
+        except BaseException:
+            self._pending.forget(user_id)
+            raise
 
     def _compressor_or_none(self) -> LLMLinguaCompressor | None:
         """The configured compressor, resolved on first use (its model loads later still)."""
@@ -184,12 +204,16 @@ class Ingestor:
 
     # --- planning ------------------------------------------------------------------------
     def _process(self, user_id: str, *, force: bool, result: AddResult) -> None:
-        pending = self._store.get_turns(user_id, status=TurnStatus.PENDING)
+        pending = self._pending.turns(user_id)
         result.pending = len(pending)
         result.backend = self._roles().label  # cheap: backends load lazily
         if not pending:
             return
-        prepared = self._prepare(pending)
+        texts = self._summariser_texts(pending)
+        tokens = self._token_counts(pending, texts)
+        if not force and not self._may_flush(pending, tokens):
+            return
+        prepared = self._prepare(pending, texts, tokens)
         spans = self._segment(pending, prepared)
         buffered = [
             BufferedSegment(
@@ -209,20 +233,30 @@ class Ingestor:
             stored += done
         result.pending = len(pending) - stored
 
-    def _prepare(self, pending: list[TurnRecord]) -> _Prepared:
-        limit = self._config.ingest_cache_items
-        texts = self._summariser_texts(pending)
-        turns = {(t.user_id, t.id): (t, text) for t, text in zip(pending, texts, strict=True)}
-        keys = list(turns)
+    def _may_flush(self, pending: list[TurnRecord], tokens: list[int]) -> bool:
+        """Whether `plan_flush` could choose anything, decided without vectors.
 
-        def embed(ks: list[tuple[str, str]]) -> np.ndarray:
-            return self._embedder.embed([turns[k][0].text for k in ks])
+        A buffer flushes when its session ends or its tokens reach th. With one session
+        pending and fewer than th tokens in all pending turns, neither can happen whatever the
+        segmentation, so the turns need no embedding yet: one-turn adds stay cheap."""
+        one_session = len({t.session_id for t in pending}) == 1
+        return not one_session or sum(tokens) >= self._config.buffer_tokens
+
+    def _token_counts(self, pending: list[TurnRecord], texts: list[str]) -> list[int]:
+        turns = {(t.user_id, t.id): (t, text) for t, text in zip(pending, texts, strict=True)}
 
         def count(ks: list[tuple[str, str]]) -> list[int]:
             return [count_tokens(f"{turns[k][0].speaker}: {turns[k][1]}") for k in ks]
 
-        vectors = _cached(self._vectors, keys, embed, limit)
-        tokens = _cached(self._tokens, keys, count, limit)
+        return _cached(self._tokens, list(turns), count, self._config.ingest_cache_items)
+
+    def _prepare(self, pending: list[TurnRecord], texts: list[str], tokens: list[int]) -> _Prepared:
+        by_key = {(t.user_id, t.id): t for t in pending}
+
+        def embed(ks: list[tuple[str, str]]) -> np.ndarray:
+            return self._embedder.embed([by_key[k].text for k in ks])
+
+        vectors = _cached(self._vectors, list(by_key), embed, self._config.ingest_cache_items)
         lines = [segment_line(t, text) for t, text in zip(pending, texts, strict=True)]
         return _Prepared(texts=texts, lines=lines, tokens=tokens, vectors=np.stack(vectors))
 
@@ -272,6 +306,7 @@ class Ingestor:
             turns = [pending[i] for i in span.all]
             lines = [prepared.lines[i] for i in span.all]
             seg = build_segment(user_id, turns, summariser_lines=lines if compressed else None)
+            seg.vector = pooled_vector(prepared.vectors[list(span.all)])
             segments.append(seg)
             inputs.append(
                 SegmentInput(segment_id=seg.id, lines=lines, session_time=turns[0].timestamp)
@@ -291,8 +326,9 @@ class Ingestor:
             return None
         result.usage.add("summarise", res.usage)
         summaries = build_summaries(user_id, segments, res.output.segments)
-        self._embed(segments, summaries)
+        self._embed(summaries)
         self._store.commit_segments(user_id, segments, summaries, core_ids)
+        self._pending.stored(user_id, core_ids)
         for tid in core_ids:
             self._vectors.pop((user_id, tid), None)
             self._compressed.pop((user_id, tid), None)
@@ -310,15 +346,20 @@ class Ingestor:
         )
         return len(core_ids)
 
-    def _embed(self, segments: list[SegmentRecord], summaries: list[SummaryRecord]) -> None:
-        """Batched embedding: one call for the buffer's segments, one for its summaries.
+    def _embed(self, summaries: list[SummaryRecord]) -> None:
+        """The buffer's summaries in one batched call (segments are pooled, see the module)."""
+        if not summaries:
+            return
+        vecs = self._embedder.embed([r.text for r in summaries])
+        for rec, vec in zip(summaries, vecs, strict=True):
+            rec.vector = [float(x) for x in vec]
 
-        Kept apart on purpose: a batch mixing multi-line segments with one-line summaries is
-        padded to the longest text and measured ~3x slower with MiniLM on CPU."""
-        batches: tuple[Sequence[SegmentRecord | SummaryRecord], ...] = (segments, summaries)
-        for records in batches:
-            if not records:
-                continue
-            vecs = self._embedder.embed([r.text for r in records])
-            for rec, vec in zip(records, vecs, strict=True):
-                rec.vector = [float(x) for x in vec]
+
+def pooled_vector(turn_vectors: np.ndarray) -> list[float]:
+    """A segment's vector: the normalised mean of its turns' unit vectors.
+
+    Every turn counts, however long the segment (one embedding of the joined text would stop at
+    the model's input limit), and no text is embedded twice."""
+    mean = np.asarray(turn_vectors, dtype=np.float32).mean(axis=0)
+    norm = float(np.linalg.norm(mean))
+    return [float(x) for x in (mean / norm if norm > 0 else mean)]

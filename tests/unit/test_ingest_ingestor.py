@@ -6,7 +6,7 @@ from datetime import datetime
 
 import pytest
 from hymem.errors import InvalidMessageError, StoreError, UserInputError
-from hymem.types import TurnStatus
+from hymem.types import SegmentRecord, TurnStatus
 from hymem.write.ingestor import Ingestor
 
 from tests.fixtures_ingest import WriteFakes
@@ -226,8 +226,8 @@ def test_same_turn_ids_of_two_users_never_share_cached_work() -> None:
     ing.add(msgs(2), user_id="alice", session_id="s", timestamp=T0)
     other = [{"speaker": "Cy", "text": f"bob's own words {i}", "id": f"m{i}"} for i in range(2)]
     ing.add(other, user_id="bob", session_id="s", timestamp=T0)
-    assert "bob's own words 0" in seen and "bob's own words 1" in seen
     ing.flush(user_id="bob")
+    assert "bob's own words 0" in seen and "bob's own words 1" in seen
     bob_lines = [ln for call in fakes.roles.calls for s in call for ln in s.lines]
     assert all("Cy: bob's own words" in ln for ln in bob_lines)
 
@@ -242,4 +242,35 @@ def test_a_full_cache_costs_recomputation_never_correctness() -> None:
     ing.add(msgs(1, start=4), user_id="u", session_id="s", timestamp=T0)
     assert ing.flush(user_id="u").pending == 0 and len(stored(fakes)) == 5
     turn_texts = [t for t in embedded if t.startswith("talking about")]
-    assert len(turn_texts) > 5  # some turns were embedded again after the cache was dropped
+    assert len(set(turn_texts)) == 5  # every turn got its vector despite the dropped caches
+
+
+def test_one_session_below_th_embeds_nothing_until_it_can_flush() -> None:
+    fakes, ing = make(buffer_tokens=10_000)
+    embedded: list[str] = []
+    embed = fakes.embedder.embed
+    fakes.embedder.embed = lambda texts: (embedded.extend(texts), embed(texts))[1]  # type: ignore[method-assign]
+    for i in range(4):
+        res = ing.add(msgs(1, start=i), user_id="u", session_id="s", timestamp=T0)
+        assert res.pending == i + 1 and not res.segments_written
+    assert embedded == []  # no buffer could flush: no turn was embedded yet
+    ing.flush(user_id="u")
+    turn_texts = [t for t in embedded if t.startswith("talking about")]
+    assert sorted(turn_texts) == sorted(set(turn_texts)) and len(turn_texts) == 4
+
+
+def test_segments_are_pooled_from_turn_vectors_never_embedded_again() -> None:
+    fakes, ing = make(buffer_tokens=10_000)
+    embedded: list[str] = []
+    embed = fakes.embedder.embed
+    fakes.embedder.embed = lambda texts: (embedded.extend(texts), embed(texts))[1]  # type: ignore[method-assign]
+    committed: list[SegmentRecord] = []
+    commit = fakes.store.commit_segments
+    fakes.store.commit_segments = lambda u, segs, *a: (committed.extend(segs), commit(u, segs, *a))[
+        1
+    ]  # type: ignore[method-assign]
+    ing.add(msgs(3), user_id="u", session_id="s", timestamp=T0)
+    assert ing.flush(user_id="u").segments_written
+    assert committed and not any(seg.text in embedded for seg in committed)
+    for seg in committed:
+        assert seg.vector is not None and abs(sum(x * x for x in seg.vector) - 1.0) < 1e-4

@@ -1,0 +1,66 @@
+"""The writer's in-process view of each user's pending turns and next sequence number.
+
+The store stays the truth: the view is loaded from it on first use, extended with exactly the
+turns an `append_turns` call inserted, trimmed by exactly the turns a commit stored, and dropped
+whenever a write raised, so the next call reloads it. Holding it saves the two LanceDB scans
+(all pending turns, all sequence numbers) that every `add()` paid before, which dominated the
+cost of one-turn adds once the user's history grew. It is only valid in the process that holds
+the store's writer lock, which is the only process that changes turns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from hymem.indexes.store import Store
+from hymem.types import TurnRecord, TurnStatus
+
+
+class PendingTurns:
+    """Per user: pending turns in sequence order, and the next free sequence number."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self._turns: dict[str, list[TurnRecord]] = {}
+        self._next_seq: dict[str, int] = {}
+
+    def turns(self, user_id: str) -> list[TurnRecord]:
+        """The user's pending turns, oldest first (a copy)."""
+        if user_id not in self._turns:
+            self._turns[user_id] = self._store.get_turns(user_id, status=TurnStatus.PENDING)
+        return list(self._turns[user_id])
+
+    def next_seq(self, user_id: str) -> int:
+        if user_id not in self._next_seq:
+            self._next_seq[user_id] = self._store.next_seq(user_id)
+        return self._next_seq[user_id]
+
+    def appended(
+        self, user_id: str, offered: Sequence[TurnRecord], inserted: Iterable[str]
+    ) -> None:
+        """Record the outcome of one `append_turns(offered)` that inserted `inserted` ids."""
+        new = set(inserted)
+        fresh = [t for t in offered if t.id in new]
+        if fresh:
+            self._next_seq[user_id] = max(self.next_seq(user_id), *(t.seq + 1 for t in fresh))
+        if user_id in self._turns:
+            self._turns[user_id].extend(fresh)
+            self._turns[user_id].sort(key=lambda t: (t.seq, t.id))
+
+    def stored(self, user_id: str, turn_ids: Iterable[str]) -> None:
+        """Drop turns a commit marked stored."""
+        done = set(turn_ids)
+        if user_id in self._turns:
+            self._turns[user_id] = [t for t in self._turns[user_id] if t.id not in done]
+
+    def forget(self, user_id: str) -> None:
+        """After a failed write: reload from the store next time."""
+        self._turns.pop(user_id, None)
+        self._next_seq.pop(user_id, None)
+
+    def clear(self) -> None:
+        self._turns.clear()
+        self._next_seq.clear()
+
+
+__all__ = ["PendingTurns"]
