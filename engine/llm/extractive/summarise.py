@@ -38,6 +38,10 @@ _NUMBER = re.compile(
 )
 _MIN_CONTENT = 2  # fewer content words than this carries no fact
 _RICH_CONTENT = 4  # this many content words is informative even without a marked signal
+# A summary tier holds key information, not a copy of the dialogue: a long reply (an assistant's
+# ten-point answer) keeps its most content-rich sentences. Without a cap LongMemEval's histories
+# produced ~8 facts per turn, whose embedding cost 4x the turns' own.
+MAX_FACTS_PER_LINE = 4
 
 
 def _name_parts(speakers: list[str]) -> set[str]:
@@ -112,14 +116,24 @@ def _line_facts(
         facts.append(f"{who} shared {caption}.")
     fallback: str | None = None
     fallback_len = 0
+    kept: list[tuple[int, str]] = []  # (content words, fact) in dialogue order
     for sentence in split_sentences(strip_captions(line.text)):
         resolved = _resolve(sentence, speaker, listener, anchor)
         n_content = len(content_words(sentence, names))
         if n_content > fallback_len and not sentence.strip().endswith("?"):
             fallback, fallback_len = _attribute(resolved, speaker), n_content
         if is_informative(sentence, names):
-            facts.append(_attribute(resolved, speaker))
+            kept.append((n_content, _attribute(resolved, speaker)))
+    facts.extend(_richest(kept, MAX_FACTS_PER_LINE - len(facts)))
     return facts, fallback
+
+
+def _richest(kept: list[tuple[int, str]], limit: int) -> list[str]:
+    """The `limit` facts with most content words (earlier first on ties), in dialogue order."""
+    if len(kept) <= limit:
+        return [fact for _, fact in kept]
+    order = sorted(range(len(kept)), key=lambda i: (-kept[i][0], i))[: max(limit, 0)]
+    return [kept[i][1] for i in sorted(order)]
 
 
 def _resolve(
