@@ -11,22 +11,20 @@ id that LanceDB no longer holds is dropped, so a stale lexical index can never s
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
 from typing import Any, Literal
 
-import numpy as np
 from hymem.embedders import Embedder
 from hymem.errors import UserInputError
 from hymem.indexes.fusion import DEFAULT_RRF_K, reciprocal_rank_fusion
-from hymem.indexes.store import Store, TimeRange
+from hymem.indexes.protocol import Storage, TimeRange, Vector
 from hymem.logging import get_logger
 from hymem.types import Hit, Level, SummaryStatus
 from hymem.validation import check_k, check_level, check_query, check_user_id
 
 SearchMode = Literal["hybrid", "dense", "lexical"]
-Vector = Sequence[float] | np.ndarray  # a query vector as the embedder returns it, or a list
 _MODES = ("hybrid", "dense", "lexical")
 # Defaults of MemoryConfig.search_depth_factor / search_min_candidates / search_threads.
 # Twice k lets an item both retrievers rank moderately reach the fused top k; the floor of 20
@@ -46,11 +44,11 @@ def candidate_depth(k: int, factor: int = DEPTH_FACTOR, floor: int = MIN_CANDIDA
 
 
 class HybridSearcher:
-    """Model-free retrieval over one Store with one Embedder; safe to share across threads."""
+    """Model-free retrieval over one `Storage` with one Embedder; safe to share across threads."""
 
     def __init__(
         self,
-        store: Store,
+        store: Storage,
         embedder: Embedder,
         rrf_k: int = DEFAULT_RRF_K,
         *,

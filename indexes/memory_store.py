@@ -25,7 +25,7 @@ from hymem.indexes.commits import check_owner, covering_segments
 from hymem.indexes.lexical import query_terms
 from hymem.indexes.lexical_sync import PROGRESS_EVERY
 from hymem.indexes.memory_tables import MemoryTables, hit_row, in_range, utc_record
-from hymem.indexes.protocol import ACTIVE_ONLY, SCAN_BATCH_ROWS, Row, TimeRange
+from hymem.indexes.protocol import ACTIVE_ONLY, SCAN_BATCH_ROWS, Row, TimeRange, Vector
 from hymem.time import to_utc, utcnow
 from hymem.types import (
     Level,
@@ -270,7 +270,7 @@ class InMemoryStore:
     def dense_rows(
         self,
         user_id: str,
-        vector: Sequence[float],
+        vector: Vector,
         k: int,
         *,
         level: Level = Level.SUMMARY,
@@ -300,7 +300,7 @@ class InMemoryStore:
     def dense_search(
         self,
         user_id: str,
-        vector: Sequence[float],
+        vector: Vector,
         k: int,
         *,
         level: Level = Level.SUMMARY,

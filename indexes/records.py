@@ -13,7 +13,7 @@ from hymem.errors import StoreError
 from hymem.indexes import filters as F
 from hymem.indexes import schema as S
 from hymem.indexes.lexical import LexicalIndex
-from hymem.indexes.protocol import ACTIVE_ONLY, HIT_COLUMNS, Row, TimeRange
+from hymem.indexes.protocol import ACTIVE_ONLY, HIT_COLUMNS, Row, TimeRange, Vector
 from hymem.indexes.vectors import LanceTables
 from hymem.types import (
     Level,
@@ -127,7 +127,7 @@ class RecordReader:
     def dense_rows(
         self,
         user_id: str,
-        vector: Sequence[float],
+        vector: Vector,
         k: int,
         *,
         level: Level,

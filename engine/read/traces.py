@@ -21,6 +21,7 @@ from hymem.time import Clock, utcnow
 from hymem.types import Answer, Hit
 
 if TYPE_CHECKING:
+    from hymem.indexes.protocol import Storage
     from hymem.read.budget import Budget
     from hymem.read.scheduler import ScheduleResult
 
@@ -131,7 +132,7 @@ def build_trace(
     }
 
 
-def write_trace(store: Any, trace: dict[str, Any]) -> float:
+def write_trace(store: Storage, trace: dict[str, Any]) -> float:
     """Write the row now; returns the write's latency in ms. Never raises for a failing store:
     the ask it describes has already succeeded (or failed on its own)."""
     start = time.perf_counter()
@@ -162,12 +163,12 @@ class TraceWriter:
     """
 
     def __init__(self) -> None:
-        self._queue: queue.Queue[tuple[Any, dict[str, Any]] | None] = queue.Queue()
+        self._queue: queue.Queue[tuple[Storage, dict[str, Any]] | None] = queue.Queue()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self._closed = False
 
-    def submit(self, store: Any, trace: dict[str, Any]) -> None:
+    def submit(self, store: Storage, trace: dict[str, Any]) -> None:
         with self._lock:
             if self._closed:  # late ask racing close(): write inline rather than drop
                 write_trace(store, trace)

@@ -16,7 +16,7 @@ from datetime import datetime
 import numpy as np
 from hymem.config import MemoryConfig
 from hymem.errors import LLMOutputError, LLMUnavailable
-from hymem.indexes.store import Store
+from hymem.indexes.protocol import Storage
 from hymem.llm.roles import ContextItem, RoleResult, Roles, UpdateOutput
 from hymem.logging import get_logger
 from hymem.sleep.journal import JournalEntry, SleepJournal, queue_key
@@ -116,7 +116,7 @@ class Snapshot:
 
 
 def build_snapshot(
-    store: Store, user_id: str, config: MemoryConfig, *, block_bytes: int | None = None
+    store: Storage, user_id: str, config: MemoryConfig, *, block_bytes: int | None = None
 ) -> Snapshot:
     """Load one user's summaries, note repairs, order them in time and build the queues."""
     records = {r.id: r for r in store.get_summaries(user_id, statuses=None, with_vectors=False)}
