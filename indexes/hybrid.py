@@ -21,6 +21,7 @@ from hymem.errors import UserInputError
 from hymem.indexes.fusion import DEFAULT_RRF_K, reciprocal_rank_fusion
 from hymem.indexes.protocol import Storage, TimeRange, Vector
 from hymem.logging import get_logger
+from hymem.time import to_utc
 from hymem.types import Hit, Level, SummaryStatus
 from hymem.validation import check_k, check_level, check_query, check_user_id
 
@@ -233,6 +234,8 @@ def check_mode(mode: object) -> SearchMode:
 
 
 def check_time_range(time_range: object) -> None:
+    """A (since, until) pair of datetimes or Nones, not reversed. The bounds are compared in
+    UTC (`to_utc`), so one aware and one naive bound are fine rather than a TypeError."""
     if time_range is None:
         return
     if not isinstance(time_range, tuple) or len(time_range) != 2:
@@ -241,7 +244,7 @@ def check_time_range(time_range: object) -> None:
     for v in (since, until):
         if v is not None and not isinstance(v, datetime):
             raise UserInputError(f"time_range bounds must be datetimes or None, got {v!r}")
-    if since is not None and until is not None and since > until:
+    if since is not None and until is not None and to_utc(since) > to_utc(until):
         raise UserInputError("time_range starts after it ends")
 
 
