@@ -15,8 +15,7 @@ from typing import Any, Protocol
 
 import numpy as np
 from hymem.embedders import Embedder
-from hymem.indexes.hybrid import Vector
-from hymem.indexes.protocol import Storage
+from hymem.indexes.protocol import Storage, Vector
 from hymem.llm.pool import map_concurrent
 from hymem.llm.roles import ContextItem, RoleResult, Roles, RolesProvider
 from hymem.logging import get_logger
