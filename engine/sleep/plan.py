@@ -68,6 +68,33 @@ class Plan:
     changes: list[StatusChange]
     planned: list[PlannedChange]
 
+    def retire(
+        self, user_id: str, d: Decision, status: SummaryStatus, *, new_id: str | None = None
+    ) -> None:
+        """The target's status change (deleted, or superseded by `new_id`) and the planned
+        change that reports it."""
+        merged = status == SummaryStatus.SUPERSEDED
+        self.changes.append(
+            StatusChange(
+                summary_id=d.target_id,
+                status=status,
+                superseded_by=new_id,
+                reason=(d.reason or "consolidated") if merged else d.reason,
+                evidence_id=d.evidence_id,
+            )
+        )
+        self.planned.append(
+            PlannedChange(
+                user_id=user_id,
+                action="update" if merged else "delete",
+                target_id=d.target_id,
+                new_id=new_id,
+                text=d.text if merged else None,
+                evidence_id=d.evidence_id,
+                reason=d.reason,
+            )
+        )
+
 
 # --- the merge guard ----------------------------------------------------------------------
 
@@ -172,31 +199,10 @@ def plan_changes(
         if target is None or target.status != SummaryStatus.ACTIVE or d.action == "ignore":
             continue
         if d.action == "delete":
-            _plan_delete(plan, user_id, target, d)
+            plan.retire(user_id, d, SummaryStatus.DELETED)
         else:
             _plan_update(plan, user_id, target, d, records, now)
     return plan
-
-
-def _plan_delete(plan: Plan, user_id: str, target: SummaryRecord, d: Decision) -> None:
-    """The target marked deleted, citing the newer summary that contradicts it."""
-    plan.changes.append(
-        StatusChange(
-            summary_id=target.id,
-            status=SummaryStatus.DELETED,
-            reason=d.reason,
-            evidence_id=d.evidence_id,
-        )
-    )
-    plan.planned.append(
-        PlannedChange(
-            user_id=user_id,
-            action="delete",
-            target_id=target.id,
-            evidence_id=d.evidence_id,
-            reason=d.reason,
-        )
-    )
 
 
 def _plan_update(
@@ -221,26 +227,7 @@ def _plan_update(
         plan.new.append(_new_version(target, d, nid, version, records, now))
     else:
         nid = existing.id
-    plan.changes.append(
-        StatusChange(
-            summary_id=target.id,
-            status=SummaryStatus.SUPERSEDED,
-            superseded_by=nid,
-            reason=d.reason or "consolidated",
-            evidence_id=d.evidence_id,
-        )
-    )
-    plan.planned.append(
-        PlannedChange(
-            user_id=user_id,
-            action="update",
-            target_id=target.id,
-            new_id=nid,
-            text=d.text,
-            evidence_id=d.evidence_id,
-            reason=d.reason,
-        )
-    )
+    plan.retire(user_id, d, SummaryStatus.SUPERSEDED, new_id=nid)
 
 
 def _new_version(
