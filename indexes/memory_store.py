@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from hymem.errors import ReadOnlyStoreError, StoreClosedError, StoreError
+from hymem.errors import ReadOnlyStoreError, StoreClosedError
 from hymem.indexes import schema as S
 from hymem.indexes.commits import check_owner, covering_segments
 from hymem.indexes.lexical import query_terms
@@ -278,10 +278,7 @@ class InMemoryStore:
         time_range: TimeRange | None = None,
     ) -> list[Row]:
         lock, level = self._check_open(), Level(level)
-        if len(vector) != self.dim:
-            raise StoreError(
-                f"query vector has {len(vector)} dimensions; the store holds {self.dim}"
-            )
+        S.check_query_vector(vector, self.dim)
         with lock:
             ids = self._candidates(user_id, level, statuses, time_range)
             if not ids or k <= 0:
@@ -310,7 +307,7 @@ class InMemoryStore:
         rows = self.dense_rows(
             user_id, vector, k, level=level, statuses=statuses, time_range=time_range
         )
-        return [(r["id"], 1.0 - r["_distance"]) for r in rows]
+        return S.similarities(rows)
 
     def lexical_search(
         self,

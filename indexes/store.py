@@ -46,7 +46,7 @@ from hymem.indexes.protocol import (
     TimeRange,
     Vector,
 )
-from hymem.indexes.records import RecordReader, similarities
+from hymem.indexes.records import RecordReader
 from hymem.indexes.recovery import Recovery
 from hymem.indexes.trace_table import TraceTable
 from hymem.indexes.turn_log import TurnLog
@@ -332,7 +332,7 @@ class Store:
         rows = self.dense_rows(
             user_id, vector, k, level=level, statuses=statuses, time_range=time_range
         )
-        return similarities(rows)
+        return S.similarities(rows)
 
     def lexical_search(
         self,
