@@ -23,7 +23,7 @@ from hymem.indexes.hybrid import (
     candidate_depth,
 )
 from hymem.indexes.memory_store import InMemoryStore
-from hymem.indexes.protocol import Row
+from hymem.indexes.protocol import Row, Vector
 from hymem.types import Level, SummaryStatus
 
 from tests.fixtures_store import DIM, make_segment, make_summary, vec
@@ -39,7 +39,7 @@ class SpyStore(InMemoryStore):
         self.hydrate_calls: list[list[str]] = []
         self.dense_k: list[int] = []
 
-    def dense_rows(self, user_id: str, vector: Sequence[float], k: int, **kw: Any) -> list[Row]:
+    def dense_rows(self, user_id: str, vector: Vector, k: int, **kw: Any) -> list[Row]:
         self.dense_k.append(k)
         return super().dense_rows(user_id, vector, k, **kw)
 
