@@ -20,6 +20,7 @@ from hymem.config import MemoryConfig
 from hymem.embedders import Embedder, resolve_embedder
 from hymem.errors import ConfigError, HymemError, StoreClosedError, UserInputError
 from hymem.indexes.hybrid import HybridSearcher, SearchMode
+from hymem.indexes.protocol import Storage
 from hymem.indexes.store import Store
 from hymem.llm import LazyRoles
 from hymem.llm.roles import Roles
@@ -61,7 +62,7 @@ class Memory:
             if embedder is not None and not isinstance(embedder, str)
             else resolve_embedder(config.embedder, batch_size=config.embed_batch_size)
         )
-        self._store = Store.open(
+        self._store: Storage = Store.open(
             self.path,
             embedder_name=self._embedder.name,
             dim=self._embedder.dim,
@@ -138,7 +139,8 @@ class Memory:
         return self._roles()
 
     @property
-    def store(self) -> Store:
+    def store(self) -> Storage:
+        """The open store, seen through the `Storage` protocol (the LanceDB + Tantivy `Store`)."""
         self._check_open()
         return self._store
 

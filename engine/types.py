@@ -1,7 +1,8 @@
 """The records hymem stores and the results it returns.
 
-Times are naive `datetime`s in the conversation's own wall-clock time (LoCoMo's dates carry no
-zone); tz-aware inputs are converted to UTC and made naive at the edge. Storage layers convert
+Every stored and compared instant is a naive UTC `datetime` (`hymem.time`): aware datetimes are
+converted to UTC at the API edge, and naive ones are taken as UTC already (so a zone-less date
+such as LoCoMo's is read as UTC, never as the machine's local time). Storage layers convert
 these models to and from Arrow rows; nothing else should know the column layout.
 """
 

@@ -14,19 +14,18 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
-from typing import Any, Literal
+from typing import Literal
 
-import numpy as np
 from hymem.embedders import Embedder
 from hymem.errors import UserInputError
 from hymem.indexes.fusion import DEFAULT_RRF_K, reciprocal_rank_fusion
-from hymem.indexes.store import Store, TimeRange
+from hymem.indexes.protocol import ACTIVE_ONLY, Row, Storage, TimeRange, Vector
 from hymem.logging import get_logger
+from hymem.time import to_utc
 from hymem.types import Hit, Level, SummaryStatus
 from hymem.validation import check_k, check_level, check_query, check_user_id
 
 SearchMode = Literal["hybrid", "dense", "lexical"]
-Vector = Sequence[float] | np.ndarray  # a query vector as the embedder returns it, or a list
 _MODES = ("hybrid", "dense", "lexical")
 # Defaults of MemoryConfig.search_depth_factor / search_min_candidates / search_threads.
 # Twice k lets an item both retrievers rank moderately reach the fused top k; the floor of 20
@@ -37,6 +36,9 @@ MIN_CANDIDATES = 20
 # this many searches overlap fully; more would only contend for the same cores.
 SEARCH_THREADS = 4
 
+# What the lexical branch hands back: (id, BM25) best first, and the rows of those ids.
+_LexicalResult = tuple[list[tuple[str, float]], dict[str, Row]]
+
 log = get_logger("hymem.indexes.hybrid")
 
 
@@ -46,11 +48,11 @@ def candidate_depth(k: int, factor: int = DEPTH_FACTOR, floor: int = MIN_CANDIDA
 
 
 class HybridSearcher:
-    """Model-free retrieval over one Store with one Embedder; safe to share across threads."""
+    """Model-free retrieval over one `Storage` with one Embedder; safe to share across threads."""
 
     def __init__(
         self,
-        store: Store,
+        store: Storage,
         embedder: Embedder,
         rrf_k: int = DEFAULT_RRF_K,
         *,
@@ -128,19 +130,18 @@ class HybridSearcher:
         check_k(k)
         lvl = check_level(level)
         check_time_range(time_range)
-        statuses = None if include_inactive else (SummaryStatus.ACTIVE,)
+        statuses = None if include_inactive else ACTIVE_ONLY
         depth = candidate_depth(k, self.depth_factor, self.min_candidates)
 
-        # The lexical branch (BM25 + one LanceDB lookup of its candidates) runs in a worker
-        # thread while this thread embeds the query and runs the dense search, so it adds
-        # almost nothing to the latency: both Tantivy and LanceDB release the GIL.
-        lex_future: Future[tuple[list[tuple[str, float]], dict[str, dict[str, Any]]]] | None
-        lex_future = None
+        # The lexical branch (BM25 + one lookup of its candidates) runs in a worker thread
+        # while this thread embeds the query and runs the dense search, so it adds almost
+        # nothing to the latency: both Tantivy and LanceDB release the GIL.
+        lex_future: Future[_LexicalResult] | None = None
         if mode != "dense" and query.strip():
             lex_future = self._pool.submit(
                 self._lexical_branch, user_id, query, depth, lvl, statuses, time_range
             )
-        dense_rows: list[dict[str, Any]] = []
+        dense_rows: list[Row] = []
         try:
             if get_vector is not None and mode != "lexical":
                 dense_rows = self.store.dense_rows(
@@ -157,34 +158,7 @@ class HybridSearcher:
             raise
         lexical, rows = lex_future.result() if lex_future is not None else ([], {})
         rows.update((r["id"], r) for r in dense_rows)
-
-        dense_ids = [r["id"] for r in dense_rows]
-        lex_ids = [i for i, _ in lexical]
-        rankings = [
-            r for r, on in ((dense_ids, mode != "lexical"), (lex_ids, mode != "dense")) if on
-        ]
-        dense_rank = {i: n for n, i in enumerate(dense_ids, start=1)}
-        lex_rank = {i: n for n, i in enumerate(lex_ids, start=1)}
-        lex_score = dict(lexical)
-        hits: list[Hit] = []
-        for item_id, score in reciprocal_rank_fusion(rankings, k=self.rrf_k):
-            row = rows.get(item_id)
-            if row is None:  # in Tantivy but no longer in LanceDB: never served
-                log.warning("hybrid.orphan_lexical_hit", id=item_id, level=lvl.value)
-                continue
-            hits.append(
-                _hit(
-                    lvl,
-                    row,
-                    score,
-                    dense_rank.get(item_id),
-                    lex_rank.get(item_id),
-                    lex_score.get(item_id),
-                )
-            )
-            if len(hits) == k:
-                break
-        return hits
+        return self._fuse(lvl, k, dense_rows, lexical, rows)
 
     def _lexical_branch(
         self,
@@ -192,18 +166,46 @@ class HybridSearcher:
         query: str,
         depth: int,
         level: Level,
-        statuses: tuple[SummaryStatus, ...] | None,
+        statuses: Sequence[SummaryStatus] | None,
         time_range: TimeRange | None,
-    ) -> tuple[list[tuple[str, float]], dict[str, dict[str, Any]]]:
+    ) -> _LexicalResult:
         lexical = self.store.lexical_search(
             user_id, query, depth, level=level, statuses=statuses, time_range=time_range
         )
         return lexical, self.store.hydrate(user_id, level, [i for i, _ in lexical])
 
+    def _fuse(
+        self,
+        level: Level,
+        k: int,
+        dense_rows: list[Row],
+        lexical: list[tuple[str, float]],
+        rows: dict[str, Row],
+    ) -> list[Hit]:
+        """The top k of both rankings fused by RRF (a branch the mode skipped is empty and
+        adds nothing), each hit keeping its per-branch ranks and scores. An id with no row
+        (in Tantivy but no longer in LanceDB) is logged and never served."""
+        dense_ids = [r["id"] for r in dense_rows]
+        lex_ids = [i for i, _ in lexical]
+        dense_rank = {i: n for n, i in enumerate(dense_ids, start=1)}
+        lex_rank = {i: n for n, i in enumerate(lex_ids, start=1)}
+        lex_score = dict(lexical)
+        hits: list[Hit] = []
+        for item_id, score in reciprocal_rank_fusion([dense_ids, lex_ids], k=self.rrf_k):
+            row = rows.get(item_id)
+            if row is None:
+                log.warning("hybrid.orphan_lexical_hit", id=item_id, level=level.value)
+                continue
+            ranks = (dense_rank.get(item_id), lex_rank.get(item_id))
+            hits.append(_hit(level, row, score, *ranks, lex_score.get(item_id)))
+            if len(hits) == k:
+                break
+        return hits
+
 
 def _hit(
     level: Level,
-    row: dict[str, Any],
+    row: Row,
     fused: float,
     d_rank: int | None,
     l_rank: int | None,
@@ -235,6 +237,8 @@ def check_mode(mode: object) -> SearchMode:
 
 
 def check_time_range(time_range: object) -> None:
+    """A (since, until) pair of datetimes or Nones, not reversed. The bounds are compared in
+    UTC (`to_utc`), so one aware and one naive bound are fine rather than a TypeError."""
     if time_range is None:
         return
     if not isinstance(time_range, tuple) or len(time_range) != 2:
@@ -243,7 +247,7 @@ def check_time_range(time_range: object) -> None:
     for v in (since, until):
         if v is not None and not isinstance(v, datetime):
             raise UserInputError(f"time_range bounds must be datetimes or None, got {v!r}")
-    if since is not None and until is not None and since > until:
+    if since is not None and until is not None and to_utc(since) > to_utc(until):
         raise UserInputError("time_range starts after it ends")
 
 

@@ -19,13 +19,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from hymem.errors import ReadOnlyStoreError, StoreClosedError, StoreError
+from hymem.errors import ReadOnlyStoreError, StoreClosedError
 from hymem.indexes import schema as S
 from hymem.indexes.commits import check_owner, covering_segments
 from hymem.indexes.lexical import query_terms
 from hymem.indexes.lexical_sync import PROGRESS_EVERY
 from hymem.indexes.memory_tables import MemoryTables, hit_row, in_range, utc_record
-from hymem.indexes.protocol import ACTIVE_ONLY, SCAN_BATCH_ROWS, Row, TimeRange
+from hymem.indexes.protocol import ACTIVE_ONLY, SCAN_BATCH_ROWS, Row, TimeRange, Vector
 from hymem.time import to_utc, utcnow
 from hymem.types import (
     Level,
@@ -270,7 +270,7 @@ class InMemoryStore:
     def dense_rows(
         self,
         user_id: str,
-        vector: Sequence[float],
+        vector: Vector,
         k: int,
         *,
         level: Level = Level.SUMMARY,
@@ -278,10 +278,7 @@ class InMemoryStore:
         time_range: TimeRange | None = None,
     ) -> list[Row]:
         lock, level = self._check_open(), Level(level)
-        if len(vector) != self.dim:
-            raise StoreError(
-                f"query vector has {len(vector)} dimensions; the store holds {self.dim}"
-            )
+        S.check_query_vector(vector, self.dim)
         with lock:
             ids = self._candidates(user_id, level, statuses, time_range)
             if not ids or k <= 0:
@@ -300,7 +297,7 @@ class InMemoryStore:
     def dense_search(
         self,
         user_id: str,
-        vector: Sequence[float],
+        vector: Vector,
         k: int,
         *,
         level: Level = Level.SUMMARY,
@@ -310,7 +307,7 @@ class InMemoryStore:
         rows = self.dense_rows(
             user_id, vector, k, level=level, statuses=statuses, time_range=time_range
         )
-        return [(r["id"], 1.0 - r["_distance"]) for r in rows]
+        return S.similarities(rows)
 
     def lexical_search(
         self,

@@ -27,6 +27,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+import numpy as np
 from hymem.types import (
     Level,
     SegmentRecord,
@@ -39,6 +40,7 @@ from hymem.types import (
 
 TimeRange = tuple[datetime | None, datetime | None]
 Row = dict[str, Any]
+Vector = Sequence[float] | np.ndarray  # a query vector as the embedder returns it, or a list
 
 # The columns of a search row (`dense_rows`, `hydrate`), per level: what a Hit is built from.
 HIT_COLUMNS: dict[Level, list[str]] = {
@@ -149,7 +151,7 @@ class Storage(Protocol):
     def dense_rows(
         self,
         user_id: str,
-        vector: Sequence[float],
+        vector: Vector,
         k: int,
         *,
         level: Level = Level.SUMMARY,
@@ -164,7 +166,7 @@ class Storage(Protocol):
     def dense_search(
         self,
         user_id: str,
-        vector: Sequence[float],
+        vector: Vector,
         k: int,
         *,
         level: Level = Level.SUMMARY,
@@ -225,4 +227,12 @@ class Storage(Protocol):
         ...
 
 
-__all__ = ["ACTIVE_ONLY", "HIT_COLUMNS", "SCAN_BATCH_ROWS", "Row", "Storage", "TimeRange"]
+__all__ = [
+    "ACTIVE_ONLY",
+    "HIT_COLUMNS",
+    "SCAN_BATCH_ROWS",
+    "Row",
+    "Storage",
+    "TimeRange",
+    "Vector",
+]

@@ -7,13 +7,11 @@ top-k cut. The caller (the `Store`) checks that the store is open.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any
 
-from hymem.errors import StoreError
 from hymem.indexes import filters as F
 from hymem.indexes import schema as S
 from hymem.indexes.lexical import LexicalIndex
-from hymem.indexes.protocol import ACTIVE_ONLY, HIT_COLUMNS, Row, TimeRange
+from hymem.indexes.protocol import ACTIVE_ONLY, HIT_COLUMNS, Row, TimeRange, Vector
 from hymem.indexes.vectors import LanceTables
 from hymem.types import (
     Level,
@@ -127,17 +125,14 @@ class RecordReader:
     def dense_rows(
         self,
         user_id: str,
-        vector: Sequence[float],
+        vector: Vector,
         k: int,
         *,
         level: Level,
         statuses: Sequence[SummaryStatus] | None,
         time_range: TimeRange | None,
     ) -> list[Row]:
-        if len(vector) != self._dim:
-            raise StoreError(
-                f"query vector has {len(vector)} dimensions; the store holds {self._dim}"
-            )
+        S.check_query_vector(vector, self._dim)
         where = F.conjunction(
             [
                 F.eq("user_id", user_id),
@@ -169,9 +164,4 @@ class RecordReader:
         return {r["id"]: r for r in rows}
 
 
-def similarities(rows: list[dict[str, Any]]) -> list[tuple[str, float]]:
-    """(id, cosine similarity) of dense rows, in their order."""
-    return [(r["id"], 1.0 - float(r["_distance"])) for r in rows]
-
-
-__all__ = ["RecordReader", "similarities", "status_clause", "table_for"]
+__all__ = ["RecordReader", "status_clause", "table_for"]

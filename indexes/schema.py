@@ -14,7 +14,8 @@ from typing import Any, TypeVar
 
 import numpy as np
 import pyarrow as pa
-from hymem.errors import UserInputError
+from hymem.errors import StoreError, UserInputError
+from hymem.indexes.protocol import Vector
 from hymem.time import to_utc, to_utc_or_none, utcnow
 from hymem.types import SegmentRecord, SummaryRecord, TurnRecord
 from pydantic import BaseModel
@@ -140,6 +141,13 @@ def vector_matrix(records: Sequence[SegmentRecord | SummaryRecord], dim: int) ->
     return mat
 
 
+def check_query_vector(vector: Vector, dim: int) -> None:
+    """A query vector of another dimension than the store's is a StoreError (not a caller's
+    input mistake: the embedder and the store disagree). Every store checks through here."""
+    if len(vector) != dim:
+        raise StoreError(f"query vector has {len(vector)} dimensions; the store holds {dim}")
+
+
 def _vectors(records: Sequence[SegmentRecord | SummaryRecord], dim: int) -> pa.Array:
     """One contiguous float32 buffer, validated by `vector_matrix`."""
     mat = vector_matrix(records, dim)
@@ -232,6 +240,11 @@ def rows_to_records(cls: type[R], rows: list[dict[str, Any]]) -> list[R]:
     return [cls.model_validate({k: v for k, v in row.items() if k in fields}) for row in rows]
 
 
+def similarities(rows: list[dict[str, Any]]) -> list[tuple[str, float]]:
+    """(id, cosine similarity) of dense rows (which carry the cosine `_distance`), in order."""
+    return [(r["id"], 1.0 - float(r["_distance"])) for r in rows]
+
+
 __all__ = [
     "META",
     "SCHEMA_VERSION",
@@ -239,10 +252,12 @@ __all__ = [
     "SUMMARIES",
     "TRACES",
     "TURNS",
+    "check_query_vector",
     "meta_schema",
     "rows_to_records",
     "segments_schema",
     "segments_to_arrow",
+    "similarities",
     "summaries_schema",
     "summaries_to_arrow",
     "trace_from_row",

@@ -38,8 +38,15 @@ from hymem.indexes.lexical_sync import LexicalSync
 from hymem.indexes.lock import META_FILE, WriterLock, check_meta, new_meta, read_json
 from hymem.indexes.lock import write_json_atomic as _write_json
 from hymem.indexes.maintenance import VECTOR_INDEX_MIN_ROWS, Compactor
-from hymem.indexes.protocol import ACTIVE_ONLY, HIT_COLUMNS, SCAN_BATCH_ROWS, Row, TimeRange
-from hymem.indexes.records import RecordReader, similarities
+from hymem.indexes.protocol import (
+    ACTIVE_ONLY,
+    HIT_COLUMNS,
+    SCAN_BATCH_ROWS,
+    Row,
+    TimeRange,
+    Vector,
+)
+from hymem.indexes.records import RecordReader
 from hymem.indexes.recovery import Recovery
 from hymem.indexes.trace_table import TraceTable
 from hymem.indexes.turn_log import TurnLog
@@ -300,7 +307,7 @@ class Store:
     def dense_rows(
         self,
         user_id: str,
-        vector: Sequence[float],
+        vector: Vector,
         k: int,
         *,
         level: Level = Level.SUMMARY,
@@ -315,7 +322,7 @@ class Store:
     def dense_search(
         self,
         user_id: str,
-        vector: Sequence[float],
+        vector: Vector,
         k: int,
         *,
         level: Level = Level.SUMMARY,
@@ -325,7 +332,7 @@ class Store:
         rows = self.dense_rows(
             user_id, vector, k, level=level, statuses=statuses, time_range=time_range
         )
-        return similarities(rows)
+        return S.similarities(rows)
 
     def lexical_search(
         self,

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+from hymem.indexes.protocol import Vector
 from hymem.logging import get_logger
 
 log = get_logger("hymem.indexes.vectors")
@@ -141,7 +142,7 @@ class LanceTables:
         return list(self._tables[name].list_indices())
 
     def vector_search(
-        self, name: str, vector: Sequence[float], k: int, where: str, columns: Sequence[str]
+        self, name: str, vector: Vector, k: int, where: str, columns: Sequence[str]
     ) -> list[dict[str, Any]]:
         """Top-k rows by cosine distance among rows matching `where` (prefiltered)."""
         q = (

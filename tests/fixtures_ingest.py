@@ -1,12 +1,12 @@
-"""Fixtures for the ingest tests: in-memory twins of the store and the roles an Ingestor is built
-with, so the write path's logic is unit-tested without disk or models; plus helpers shared with
-the integration tests (the LoCoMo fixture path, a tiny LLMLingua-2 model builder)."""
+"""Fixtures for the ingest tests: what an Ingestor is built with, in memory (the real
+`InMemoryStore`, recording its calls, and scripted roles), so the write path's logic is
+unit-tested without disk or models; plus helpers shared with the integration tests (the LoCoMo
+fixture path, a tiny LLMLingua-2 model builder)."""
 
 from __future__ import annotations
 
 import re
 import string
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -15,72 +15,12 @@ from hymem.config import MemoryConfig
 from hymem.embedders import HashingEmbedder
 from hymem.errors import LLMUnavailable
 from hymem.llm.roles import Role, RoleResult, SegmentInput, SegmentSummary, SummariseOutput
-from hymem.types import RoleUsage, SegmentRecord, SummaryRecord, TurnRecord, TurnStatus
+from hymem.types import RoleUsage
 from hymem.write.ingestor import Ingestor
 
+from tests.fixtures_store import RecordingStore
+
 LOCOMO_MINI = Path(__file__).parent / "data" / "locomo_mini.json"
-
-
-class FakeStore:
-    """The slice of `Store` the write path uses, kept in dicts; counts every call."""
-
-    def __init__(self) -> None:
-        self.turns: dict[tuple[str, str], TurnRecord] = {}
-        self.segments: dict[str, SegmentRecord] = {}
-        self.summaries: dict[str, SummaryRecord] = {}
-        self._by_segment: dict[str, set[str]] = {}
-        self.append_calls: list[int] = []
-        self.commit_calls = 0
-        self.fail_commit: Exception | None = None
-
-    def append_turns(self, turns: Sequence[TurnRecord]) -> list[str]:
-        self.append_calls.append(len(turns))
-        new = []
-        for t in turns:
-            if (t.user_id, t.id) not in self.turns:
-                self.turns[(t.user_id, t.id)] = t.model_copy()
-                new.append(t.id)
-        return new
-
-    def get_turns(
-        self, user_id: str, *, ids: Sequence[str] | None = None, status: TurnStatus | None = None
-    ) -> list[TurnRecord]:
-        rows = [
-            t
-            for (u, _), t in self.turns.items()
-            if u == user_id
-            and (status is None or t.status == status)
-            and (ids is None or t.id in ids)
-        ]
-        return sorted((r.model_copy() for r in rows), key=lambda t: t.seq)
-
-    def next_seq(self, user_id: str) -> int:
-        return 1 + max((t.seq for (u, _), t in self.turns.items() if u == user_id), default=-1)
-
-    def commit_segments(
-        self,
-        user_id: str,
-        segments: Sequence[SegmentRecord],
-        summaries: Sequence[SummaryRecord],
-        stored_turn_ids: Sequence[str],
-    ) -> None:
-        if self.fail_commit is not None:
-            raise self.fail_commit
-        self.commit_calls += 1
-        for seg in segments:
-            assert seg.vector is not None
-            for sid in self._by_segment.pop(seg.id, set()):
-                del self.summaries[sid]
-            self.segments[seg.id] = seg
-        for s in summaries:
-            assert s.vector is not None
-            self.summaries[s.id] = s
-            self._by_segment.setdefault(s.segment_id, set()).add(s.id)
-        covering = {tid: seg.id for seg in reversed(segments) for tid in seg.turn_ids}
-        for tid in stored_turn_ids:
-            turn = self.turns[(user_id, tid)]
-            turn.status = TurnStatus.STORED
-            turn.segment_id = covering[tid]
 
 
 class FakeRoles:
@@ -117,8 +57,8 @@ class WriteFakes:
 
     def __init__(self, **config: Any) -> None:
         self.config = MemoryConfig.defaults(embedder="hashing", **config)
-        self.store = FakeStore()
         self.embedder = HashingEmbedder(64)
+        self.store = RecordingStore(self.embedder.dim, embedder_name=self.embedder.name)
         self.roles = FakeRoles()
 
     def ingestor(self) -> Ingestor:

@@ -1,8 +1,8 @@
 """Fixtures and builders for the sleep tests.
 
 * `summary(...)`: a SummaryRecord with sensible defaults.
-* `FakeStore`: an in-memory twin of the part of Store that the Consolidator touches (no
-  disk), for the unit tests of the sleep flow.
+* `summary_store(records)`: the real `InMemoryStore` (recording its calls) holding the given
+  summaries, for the unit tests of the sleep flow.
 * `ScriptedRoles`: an in-process Roles whose update decisions come from a function, with a
   fixed latency per call and a record of every call (the benchmark uses it too).
 * `seed_store(store, user_id, texts)`: writes segments + summaries with `commit_segments`, for
@@ -21,9 +21,12 @@ from typing import Any
 import numpy as np
 import pytest
 from hymem.config import MemoryConfig
-from hymem.embedders import HashingEmbedder
+from hymem.embedders import Embedder, HashingEmbedder
+from hymem.indexes.protocol import Storage
 from hymem.llm.roles import ContextItem, Role, RoleResult, UpdateOutput
-from hymem.types import RoleUsage, SegmentRecord, StatusChange, SummaryRecord, SummaryStatus
+from hymem.types import RoleUsage, SegmentRecord, SummaryRecord
+
+from tests.fixtures_store import RecordingStore
 
 T0 = datetime(2023, 5, 1, 9, 0)
 CREATED = datetime(2026, 1, 1, 12, 0)
@@ -90,65 +93,18 @@ class ScriptedRoles:
         return None
 
 
-class FakeStore:
-    """The summary half of Store, in memory, with the same apply order (insert, then retire)."""
-
-    def __init__(self, records: Sequence[SummaryRecord] = (), *, read_only: bool = False) -> None:
-        self.rows: dict[str, SummaryRecord] = {r.id: r for r in records}
-        self.read_only = read_only
-        self.applied: list[tuple[str, list[str], list[StatusChange]]] = []
-
-    def users(self) -> list[str]:
-        return sorted({r.user_id for r in self.rows.values()})
-
-    def get_summaries(
-        self,
-        user_id: str,
-        *,
-        ids: Sequence[str] | None = None,
-        statuses: Sequence[SummaryStatus] | None = (SummaryStatus.ACTIVE,),
-        with_vectors: bool = False,
-    ) -> list[SummaryRecord]:
-        out = [
-            r
-            for r in self.rows.values()
-            if r.user_id == user_id
-            and (ids is None or r.id in ids)
-            and (statuses is None or r.status in statuses)
-        ]
-        return [r if with_vectors else r.model_copy(update={"vector": None}) for r in out]
-
-    def apply_summary_changes(
-        self, user_id: str, new: Sequence[SummaryRecord], changes: Sequence[StatusChange]
-    ) -> None:
-        for r in new:
-            assert r.user_id == user_id and r.vector is not None and r.id not in self.rows
-            self.rows[r.id] = r
-        for c in changes:
-            old = self.rows[c.summary_id]
-            assert old.user_id == user_id
-            self.rows[c.summary_id] = old.model_copy(
-                update={
-                    "status": c.status,
-                    "superseded_by": c.superseded_by,
-                    "reason": c.reason,
-                    "evidence_id": c.evidence_id,
-                }
-            )
-        self.applied.append((user_id, [r.id for r in new], list(changes)))
-
-
-def embedded(records: Sequence[SummaryRecord]) -> list[SummaryRecord]:
-    """Records with HashingEmbedder vectors (deterministic, no model)."""
-    vecs = HashingEmbedder().embed([r.text for r in records])
-    return [
-        r.model_copy(update={"vector": np.asarray(v).tolist()})
-        for r, v in zip(records, vecs, strict=True)
-    ]
+def summary_store(records: Sequence[SummaryRecord]) -> RecordingStore:
+    """The real in-memory store (HashingEmbedder's dimension) holding `records` as committed
+    summaries, each user's in one commit; `applied` starts empty."""
+    embedder = HashingEmbedder()  # the Consolidator re-embeds merged versions with it
+    store = RecordingStore(embedder.dim, embedder_name=embedder.name)
+    for user_id in sorted({r.user_id for r in records}):
+        store.commit_segments(user_id, [], [r for r in records if r.user_id == user_id], [])
+    return store
 
 
 def seed_store(
-    store: Any, embedder: Any, user_id: str, texts: Sequence[str], *, prefix: str = "s"
+    store: Storage, embedder: Embedder, user_id: str, texts: Sequence[str], *, prefix: str = "s"
 ) -> list[SummaryRecord]:
     """Write one segment and one summary per text (day i) through `store.commit_segments`."""
     segments, sums = [], []

@@ -6,6 +6,8 @@
 * `make_summaries` / `commit_texts`: build and commit segments + summaries from plain texts.
 * `storage_kit`: the conformance fixture, once per `Storage` implementation (the LanceDB +
   Tantivy `Store` on tmp_path, and `InMemoryStore`), each with a read-only handle opener.
+* `RecordingStore`: the real `InMemoryStore`, recording the calls component tests assert on
+  and failing on request; `all_summaries` / `stored_segments` read back what a component wrote.
 """
 
 from __future__ import annotations
@@ -21,7 +23,14 @@ from hymem.embedders import Embedder, HashingEmbedder, SentenceTransformerEmbedd
 from hymem.indexes.memory_store import InMemoryStore
 from hymem.indexes.protocol import Storage
 from hymem.indexes.store import Store
-from hymem.types import SegmentRecord, SummaryRecord, SummaryStatus, TurnRecord
+from hymem.types import (
+    SegmentRecord,
+    StatusChange,
+    SummaryRecord,
+    SummaryStatus,
+    TurnRecord,
+    TurnStatus,
+)
 
 BASE_TIME = datetime(2023, 5, 8, 13, 56)
 DIM = 64  # the hashing embedder's dimension, used by every store fixture
@@ -224,3 +233,62 @@ def storage_kit(
         )
     memory = InMemoryStore(hashing_embedder.dim, embedder_name=hashing_embedder.name)
     return StorageKit("memory", memory, hashing_embedder, memory.read_only_view)
+
+
+class RecordingStore(InMemoryStore):
+    """The real in-memory store, plus what component tests assert on: the size of every
+    `append_turns` call, the ids of every `get_segments` call, every `apply_summary_changes`
+    call, and `fail[method] = exc` to make that method raise instead of running."""
+
+    def __init__(self, dim: int = DIM, **kwargs: Any) -> None:
+        super().__init__(dim, **kwargs)
+        self.append_calls: list[int] = []
+        self.segment_requests: list[list[str]] = []
+        self.applied: list[tuple[str, list[str], list[StatusChange]]] = []
+        self.fail: dict[str, Exception] = {}
+
+    def _maybe_fail(self, method: str) -> None:
+        if method in self.fail:
+            raise self.fail[method]
+
+    def append_turns(self, turns: Sequence[TurnRecord]) -> list[str]:
+        self._maybe_fail("append_turns")
+        self.append_calls.append(len(turns))
+        return super().append_turns(turns)
+
+    def commit_segments(
+        self,
+        user_id: str,
+        segments: Sequence[SegmentRecord],
+        summaries: Sequence[SummaryRecord],
+        stored_turn_ids: Sequence[str],
+    ) -> None:
+        self._maybe_fail("commit_segments")
+        super().commit_segments(user_id, segments, summaries, stored_turn_ids)
+
+    def get_segments(self, user_id: str, ids: Sequence[str]) -> list[SegmentRecord]:
+        self.segment_requests.append(list(ids))
+        return super().get_segments(user_id, ids)
+
+    def apply_summary_changes(
+        self, user_id: str, new: Sequence[SummaryRecord], changes: Sequence[StatusChange]
+    ) -> None:
+        self._maybe_fail("apply_summary_changes")
+        super().apply_summary_changes(user_id, new, changes)
+        self.applied.append((user_id, [r.id for r in new], list(changes)))
+
+    def write_trace(self, trace: dict[str, Any]) -> None:
+        self._maybe_fail("write_trace")
+        super().write_trace(trace)
+
+
+def all_summaries(store: Storage, user_id: str | None = None) -> dict[str, SummaryRecord]:
+    """Every summary version (any status, with vectors) of one user or all, by id."""
+    batches = store.iter_summaries(user_id, statuses=None, with_vectors=True)
+    return {r.id: r for batch in batches for r in batch}
+
+
+def stored_segments(store: Storage, user_id: str) -> list[SegmentRecord]:
+    """The segments that own the user's stored turns, in turn order."""
+    turns = store.get_turns(user_id, status=TurnStatus.STORED)
+    return store.get_segments(user_id, [t.segment_id for t in turns if t.segment_id])

@@ -1,5 +1,6 @@
-"""In-memory twins of what a Reader is built with (roles, searcher, store, embedder), so the
-reader's unit tests run with no disk, network or model."""
+"""What a Reader is built with, in memory: scripted roles, a canned searcher and embedder, and
+the real `InMemoryStore` (recording its calls), so the reader's unit tests run with no disk,
+network or model."""
 
 from __future__ import annotations
 
@@ -24,8 +25,11 @@ from hymem.llm.roles import (
 from hymem.read.reader import Reader
 from hymem.types import Hit, Level, RoleUsage, SegmentRecord
 
+from tests.fixtures_store import RecordingStore
+
 USAGE = RoleUsage(calls=1, prompt_tokens=10, completion_tokens=2)
 T0 = datetime(2023, 5, 8, 13, 56)
+DIM = 4  # FakeEmbedder's dimension, so the store takes the segments' vectors
 
 
 def summary_hit(i: int, user_id: str = "alice", segment: int | None = None) -> Hit:
@@ -52,12 +56,13 @@ def segment_record(i: int, user_id: str = "alice", day: int | None = None) -> Se
         text=f"[{when:%Y-%m-%d %H:%M}] A: raw {i}",
         time_start=when,
         time_end=when,
+        vector=[0.5] * DIM,
         created_at=T0,
     )
 
 
 class FakeEmbedder:
-    name, dim = "fake-4", 4
+    name, dim = "fake-4", DIM
 
     def __init__(self) -> None:
         self.calls: list[list[str]] = []
@@ -82,22 +87,12 @@ class FakeSearcher:
         return self.hits[:k]
 
 
-class FakeStore:
-    def __init__(self, segments: list[SegmentRecord], fail_traces: bool = False) -> None:
-        self.segments = {s.id: s for s in segments}
-        self.segment_requests: list[list[str]] = []
-        self.traces: list[dict[str, Any]] = []
-        self.fail_traces = fail_traces
-
-    def get_segments(self, user_id: str, ids: Sequence[str]) -> list[SegmentRecord]:
-        # Deliberately NOT user-filtered: the reader must drop foreign rows itself.
-        self.segment_requests.append(list(ids))
-        return [self.segments[i] for i in ids if i in self.segments]
-
-    def write_trace(self, trace: dict[str, Any]) -> None:
-        if self.fail_traces:
-            raise OSError("disk full")
-        self.traces.append(trace)
+def reader_store(segments: Sequence[SegmentRecord]) -> RecordingStore:
+    """The real in-memory store holding `segments`, each user's in one commit."""
+    store = RecordingStore(FakeEmbedder.dim, embedder_name=FakeEmbedder.name)
+    for user_id in sorted({s.user_id for s in segments}):
+        store.commit_segments(user_id, [s for s in segments if s.user_id == user_id], [], [])
+    return store
 
 
 Reply = Callable[..., Any]
@@ -192,7 +187,7 @@ class ReaderFakes:
 
     roles: FakeRoles
     searcher: FakeSearcher
-    store: FakeStore
+    store: RecordingStore
     embedder: FakeEmbedder = field(default_factory=FakeEmbedder)
     config: MemoryConfig = field(default_factory=MemoryConfig.defaults)
 
@@ -205,6 +200,6 @@ def make_fakes(n_hits: int = 30, *, roles: FakeRoles | None = None, **config: An
     return ReaderFakes(
         roles=roles or FakeRoles(),
         searcher=FakeSearcher([summary_hit(i) for i in range(n_hits)]),
-        store=FakeStore([segment_record(i) for i in range(n_hits)]),
+        store=reader_store([segment_record(i) for i in range(n_hits)]),
         config=MemoryConfig.defaults(**config),
     )

@@ -50,6 +50,66 @@ class RetryPolicy:
         return wait
 
 
+@dataclass(frozen=True)
+class _Rules:
+    """Tenacity's callbacks for one call, all measured against the call's deadline: when to
+    stop, how long to wait, and what to log (and count) before each retry."""
+
+    role: str
+    policy: RetryPolicy
+    deadline: float
+    clock: Callable[[], float]
+    rng: random.Random
+    on_retry: Callable[[], None] | None
+
+    def time_left(self) -> float:
+        return self.deadline - self.clock()
+
+    def stop(self, state: RetryCallState) -> bool:
+        """Out of retries, out of time, or told by Retry-After to wait past the deadline."""
+        if state.attempt_number > self.policy.max_retries:
+            return True
+        left = self.time_left()
+        exc = _transient(state)
+        return left <= 0 or (exc is not None and (exc.retry_after or 0.0) >= left)
+
+    def wait(self, state: RetryCallState) -> float:
+        exc = _transient(state)
+        pause = self.policy.backoff(
+            state.attempt_number, exc.retry_after if exc else None, self.rng
+        )
+        return max(0.0, min(pause, self.time_left()))
+
+    def before_sleep(self, state: RetryCallState) -> None:
+        exc = _transient(state)
+        log.warning(
+            "llm.retry",
+            role=self.role,
+            attempt=state.attempt_number,
+            status=exc.status_code if exc else None,
+            wait_s=round(state.upcoming_sleep, 3),
+            error=str(exc),
+        )
+        if self.on_retry is not None:
+            self.on_retry()
+
+    def retrying(self, sleep: Callable[[float], None]) -> Retrying:
+        return Retrying(
+            retry=retry_if_exception_type(TransientLLMError),
+            stop=self.stop,
+            wait=self.wait,
+            sleep=sleep,
+            before_sleep=self.before_sleep,
+            reraise=True,
+        )
+
+
+def _transient(state: RetryCallState) -> TransientLLMError | None:
+    """The transient failure that ended the attempt, if that is how it ended."""
+    exc = state.outcome.exception() if state.outcome else None
+    return exc if isinstance(exc, TransientLLMError) else None
+
+
 def call_with_retries(
     attempt: Callable[[float], T],
     *,
@@ -66,55 +126,14 @@ def call_with_retries(
     LLMRequestError from the attempt propagate unchanged on the first occurrence. `on_retry` is
     called before each retry, so usage meters count retries even when the call finally fails.
     """
-    rng = rng or random.Random()
     deadline = clock() + policy.deadline_s
-
-    def time_left() -> float:
-        return deadline - clock()
-
-    def _exc(state: RetryCallState) -> TransientLLMError | None:
-        exc = state.outcome.exception() if state.outcome else None
-        return exc if isinstance(exc, TransientLLMError) else None
-
-    def stop(state: RetryCallState) -> bool:
-        if state.attempt_number > policy.max_retries:
-            return True
-        left = time_left()
-        exc = _exc(state)
-        return left <= 0 or (exc is not None and (exc.retry_after or 0.0) >= left)
-
-    def wait(state: RetryCallState) -> float:
-        exc = _exc(state)
-        pause = policy.backoff(state.attempt_number, exc.retry_after if exc else None, rng)
-        return max(0.0, min(pause, time_left()))
-
-    def before_sleep(state: RetryCallState) -> None:
-        exc = _exc(state)
-        log.warning(
-            "llm.retry",
-            role=role,
-            attempt=state.attempt_number,
-            status=exc.status_code if exc else None,
-            wait_s=round(state.upcoming_sleep, 3),
-            error=str(exc),
-        )
-        if on_retry is not None:
-            on_retry()
-
-    retrying = Retrying(
-        retry=retry_if_exception_type(TransientLLMError),
-        stop=stop,
-        wait=wait,
-        sleep=sleep,
-        before_sleep=before_sleep,
-        reraise=True,
-    )
+    rules = _Rules(role, policy, deadline, clock, rng or random.Random(), on_retry)
     attempts = 0
     try:
-        for state in retrying:
+        for state in rules.retrying(sleep):
             with state:
                 attempts = state.retry_state.attempt_number
-                left = time_left()
+                left = rules.time_left()
                 if left <= 0:
                     raise TransientLLMError("deadline reached before the attempt", role=role)
                 result = attempt(left)

@@ -17,7 +17,7 @@ from typing import Any
 from hymem.config import MemoryConfig
 from hymem.embedders import Embedder
 from hymem.errors import LLMError, UserInputError
-from hymem.indexes.store import Store
+from hymem.indexes.protocol import Storage
 from hymem.llm.roles import RolesProvider
 from hymem.logging import get_logger
 from hymem.read.budget import Budget
@@ -39,7 +39,7 @@ class Reader:
 
     def __init__(
         self,
-        store: Store,
+        store: Storage,
         embedder: Embedder,
         searcher: VectorSearcher,
         roles: RolesProvider,

@@ -15,8 +15,7 @@ from typing import Any, Protocol
 
 import numpy as np
 from hymem.embedders import Embedder
-from hymem.indexes.hybrid import Vector
-from hymem.indexes.store import Store
+from hymem.indexes.protocol import Storage, Vector
 from hymem.llm.pool import map_concurrent
 from hymem.llm.roles import ContextItem, RoleResult, Roles, RolesProvider
 from hymem.logging import get_logger
@@ -63,7 +62,7 @@ class Run:
         question: str,
         user_id: str,
         *,
-        store: Store,
+        store: Storage,
         embedder: Embedder,
         searcher: VectorSearcher,
         roles: RolesProvider,

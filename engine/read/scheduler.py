@@ -184,7 +184,12 @@ def schedule(
     max_iterations: int = 3,
     budget: Budget | None = None,
 ) -> Generator[Step, Outcome, ScheduleResult]:
-    """HyMem Algorithm 1 (ARCHITECTURE §5) with adaptive depth and a per-ask budget."""
+    """HyMem Algorithm 1 (ARCHITECTURE §5) with adaptive depth and a per-ask budget.
+
+    Deliberately one generator of ~85 lines: each round's light answer, escalation, deep read
+    and reflection appear in the order of the paper's pseudo-code, so the two can be read side
+    by side; splitting the phases into `yield from` sub-generators would scatter the state they
+    share (the round record, the answer pool, completeness, the budget) across signatures."""
     if depth not in ("auto", "light", "deep"):
         raise ValueError(f"unknown depth {depth!r}")
     if min(k, n_deep, batch) < 1 or max_iterations < 0:

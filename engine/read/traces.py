@@ -12,7 +12,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from hymem.errors import HymemError
@@ -21,7 +21,9 @@ from hymem.time import Clock, utcnow
 from hymem.types import Answer, Hit
 
 if TYPE_CHECKING:
+    from hymem.indexes.protocol import Storage
     from hymem.read.budget import Budget
+    from hymem.read.run import Run
     from hymem.read.scheduler import ScheduleResult
 
 log = get_logger("hymem.read.traces")
@@ -66,7 +68,7 @@ class RoundIds:
 def build_trace(
     answer: Answer | None,
     *,
-    run: Any,
+    run: Run,
     trace_id: str,
     question: str,
     user_id: str,
@@ -79,24 +81,7 @@ def build_trace(
     """The trace row of one ask; `answer` is None when the ask failed with `error`."""
     usage = run.usage
     total = usage.total
-    rounds: list[dict[str, Any]] = []
-    records = {r.index: r for r in schedule.rounds} if schedule is not None else {}
-    for index in sorted(run.rounds):
-        row: dict[str, Any] = {"index": index, **run.rounds[index].ids()}
-        rec = records.get(index)
-        if rec is not None:
-            row.update(
-                query=rec.query,
-                path=rec.path,
-                light_complete=rec.light_complete,
-                escalated=rec.escalated,
-                escalation_reason=rec.escalation_reason,
-                select_limited=rec.select_limited,
-                answer=rec.answer,
-                reflect_complete=rec.reflect_complete,
-                new_question=rec.new_question,
-            )
-        rounds.append(row)
+    rounds = _round_rows(run, schedule)
     final = run.rounds[max(run.rounds)] if run.rounds else None
     evidence = answer.evidence if answer is not None else []
     return {
@@ -131,7 +116,19 @@ def build_trace(
     }
 
 
-def write_trace(store: Any, trace: dict[str, Any]) -> float:
+def _round_rows(run: Run, schedule: ScheduleResult | None) -> list[dict[str, Any]]:
+    """One row per round the run reached: the ids it retrieved and read, plus what the
+    scheduler recorded about it (absent when the ask failed before the scheduler returned)."""
+    records = {r.index: r for r in schedule.rounds} if schedule is not None else {}
+    rows: list[dict[str, Any]] = []
+    for index in sorted(run.rounds):
+        rec = records.get(index)
+        done = asdict(rec) if rec is not None else {}
+        rows.append({"index": index, **run.rounds[index].ids(), **done})
+    return rows
+
+
+def write_trace(store: Storage, trace: dict[str, Any]) -> float:
     """Write the row now; returns the write's latency in ms. Never raises for a failing store:
     the ask it describes has already succeeded (or failed on its own)."""
     start = time.perf_counter()
@@ -162,12 +159,12 @@ class TraceWriter:
     """
 
     def __init__(self) -> None:
-        self._queue: queue.Queue[tuple[Any, dict[str, Any]] | None] = queue.Queue()
+        self._queue: queue.Queue[tuple[Storage, dict[str, Any]] | None] = queue.Queue()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self._closed = False
 
-    def submit(self, store: Any, trace: dict[str, Any]) -> None:
+    def submit(self, store: Storage, trace: dict[str, Any]) -> None:
         with self._lock:
             if self._closed:  # late ask racing close(): write inline rather than drop
                 write_trace(store, trace)

@@ -23,7 +23,7 @@ import numpy as np
 from hymem.config import MemoryConfig
 from hymem.embedders import Embedder
 from hymem.errors import ReadOnlyStoreError, UserInputError
-from hymem.indexes.store import Store
+from hymem.indexes.protocol import Storage
 from hymem.llm.roles import RolesProvider
 from hymem.logging import get_logger
 from hymem.sleep.decide import Ask, DecisionRunner, Snapshot, build_snapshot
@@ -84,7 +84,7 @@ class Consolidator:
 
     def __init__(
         self,
-        store: Store,
+        store: Storage,
         embedder: Embedder,
         roles: RolesProvider,
         config: MemoryConfig,

@@ -8,7 +8,7 @@ loses nothing finished.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -16,7 +16,7 @@ from datetime import datetime
 import numpy as np
 from hymem.config import MemoryConfig
 from hymem.errors import LLMOutputError, LLMUnavailable
-from hymem.indexes.store import Store
+from hymem.indexes.protocol import Storage
 from hymem.llm.roles import ContextItem, RoleResult, Roles, UpdateOutput
 from hymem.logging import get_logger
 from hymem.sleep.journal import JournalEntry, SleepJournal, queue_key
@@ -116,60 +116,19 @@ class Snapshot:
 
 
 def build_snapshot(
-    store: Store, user_id: str, config: MemoryConfig, *, block_bytes: int | None = None
+    store: Storage, user_id: str, config: MemoryConfig, *, block_bytes: int | None = None
 ) -> Snapshot:
     """Load one user's summaries, note repairs, order them in time and build the queues."""
     records = {r.id: r for r in store.get_summaries(user_id, statuses=None, with_vectors=False)}
-    repairs: list[StatusChange] = []
-    for r in sorted(records.values(), key=lambda r: r.id):
-        prev = records.get(r.previous_id) if r.previous_id else None
-        if (
-            r.status == SummaryStatus.ACTIVE
-            and prev is not None
-            and prev.status == SummaryStatus.ACTIVE
-        ):
-            repairs.append(
-                StatusChange(
-                    summary_id=prev.id,
-                    status=SummaryStatus.SUPERSEDED,
-                    superseded_by=r.id,
-                    reason="consolidated",
-                    evidence_id=r.evidence_id,
-                )
-            )
-            records[prev.id] = prev.model_copy(
-                update={"status": SummaryStatus.SUPERSEDED, "superseded_by": r.id}
-            )
+    repairs = _repair_half_applied(records)
     actives = [
         r
         for r in store.get_summaries(user_id, with_vectors=True)
-        if records.get(r.id) is not None
-        and records[r.id].status == SummaryStatus.ACTIVE
-        and r.vector is not None
+        if r.id in records and records[r.id].status == SummaryStatus.ACTIVE and r.vector is not None
     ]
-    keys = []
-    for r in actives:
-        root = root_of(r.id, records)
-        start = to_utc_or_none(r.time_start)
-        keys.append(
-            (
-                start is not None,
-                start or datetime.min,
-                to_utc_or_none(root.created_at),
-                root.id,
-                r.version,
-                r.id,
-            )
-        )
-    dim = len(actives[0].vector or []) if actives else 1
-    vectors = (
-        np.asarray([r.vector for r in actives], dtype=np.float32)
-        if actives
-        else np.zeros((0, dim), dtype=np.float32)
-    )
     queues = build_update_queues(
-        vectors,
-        temporal_ranks(keys),
+        _vector_matrix(actives),
+        temporal_ranks([_time_key(r, records) for r in actives]),
         top_k=config.sleep_top_k,
         keep_n=config.sleep_keep_n,
         floor=config.sleep_similarity_floor,
@@ -177,6 +136,51 @@ def build_snapshot(
     )
     as_lists = [[j for j, _ in queues.queue(i)] for i in range(len(actives))]
     return Snapshot(user_id, records, actives, as_lists, queues.cost, repairs)
+
+
+def _repair_half_applied(records: dict[str, SummaryRecord]) -> list[StatusChange]:
+    """The retirements a crash between inserting a version and retiring its predecessor left
+    undone (both still active). `records` is updated as if they were applied, so the queues
+    are built over the repaired state."""
+    repairs: list[StatusChange] = []
+    for r in sorted(records.values(), key=lambda r: r.id):
+        prev = records.get(r.previous_id) if r.previous_id else None
+        if prev is None or not (r.status == prev.status == SummaryStatus.ACTIVE):
+            continue
+        repairs.append(
+            StatusChange(
+                summary_id=prev.id,
+                status=SummaryStatus.SUPERSEDED,
+                superseded_by=r.id,
+                reason="consolidated",
+                evidence_id=r.evidence_id,
+            )
+        )
+        records[prev.id] = prev.model_copy(
+            update={"status": SummaryStatus.SUPERSEDED, "superseded_by": r.id}
+        )
+    return repairs
+
+
+def _time_key(r: SummaryRecord, records: Mapping[str, SummaryRecord]) -> tuple[object, ...]:
+    """Where a summary falls in time for the queues: undated ones first, then by start, by
+    when its lineage began, and by version, with ids breaking ties deterministically."""
+    root = root_of(r.id, records)
+    start = to_utc_or_none(r.time_start)
+    return (
+        start is not None,
+        start or datetime.min,
+        to_utc_or_none(root.created_at),
+        root.id,
+        r.version,
+        r.id,
+    )
+
+
+def _vector_matrix(actives: list[SummaryRecord]) -> np.ndarray:
+    if not actives:
+        return np.zeros((0, 1), dtype=np.float32)
+    return np.asarray([r.vector for r in actives], dtype=np.float32)
 
 
 class DecisionRunner:

@@ -68,6 +68,33 @@ class Plan:
     changes: list[StatusChange]
     planned: list[PlannedChange]
 
+    def retire(
+        self, user_id: str, d: Decision, status: SummaryStatus, *, new_id: str | None = None
+    ) -> None:
+        """The target's status change (deleted, or superseded by `new_id`) and the planned
+        change that reports it."""
+        merged = status == SummaryStatus.SUPERSEDED
+        self.changes.append(
+            StatusChange(
+                summary_id=d.target_id,
+                status=status,
+                superseded_by=new_id,
+                reason=(d.reason or "consolidated") if merged else d.reason,
+                evidence_id=d.evidence_id,
+            )
+        )
+        self.planned.append(
+            PlannedChange(
+                user_id=user_id,
+                action="update" if merged else "delete",
+                target_id=d.target_id,
+                new_id=new_id,
+                text=d.text if merged else None,
+                evidence_id=d.evidence_id,
+                reason=d.reason,
+            )
+        )
+
 
 # --- the merge guard ----------------------------------------------------------------------
 
@@ -166,66 +193,41 @@ def plan_changes(
     exists (a replay after a crash between insert and retire) is not inserted again; the target
     is just retired, which completes the interrupted apply.
     """
-    new: list[SummaryRecord] = []
-    changes: list[StatusChange] = []
-    planned: list[PlannedChange] = []
+    plan = Plan(new=[], changes=[], planned=[])
     for d in resolve_conflicts(decisions):
         target = records.get(d.target_id)
         if target is None or target.status != SummaryStatus.ACTIVE or d.action == "ignore":
             continue
         if d.action == "delete":
-            changes.append(
-                StatusChange(
-                    summary_id=target.id,
-                    status=SummaryStatus.DELETED,
-                    reason=d.reason,
-                    evidence_id=d.evidence_id,
-                )
-            )
-            planned.append(
-                PlannedChange(
-                    user_id=user_id,
-                    action="delete",
-                    target_id=target.id,
-                    evidence_id=d.evidence_id,
-                    reason=d.reason,
-                )
-            )
-            continue
-        assert d.text is not None
-        versions = lineage(target.id, records)
-        existing = next(
-            (r for r in versions if r.previous_id == target.id and r.text == d.text), None
-        )
-        if existing is not None and existing.status != SummaryStatus.ACTIVE:
-            continue  # that merge was undone by restore(); do not redo it
-        if existing is None:
-            version = max(r.version for r in versions) + 1
-            nid = version_id(target.id, version, d.text)
-            new.append(_new_version(target, d, nid, version, records, now))
+            plan.retire(user_id, d, SummaryStatus.DELETED)
         else:
-            nid = existing.id
-        changes.append(
-            StatusChange(
-                summary_id=target.id,
-                status=SummaryStatus.SUPERSEDED,
-                superseded_by=nid,
-                reason=d.reason or "consolidated",
-                evidence_id=d.evidence_id,
-            )
-        )
-        planned.append(
-            PlannedChange(
-                user_id=user_id,
-                action="update",
-                target_id=target.id,
-                new_id=nid,
-                text=d.text,
-                evidence_id=d.evidence_id,
-                reason=d.reason,
-            )
-        )
-    return Plan(new=new, changes=changes, planned=planned)
+            _plan_update(plan, user_id, target, d, records, now)
+    return plan
+
+
+def _plan_update(
+    plan: Plan,
+    user_id: str,
+    target: SummaryRecord,
+    d: Decision,
+    records: Mapping[str, SummaryRecord],
+    now: datetime,
+) -> None:
+    """A new version and the target superseded by it. The version is not inserted again when
+    a replay finds it already stored, and nothing is planned when restore() undid this very
+    merge (its version is then stored but no longer active)."""
+    assert d.text is not None
+    versions = lineage(target.id, records)
+    existing = next((r for r in versions if r.previous_id == target.id and r.text == d.text), None)
+    if existing is not None and existing.status != SummaryStatus.ACTIVE:
+        return
+    if existing is None:
+        version = max(r.version for r in versions) + 1
+        nid = version_id(target.id, version, d.text)
+        plan.new.append(_new_version(target, d, nid, version, records, now))
+    else:
+        nid = existing.id
+    plan.retire(user_id, d, SummaryStatus.SUPERSEDED, new_id=nid)
 
 
 def _new_version(

@@ -96,12 +96,53 @@ def build_update_queues(
     started = time.perf_counter()
     v = _normalise(vectors)
     n = v.shape[0]
+    order = _temporal_order(ranks, n)  # order[p] = item at temporal position p
+    scan = _scan_upper_triangle(v[order], min(top_k, keep_n), floor, block_bytes)
+    # back to the caller's indexing, grouped by item, best first, ties: older candidate first
+    items, cands = order[scan.rows], order[scan.cols]
+    sort = np.lexsort((scan.cols, -scan.sims, items))
+    items, cands, sims = items[sort], cands[sort], scan.sims[sort]
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.add.at(indptr, items + 1, 1)
+    indptr = np.cumsum(indptr)
+    cost = QueueCost(
+        items=n,
+        queues=int(np.count_nonzero(np.diff(indptr))),
+        entries=len(cands),
+        similarities=scan.computed,
+        blocks=scan.blocks,
+        block_bytes=scan.peak_bytes,
+        seconds=time.perf_counter() - started,
+    )
+    return UpdateQueues(
+        indptr=indptr, indices=cands.astype(np.int64), sims=sims.astype(np.float32), cost=cost
+    )
+
+
+def _temporal_order(ranks: np.ndarray, n: int) -> np.ndarray:
+    """The items in temporal order, after checking `ranks` is a permutation of 0..n-1."""
     ranks = np.asarray(ranks, dtype=np.int64)
     if ranks.shape != (n,) or (n and not np.array_equal(np.sort(ranks), np.arange(n))):
         raise ValueError("ranks must be a permutation of 0..N-1")
-    order = np.argsort(ranks, kind="stable")  # order[p] = item at temporal position p
-    vs = v[order]
-    eff = min(top_k, keep_n)
+    return np.argsort(ranks, kind="stable")
+
+
+@dataclass(frozen=True)
+class _Scan:
+    """The kept (row, column, similarity) entries, in temporal positions, and the scan's cost."""
+
+    rows: np.ndarray
+    cols: np.ndarray
+    sims: np.ndarray
+    computed: int
+    blocks: int
+    peak_bytes: int
+
+
+def _scan_upper_triangle(vs: np.ndarray, eff: int, floor: float, block_bytes: int) -> _Scan:
+    """The best `eff` later entries above `floor` for each row of time-ordered unit vectors
+    `vs`, computing only the upper triangle, a block of about `block_bytes` at a time."""
+    n = vs.shape[0]
     rows_per_block = max(1, min(n, block_bytes // max(1, 4 * n))) if n else 1
     rows_out: list[np.ndarray] = []
     cols_out: list[np.ndarray] = []
@@ -120,28 +161,13 @@ def build_update_queues(
         rows_out.append(r + a)
         cols_out.append(c + a)
         sims_out.append(s)
-    pos_rows = np.concatenate(rows_out) if rows_out else np.empty(0, np.int64)
-    pos_cols = np.concatenate(cols_out) if cols_out else np.empty(0, np.int64)
-    all_sims = np.concatenate(sims_out) if sims_out else np.empty(0, np.float32)
-    # back to the caller's indexing, grouped by item, best first, ties: older candidate first
-    items = order[pos_rows]
-    cands = order[pos_cols]
-    sort = np.lexsort((pos_cols, -all_sims, items))
-    items, cands, all_sims = items[sort], cands[sort], all_sims[sort]
-    indptr = np.zeros(n + 1, dtype=np.int64)
-    np.add.at(indptr, items + 1, 1)
-    indptr = np.cumsum(indptr)
-    cost = QueueCost(
-        items=n,
-        queues=int(np.count_nonzero(np.diff(indptr))),
-        entries=len(cands),
-        similarities=computed,
+    return _Scan(
+        rows=np.concatenate(rows_out) if rows_out else np.empty(0, np.int64),
+        cols=np.concatenate(cols_out) if cols_out else np.empty(0, np.int64),
+        sims=np.concatenate(sims_out) if sims_out else np.empty(0, np.float32),
+        computed=computed,
         blocks=blocks,
-        block_bytes=peak,
-        seconds=time.perf_counter() - started,
-    )
-    return UpdateQueues(
-        indptr=indptr, indices=cands.astype(np.int64), sims=all_sims.astype(np.float32), cost=cost
+        peak_bytes=peak,
     )
 
 

@@ -1,6 +1,6 @@
 """The write path: turns -> durable pending turns -> (compression) -> topic segments ->
 short-term buffer -> one summariser call per buffer -> Level-1 summaries linked to Level-2
-segments, committed through `Store.commit_segments`.
+segments, committed through `Storage.commit_segments`.
 
 Durability: `add` validates the whole call, then writes every turn as `pending` in one
 `append_turns` batch before any model runs. The short-term buffer is the set of pending turns in
@@ -30,7 +30,7 @@ import numpy as np
 from hymem.config import MemoryConfig
 from hymem.embedders import Embedder
 from hymem.errors import LLMError, UserInputError
-from hymem.indexes.store import Store
+from hymem.indexes.protocol import Storage
 from hymem.llm.roles import RolesProvider, SegmentInput
 from hymem.llm.tokens import count_tokens
 from hymem.logging import get_logger
@@ -99,7 +99,7 @@ class Ingestor:
 
     def __init__(
         self,
-        store: Store,
+        store: Storage,
         embedder: Embedder,
         roles: RolesProvider,
         config: MemoryConfig,

@@ -1,4 +1,4 @@
-"""The write path's orchestration against in-memory twins of the store and the model."""
+"""The write path's orchestration over the real in-memory store and scripted roles."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from hymem.types import SegmentRecord, TurnStatus
 from hymem.write.ingestor import Ingestor
 
 from tests.fixtures_ingest import WriteFakes
+from tests.fixtures_store import all_summaries, stored_segments
 from tests.log_events import capture_events
 
 T0 = datetime(2023, 5, 8, 13, 56)
@@ -59,8 +60,8 @@ def test_full_buffer_is_summarised_in_one_call_and_open_segment_waits() -> None:
     assert res.pending == len(ing.pending(user_id="u")) > 0
     assert stored(fakes) == [f"m{i}" for i in range(16 - res.pending)]
     # every turn is covered by exactly one segment core; summaries link back
-    for sid in res.summaries_written:
-        assert fakes.store.summaries[sid].segment_id in res.segments_written
+    for summ in fakes.store.get_summaries("u", ids=res.summaries_written):
+        assert summ.segment_id in res.segments_written
     assert res.usage.roles["summarise"].calls == 1 and res.backend == "fake"
 
 
@@ -68,7 +69,7 @@ def test_segment_lines_carry_time_and_speaker() -> None:
     fakes, ing = make()
     ing.add(msgs(2), user_id="u", session_id="s1", timestamp=T0)
     ing.flush(user_id="u")
-    seg = next(iter(fakes.store.segments.values()))
+    seg = stored_segments(fakes.store, "u")[0]
     assert seg.text.splitlines()[0] == "[2023-05-08 13:56] Bob: talking about topic 0"
     assert seg.time_start == T0 and seg.token_count > 0 and seg.compressed_text is None
     assert fakes.roles.calls[0][0].session_time == T0
@@ -102,7 +103,7 @@ def test_summariser_failure_keeps_turns_pending_then_retries() -> None:
     assert failed and failed[0]["turns"] == 5 and "scripted outage" in failed[0]["error"]
     assert res.error and "scripted outage" in res.error
     assert res.segments_written == [] and res.pending == 5
-    assert fakes.store.segments == {} and len(ing.pending(user_id="u")) == 5
+    assert fakes.store.counts("u")["segments"] == 0 and len(ing.pending(user_id="u")) == 5
     first_ids = [s.segment_id for s in fakes.roles.calls[0]]
     res = ing.flush(user_id="u")
     assert res.error is None and res.pending == 0
@@ -122,11 +123,11 @@ def test_failure_in_a_later_buffer_keeps_earlier_commits() -> None:
 def test_store_failure_propagates_and_loses_nothing() -> None:
     fakes, ing = make()
     ing.add(msgs(3), user_id="u", session_id="s1", timestamp=T0)
-    fakes.store.fail_commit = StoreError("disk full")
+    fakes.store.fail["commit_segments"] = StoreError("disk full")
     with pytest.raises(StoreError):
         ing.flush(user_id="u")
     assert len(ing.pending(user_id="u")) == 3
-    fakes.store.fail_commit = None
+    del fakes.store.fail["commit_segments"]
     assert ing.flush(user_id="u").pending == 0
 
 
@@ -134,12 +135,12 @@ def test_re_adding_ids_is_idempotent() -> None:
     fakes, ing = make()
     ing.add(msgs(3), user_id="u", session_id="s1", timestamp=T0)
     ing.flush(user_id="u")
-    segs, sums = dict(fakes.store.segments), dict(fakes.store.summaries)
+    segs, sums = stored_segments(fakes.store, "u"), all_summaries(fakes.store)
     res = ing.add(msgs(3), user_id="u", session_id="s1", timestamp=T0)
     assert res.turn_ids == ["m0", "m1", "m2"] and res.new_turn_ids == []
     ing.flush(user_id="u")
-    assert fakes.store.segments == segs and fakes.store.summaries == sums
-    assert len(fakes.store.turns) == 3
+    assert stored_segments(fakes.store, "u") == segs and all_summaries(fakes.store) == sums
+    assert fakes.store.counts()["turns"] == 3
 
 
 def test_default_ids_are_deterministic_and_distinct() -> None:
@@ -153,7 +154,8 @@ def test_default_ids_are_deterministic_and_distinct() -> None:
             timestamp=T0,
         )
         ing.flush(user_id="u")
-        runs.append((res.turn_ids, sorted(fakes.store.segments), sorted(fakes.store.summaries)))
+        segs = sorted(s.id for s in stored_segments(fakes.store, "u"))
+        runs.append((res.turn_ids, segs, sorted(all_summaries(fakes.store))))
     assert runs[0] == runs[1]
     assert len(set(runs[0][0])) == 2
 
@@ -164,11 +166,11 @@ def test_invalid_message_writes_nothing_from_the_call() -> None:
     with pytest.raises(InvalidMessageError) as err:
         ing.add(bad, user_id="u", session_id="s1", timestamp=T0)
     assert err.value.index == 3
-    assert fakes.store.append_calls == [] and fakes.store.turns == {}
+    assert fakes.store.append_calls == [] and fakes.store.counts()["turns"] == 0
     for kwargs in ({"session_id": ""}, {"session_id": "s", "timestamp": "garbage"}):
         with pytest.raises(UserInputError):
             ing.add(msgs(1), user_id="u", **kwargs)
-    assert fakes.store.turns == {}
+    assert fakes.store.counts()["turns"] == 0
 
 
 def test_timestampless_turns_take_the_call_time_or_acceptance_time() -> None:
@@ -194,7 +196,8 @@ def test_overlap_tail_is_context_not_ownership() -> None:
     assert stored(fakes) == ["m0", "m1"]  # the tail turn stays pending for its own segment
     ing.flush(user_id="u")
     assert stored(fakes) == ["m0", "m1", "m2"]
-    assert fakes.store.turns[("u", "m2")].segment_id != fakes.store.turns[("u", "m0")].segment_id
+    m0, m2 = fakes.store.get_turns("u", ids=["m0", "m2"])
+    assert m2.segment_id != m0.segment_id
 
 
 def test_users_are_isolated() -> None:

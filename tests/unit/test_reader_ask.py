@@ -1,4 +1,5 @@
-"""Reader.ask over in-memory fakes: escalation, deep reads, isolation, reflection, usage."""
+"""Reader.ask over scripted roles and the in-memory store: escalation, deep reads, isolation,
+reflection, usage."""
 
 from __future__ import annotations
 
@@ -9,8 +10,11 @@ from hymem.types import Level
 
 from tests.reader_fakes import (
     FakeRoles,
+    FakeSearcher,
     Fallback,
+    ReaderFakes,
     make_fakes,
+    reader_store,
     segment_record,
     summary_hit,
 )
@@ -51,10 +55,10 @@ def test_segments_are_deduplicated_and_time_ordered() -> None:
     hits = [summary_hit(0, segment=5), summary_hit(1, segment=2), summary_hit(2, segment=5)]
     fakes = make_fakes(roles=FakeRoles(light=lambda q, c, p: ("?", False)))
     fakes.searcher.hits = hits
-    fakes.store.segments = {
-        "seg5": segment_record(5, day=1),
-        "seg2": segment_record(2, day=9),
-    }
+    # re-committing a segment id replaces it: seg5 now falls on day 1, seg2 on day 9
+    fakes.store.commit_segments(
+        "alice", [segment_record(5, day=1), segment_record(2, day=9)], [], []
+    )
     ans = fakes.reader().ask("q", user_id="alice")
     assert fakes.store.segment_requests == [["seg5", "seg2"]]
     _, passages, _ = fakes.roles.called("deep_answer")[0]
@@ -63,14 +67,19 @@ def test_segments_are_deduplicated_and_time_ordered() -> None:
 
 
 def test_deep_path_never_reads_another_users_segment() -> None:
-    # The model returns an id it was not shown (another user's summary) and the store
-    # misbehaves by returning a foreign row: neither reaches the deep-answer prompt.
+    # The model returns an id it was not shown (another user's summary), and alice's sum0
+    # links to "seg0", an id only bob holds: neither reaches the deep-answer prompt.
     roles = FakeRoles(
         light=lambda q, c, p: ("?", False),
         select=lambda q, cands: ["bob-sum1", cands[0].id],
     )
-    fakes = make_fakes(3, roles=roles)
-    fakes.store.segments["seg0"] = segment_record(0, user_id="bob")
+    fakes = ReaderFakes(
+        roles=roles,
+        searcher=FakeSearcher([summary_hit(i) for i in range(3)]),
+        store=reader_store(
+            [segment_record(0, user_id="bob"), segment_record(1), segment_record(2)]
+        ),
+    )
     ans = fakes.reader().ask("q", user_id="alice", batch=10)
     assert fakes.store.segment_requests == [["seg0"]]
     _, passages, _ = roles.called("deep_answer")[0]
@@ -154,7 +163,7 @@ def test_budget_stops_escalation_and_says_so() -> None:
     reader.flush_traces()
     assert ans.budget_exhausted and not ans.escalated and ans.text == "partial"
     assert fakes.roles.called("select") == [] and fakes.roles.called("reflect") == []
-    assert fakes.store.traces[0]["budget_stops"]
+    assert fakes.store.read_traces()[0]["budget_stops"]
 
 
 def test_budget_trims_selection_batches() -> None:
@@ -173,7 +182,7 @@ def test_backend_failure_propagates_after_writing_an_error_trace() -> None:
     with pytest.raises(LLMUnavailable):
         reader.ask("q", user_id="alice")
     reader.close()  # close() writes what is still queued
-    (trace,) = fakes.store.traces
+    (trace,) = fakes.store.read_traces()
     assert trace["error"].startswith("LLMUnavailable") and trace["answer"] == ""
 
 

@@ -47,7 +47,7 @@ def test_trace_row_describes_the_ask() -> None:
     reader = fakes.reader()
     ans = reader.ask("q0", user_id="alice", depth="auto", k=3, n_deep=10, batch=5)
     reader.flush_traces()
-    (trace,) = fakes.store.traces
+    (trace,) = fakes.store.read_traces()
     assert set(trace) >= REQUIRED
     assert trace["trace_id"] == ans.trace_id and trace["user_id"] == "alice"
     assert (trace["path"], trace["escalated"], trace["escalation_reason"]) == (
@@ -74,7 +74,7 @@ def test_trace_row_describes_the_ask() -> None:
 
 def test_failing_trace_write_does_not_fail_the_ask() -> None:
     fakes = make_fakes()
-    fakes.store.fail_traces = True
+    fakes.store.fail["write_trace"] = OSError("disk full")
     reader = fakes.reader()
     with capture_events() as logs:
         ans = reader.ask("q", user_id="alice")

@@ -1,4 +1,4 @@
-"""The whole sleep over in-memory twins of the store, the model and the journal (no disk)."""
+"""The whole sleep over the real in-memory store, scripted roles and an in-memory journal."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from hymem.sleep.consolidator import Consolidator
 from hymem.sleep.journal import SleepJournal
 from hymem.types import SummaryRecord, SummaryStatus
 
-from tests.fixtures_sleep import FakeStore, ScriptedRoles, summary
+from tests.fixtures_sleep import ScriptedRoles, summary, summary_store
+from tests.fixtures_store import RecordingStore, all_summaries
 
 TOPICS = ["coffee", "home", "trip", "pets"]
 
@@ -83,13 +84,19 @@ def decide(target: ContextItem, newer: list[ContextItem]) -> dict[str, Any]:
 
 
 def make(
-    records: list[SummaryRecord], roles: ScriptedRoles | None = None, **cfg: Any
-) -> tuple[Consolidator, FakeStore, ScriptedRoles, SleepJournal]:
-    store = FakeStore(records)
+    records: list[SummaryRecord],
+    roles: ScriptedRoles | None = None,
+    *,
+    read_only: bool = False,
+    **cfg: Any,
+) -> tuple[Consolidator, RecordingStore, ScriptedRoles, SleepJournal]:
+    """A Consolidator over a store holding `records` (through a read-only handle when asked)."""
+    store = summary_store(records)
     roles = roles or ScriptedRoles(decide)
     journal = SleepJournal(None)
     config = MemoryConfig.defaults(sleep_similarity_floor=0.5, **cfg)
-    cons = Consolidator(store, HashingEmbedder(), lambda: roles, config, journal=journal)
+    handle = store.read_only_view() if read_only else store
+    cons = Consolidator(handle, HashingEmbedder(), lambda: roles, config, journal=journal)
     return cons, store, roles, journal
 
 
@@ -100,7 +107,7 @@ def test_each_decision_kind_is_applied_as_versions() -> None:
     assert report.decisions == {"update": 1, "delete": 1, "ignore": 0, "rejected": 1}
     assert (report.new_versions, report.superseded, report.deleted) == (1, 1, 1)
     assert report.model_calls == 3 and report.prompt_tokens > 0 and report.seconds > 0
-    rows = store.rows
+    rows = all_summaries(store)
     old = rows["u1-coffee1"]
     assert old.status == SummaryStatus.SUPERSEDED and old.text == "User likes coffee"
     new = rows[old.superseded_by or ""]
@@ -118,12 +125,12 @@ def test_each_decision_kind_is_applied_as_versions() -> None:
 def test_sleep_twice_changes_nothing_and_asks_nothing() -> None:
     cons, store, roles, _ = make(corpus())
     cons.sleep(max_workers=2)
-    before = {k: v.model_dump() for k, v in store.rows.items()}
+    before = {k: v.model_dump() for k, v in all_summaries(store).items()}
     calls = len(roles.calls)
     again = cons.sleep(max_workers=2)
     assert len(roles.calls) == calls and again.model_calls == 0 and again.asked == 0
     assert again.new_versions == again.superseded == again.deleted == 0
-    assert {k: v.model_dump() for k, v in store.rows.items()} == before
+    assert {k: v.model_dump() for k, v in all_summaries(store).items()} == before
     assert again.skipped_from_journal + again.settled == again.queues_built
 
 
@@ -131,9 +138,9 @@ def test_new_information_is_asked_about_and_old_news_is_not() -> None:
     cons, store, roles, _ = make(corpus())
     cons.sleep()
     roles.calls.clear()
-    store.rows["u1-pets2"] = topical(
-        "u1-pets2", "User adopted a second dog", "pets", day=9, wobble=0.2
-    ).model_copy(update={"created_at": summary("x", "x", created=999).created_at})
+    newer = topical("u1-pets2", "User adopted a second dog", "pets", day=9, wobble=0.2)
+    later = summary("x", "x", created=999).created_at
+    store.commit_segments("u1", [], [newer.model_copy(update={"created_at": later})], [])
     report = cons.sleep()
     assert [c[0] for c in roles.calls] == ["u1-pets1"] and report.asked == 1
 
@@ -145,26 +152,25 @@ def test_users_never_interact() -> None:
         owner = target.split("-")[0]
         assert all(q.startswith(owner + "-") for q in queue)
     assert len(roles.calls) == 6
+    rows = all_summaries(store)
     for user, new_ids, changes in store.applied:
         touched = [*new_ids, *(c.summary_id for c in changes)]
-        assert {store.rows[i].user_id for i in touched} == {user}
+        assert {rows[i].user_id for i in touched} == {user}
     only_bob = make(corpus("alice") + corpus("bob"))
     only_bob[0].sleep(user_id="bob")
     assert {t.split("-")[0] for t, _ in only_bob[2].calls} == {"bob"}
-    assert all(
-        r.status == SummaryStatus.ACTIVE for r in only_bob[1].rows.values() if r.user_id == "alice"
-    )
+    alice = all_summaries(only_bob[1], "alice").values()
+    assert all(r.status == SummaryStatus.ACTIVE for r in alice)
 
 
 def test_dry_run_writes_nothing_and_lists_the_plan() -> None:
     cons, store, _, journal = make(corpus())
-    before = {k: v.model_dump() for k, v in store.rows.items()}
+    before = {k: v.model_dump() for k, v in all_summaries(store).items()}
     report = cons.sleep(dry_run=True)
     assert report.dry_run and {p.action for p in report.planned} == {"update", "delete"}
-    assert {k: v.model_dump() for k, v in store.rows.items()} == before and store.applied == []
-    assert len(journal) == 0
-    ro = make(corpus())
-    ro[1].read_only = True
+    assert {k: v.model_dump() for k, v in all_summaries(store).items()} == before
+    assert store.applied == [] and len(journal) == 0
+    ro = make(corpus(), read_only=True)
     with pytest.raises(ReadOnlyStoreError):
         ro[0].sleep()
     assert ro[0].sleep(dry_run=True).planned
@@ -181,7 +187,7 @@ def test_model_failures_lose_nothing_and_are_retried_next_time() -> None:
     cons, store, roles, _ = make(corpus(), ScriptedRoles(flaky))
     report = cons.sleep()
     assert report.failed == 1 and report.decisions["update"] == 1
-    assert store.rows["u1-home1"].status == SummaryStatus.ACTIVE
+    assert all_summaries(store)["u1-home1"].status == SummaryStatus.ACTIVE
     state["fail"] = False
     roles.calls.clear()
     report = cons.sleep()
@@ -201,17 +207,17 @@ def test_auth_error_stops_the_sleep_with_nothing_applied() -> None:
 def test_restore_reactivates_and_the_next_sleep_does_not_redo_it() -> None:
     cons, store, roles, _ = make(corpus())
     cons.sleep()
-    merged = store.rows["u1-coffee1"].superseded_by
+    merged = all_summaries(store)["u1-coffee1"].superseded_by or ""
     restored = cons.restore("u1-coffee1", user_id="u1")
     assert restored.status == SummaryStatus.ACTIVE and restored.superseded_by is None
-    assert store.rows[merged or ""].status == SummaryStatus.SUPERSEDED
-    assert store.rows[merged or ""].superseded_by == "u1-coffee1"
+    assert all_summaries(store)[merged].status == SummaryStatus.SUPERSEDED
+    assert all_summaries(store)[merged].superseded_by == "u1-coffee1"
     assert cons.restore("u1-home1", user_id="u1").status == SummaryStatus.ACTIVE
     assert len(cons.history("u1-coffee1", user_id="u1")) == 2
     calls = len(roles.calls)
     report = cons.sleep()
     assert len(roles.calls) == calls and report.new_versions == report.deleted == 0
-    assert store.rows["u1-coffee1"].status == SummaryStatus.ACTIVE
+    assert all_summaries(store)["u1-coffee1"].status == SummaryStatus.ACTIVE
     with pytest.raises(UserInputError):
         cons.restore("u1-coffee1", user_id="u1")  # already active
     with pytest.raises(UserInputError):
@@ -234,10 +240,10 @@ def test_a_half_applied_merge_is_completed_before_anything_else() -> None:
     )
     cons, store, roles, _ = make([*recs, half])
     dry = cons.sleep(dry_run=True)
-    assert dry.repaired == 1 and store.rows[old.id].status == SummaryStatus.ACTIVE
+    assert dry.repaired == 1 and all_summaries(store)[old.id].status == SummaryStatus.ACTIVE
     report = cons.sleep()
     assert report.repaired == 1
-    assert store.rows[old.id].status == SummaryStatus.SUPERSEDED
-    assert store.rows[old.id].superseded_by == half.id
+    assert all_summaries(store)[old.id].status == SummaryStatus.SUPERSEDED
+    assert all_summaries(store)[old.id].superseded_by == half.id
     assert old.id not in {t for t, _ in roles.calls}  # a retired version is never a target
     assert cons.sleep().repaired == 0

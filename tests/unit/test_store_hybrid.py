@@ -7,7 +7,7 @@ each test states both rankings it feeds the fusion.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import numpy as np
@@ -23,7 +23,7 @@ from hymem.indexes.hybrid import (
     candidate_depth,
 )
 from hymem.indexes.memory_store import InMemoryStore
-from hymem.indexes.protocol import Row
+from hymem.indexes.protocol import Row, Vector
 from hymem.types import Level, SummaryStatus
 
 from tests.fixtures_store import DIM, make_segment, make_summary, vec
@@ -39,7 +39,7 @@ class SpyStore(InMemoryStore):
         self.hydrate_calls: list[list[str]] = []
         self.dense_k: list[int] = []
 
-    def dense_rows(self, user_id: str, vector: Sequence[float], k: int, **kw: Any) -> list[Row]:
+    def dense_rows(self, user_id: str, vector: Vector, k: int, **kw: Any) -> list[Row]:
         self.dense_k.append(k)
         return super().dense_rows(user_id, vector, k, **kw)
 
@@ -161,6 +161,18 @@ def test_bad_input_is_a_user_input_error(kwargs: dict[str, Any], match: str) -> 
     args: dict[str, Any] = {"query": "q", "user_id": "u", "k": 3, **kwargs}
     with pytest.raises(UserInputError, match=match):
         _searcher(InMemoryStore(DIM)).search(args.pop("query"), **args)
+
+
+def test_one_aware_and_one_naive_bound_compare_as_utc() -> None:
+    """A naive bound is UTC and an aware one is converted, so a mixed range is no TypeError:
+    04:00+05:00 is 23:00 UTC the day before, i.e. before a naive 01:00 though it reads later."""
+    s = _searcher(_store(FRUIT))  # every record is dated 2023-01-01 00:00 UTC
+    aware = datetime(2023, 1, 1, 4, 0, tzinfo=timezone(timedelta(hours=5)))
+    naive = datetime(2023, 1, 1, 1, 0)
+    hits = s.search("kiwi", user_id="u", k=5, time_range=(aware, naive))
+    assert sorted(h.id for h in hits) == ["a", "b", "c", "d"]
+    with pytest.raises(UserInputError, match="starts after"):
+        s.search("kiwi", user_id="u", k=5, time_range=(naive, aware))
 
 
 def test_vector_required_unless_lexical() -> None:
