@@ -35,7 +35,7 @@ os.environ.setdefault("LANCEDB_LOG", "error")
 
 from hymem.config import MemoryConfig
 from hymem.embedders import HashingEmbedder
-from hymem.llm.formatting import format_memories, format_pool
+from hymem.llm.formatting import format_asked_on, format_memories, format_pool
 from hymem.llm.roles import (
     ContextItem,
     LightAnswerOutput,
@@ -68,10 +68,18 @@ class ZeroRoles:
     label = "zero"
 
     def light_answer(
-        self, question: str, context: list[ContextItem], pool: list[str]
+        self,
+        question: str,
+        context: list[ContextItem],
+        pool: list[str],
+        *,
+        now: datetime | None = None,
     ) -> RoleResult[LightAnswerOutput]:
         messages = load_prompt(Role.LIGHT_ANSWER.value).render(
-            question=question, memories=format_memories(context), pool=format_pool(pool)
+            question=question,
+            memories=format_memories(context),
+            pool=format_pool(pool),
+            asked_on=format_asked_on(now),
         )
         tokens = sum(len(m["content"]) for m in messages) // 4
         answer = context[0].text if context else ""

@@ -28,7 +28,7 @@ from hymem.logging import get_logger
 from hymem.read.reader import Reader
 from hymem.sleep.consolidator import Consolidator, SleepReport
 from hymem.sleep.journal import SleepJournal, journal_path
-from hymem.time import utcnow
+from hymem.time import parse_timestamp, to_utc_or_none, utcnow
 from hymem.types import AddResult, Answer, Hit, Level, SummaryRecord, TurnRecord
 from hymem.validation import check_k, check_level, check_query, check_user_id
 from hymem.write.ingestor import Ingestor
@@ -216,8 +216,10 @@ class Memory:
         since: datetime | None = None,
         until: datetime | None = None,
         include_inactive: bool = False,
+        as_of: datetime | str | None = None,
     ) -> list[Hit]:
-        """Model-free hybrid retrieval (dense + BM25 fused by reciprocal rank)."""
+        """Model-free hybrid retrieval (dense + BM25 fused by reciprocal rank). `as_of` bounds
+        the search like `until`: nothing timestamped after it is returned."""
         self._check_open()
         check_user_id(user_id)
         check_query(query)
@@ -225,6 +227,10 @@ class Memory:
         lvl = check_level(level)
         if mode not in ("hybrid", "dense", "lexical"):
             raise UserInputError(f"unknown search mode {mode!r}: use hybrid, dense or lexical")
+        since, until = to_utc_or_none(since), to_utc_or_none(until)
+        moment = _as_of(as_of)
+        if moment is not None:
+            until = moment if until is None else min(until, moment)
         return self._searcher.search(
             query,
             user_id=user_id,
@@ -245,8 +251,13 @@ class Memory:
         N: int | None = None,
         d: int | None = None,
         max_iterations: int | None = None,
+        as_of: datetime | str | None = None,
     ) -> Answer:
-        """Answer from summaries; escalate to raw dialogue when the light path says it must."""
+        """Answer from summaries; escalate to raw dialogue when the light path says it must.
+
+        `as_of` is the moment the question is asked (default: now, unbounded): memories
+        timestamped after it are not retrieved, and a model reads the question's relative
+        expressions ("last week") against it. It is recorded on the Answer and the trace."""
         self._check_open()
         check_user_id(user_id)
         check_query(question)
@@ -265,16 +276,25 @@ class Memory:
             n_deep=N or self.config.n_deep,
             batch=d or self.config.select_batch,
             max_iterations=self.config.max_iterations if max_iterations is None else max_iterations,
+            as_of=_as_of(as_of),
         )
 
-    def context(self, question: str, *, user_id: str, depth: Depth = "light") -> list[Hit]:
-        """The context a path would assemble, for callers who bring their own answering model."""
+    def context(
+        self,
+        question: str,
+        *,
+        user_id: str,
+        depth: Depth = "light",
+        as_of: datetime | str | None = None,
+    ) -> list[Hit]:
+        """The context a path would assemble, for callers who bring their own answering model
+        (`as_of` as for `ask`)."""
         self._check_open()
         check_user_id(user_id)
         check_query(question)
         if depth not in ("auto", "light", "deep"):
             raise UserInputError(f"unknown depth {depth!r}: use auto, light or deep")
-        return self._reader.context(question, user_id=user_id, depth=depth)
+        return self._reader.context(question, user_id=user_id, depth=depth, as_of=_as_of(as_of))
 
     def traces(
         self, *, user_id: str | None = None, since: datetime | None = None
@@ -348,6 +368,11 @@ def exc_free() -> bool:
     import sys
 
     return sys.exc_info()[0] is None
+
+
+def _as_of(value: datetime | str | None) -> datetime | None:
+    """The API edge of `as_of`: any timestamp hymem accepts, normalised to naive UTC."""
+    return None if value is None else parse_timestamp(value)
 
 
 __all__ = ["ConfigError", "Memory"]

@@ -190,4 +190,5 @@ class Answer(BaseModel):
     fallbacks: list[str] = Field(default_factory=list)  # "role: reason" for each fallback taken
     budget_exhausted: bool = False
     backend: str = ""
+    as_of: datetime | None = None  # when the question was asked (naive UTC); None: now
     trace_id: str

@@ -78,12 +78,14 @@ class FakeSearcher:
     def __init__(self, hits: list[Hit]) -> None:
         self.hits = hits
         self.queries: list[tuple[str, int]] = []
+        self.time_ranges: list[Any] = []
 
     def search_vector(
         self, vector: Any, query: str, *, user_id: str, k: int, **_: Any
     ) -> list[Hit]:
         assert vector is not None
         self.queries.append((query, k))
+        self.time_ranges.append(_.get("time_range"))
         return self.hits[:k]
 
 
@@ -119,6 +121,7 @@ class FakeRoles:
         self._reflect = reflect if reflect is not None else (lambda q, a: (True, None))
         self.select_delay_s = select_delay_s
         self.calls: list[tuple[str, tuple[Any, ...], float, float]] = []
+        self.asked_on: list[Any] = []  # `now` of every answering call
         self._lock = threading.Lock()
 
     def _reply(self, source: Reply | list[Any], *args: Any) -> Any:
@@ -141,7 +144,10 @@ class FakeRoles:
             prompt_version=f"{role.value}@1",
         )
 
-    def light_answer(self, question: str, context: list[ContextItem], pool: list[str]) -> Any:
+    def light_answer(
+        self, question: str, context: list[ContextItem], pool: list[str], *, now: Any = None
+    ) -> Any:
+        self.asked_on.append(now)
         start = time.perf_counter()
         reply = self._reply(self._light, question, context, pool)
         if isinstance(reply, Fallback):
@@ -156,7 +162,10 @@ class FakeRoles:
         out = SelectOutput(ids=self._select(question, candidates))
         return self._result(Role.SELECT, out, (question, candidates), start)
 
-    def deep_answer(self, question: str, passages: list[ContextItem], pool: list[str]) -> Any:
+    def deep_answer(
+        self, question: str, passages: list[ContextItem], pool: list[str], *, now: Any = None
+    ) -> Any:
+        self.asked_on.append(now)
         start = time.perf_counter()
         out = DeepAnswerOutput(answer=self._deep(question, passages, pool))
         return self._result(Role.DEEP_ANSWER, out, (question, passages, pool), start)

@@ -22,6 +22,11 @@ def format_time(dt: datetime | None, *, weekday: bool = False) -> str:
     return f"{text} ({dt:%A})" if weekday else text
 
 
+def format_asked_on(now: datetime | None) -> str:
+    """When the question is asked, for prompts: a date with its weekday, or "not given"."""
+    return format_time(now, weekday=True) if now is not None else "not given"
+
+
 def format_span(start: datetime | None, end: datetime | None) -> str:
     if start is None and end is None:
         return "date unknown"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any, TypeVar
 
 from hymem.config import MemoryConfig
@@ -21,6 +22,7 @@ from hymem.llm.accounting import UsageMeter, completion_usage
 from hymem.llm.backend import ChatBackend, Completion, Message, TransientLLMError
 from hymem.llm.cache import ResponseCache, cache_key
 from hymem.llm.formatting import (
+    format_asked_on,
     format_memories,
     format_passages,
     format_pool,
@@ -101,12 +103,18 @@ class PromptedRoles:
         )
 
     def light_answer(
-        self, question: str, context: list[ContextItem], pool: list[str]
+        self,
+        question: str,
+        context: list[ContextItem],
+        pool: list[str],
+        *,
+        now: datetime | None = None,
     ) -> RoleResult[LightAnswerOutput]:
         return self._run(
             Role.LIGHT_ANSWER,
             {
                 "question": question,
+                "asked_on": format_asked_on(now),
                 "memories": format_memories(context),
                 "pool": format_pool(pool),
             },
@@ -129,12 +137,18 @@ class PromptedRoles:
         )
 
     def deep_answer(
-        self, question: str, passages: list[ContextItem], pool: list[str]
+        self,
+        question: str,
+        passages: list[ContextItem],
+        pool: list[str],
+        *,
+        now: datetime | None = None,
     ) -> RoleResult[DeepAnswerOutput]:
         return self._run(
             Role.DEEP_ANSWER,
             {
                 "question": question,
+                "asked_on": format_asked_on(now),
                 "passages": format_passages(passages),
                 "pool": format_pool(pool),
             },

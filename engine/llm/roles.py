@@ -90,9 +90,15 @@ class Roles(Protocol):
         ...
 
     def light_answer(
-        self, question: str, context: list[ContextItem], pool: list[str]
+        self,
+        question: str,
+        context: list[ContextItem],
+        pool: list[str],
+        *,
+        now: datetime | None = None,
     ) -> RoleResult[LightAnswerOutput]:
-        """Fallback: complete=False (escalate)."""
+        """Fallback: complete=False (escalate). `now` is when the question is asked (naive
+        UTC; None: unknown), against which relative expressions in it are read."""
         ...
 
     def select_events(
@@ -102,7 +108,12 @@ class Roles(Protocol):
         ...
 
     def deep_answer(
-        self, question: str, passages: list[ContextItem], pool: list[str]
+        self,
+        question: str,
+        passages: list[ContextItem],
+        pool: list[str],
+        *,
+        now: datetime | None = None,
     ) -> RoleResult[DeepAnswerOutput]: ...
 
     def reflect(self, question: str, answer: str) -> RoleResult[ReflectOutput]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import time
 import uuid
+from datetime import datetime
 from typing import Any
 
 from hymem.config import MemoryConfig
@@ -65,14 +66,16 @@ class Reader:
         n_deep: int = 30,
         batch: int = 10,
         max_iterations: int = 3,
+        as_of: datetime | None = None,
     ) -> Answer:
-        """HyMem Algorithm 1 under the per-ask budget; always writes a trace (best effort)."""
+        """HyMem Algorithm 1 under the per-ask budget; always writes a trace (best effort).
+        `as_of` (naive UTC) is when the question is asked; None means now, unbounded."""
         _check_args(question, user_id, depth, k=k, n_deep=n_deep, batch=batch)
         if max_iterations < 0:
             raise UserInputError("max_iterations must be >= 0")
         cfg = self._config
         budget = Budget(cfg.max_calls_per_ask, cfg.max_tokens_per_ask)
-        run = self._run(question, user_id)
+        run = self._run(question, user_id, as_of)
         trace_id = uuid.uuid4().hex
         started = time.perf_counter()
         # the failure trace and the success trace share everything but the outcome
@@ -115,6 +118,7 @@ class Reader:
         k: int | None = None,
         n_deep: int | None = None,
         batch: int | None = None,
+        as_of: datetime | None = None,
     ) -> list[Hit]:
         """The context a path would read: light top-k summaries; the deep path's segments
         (model-selected); or, for auto, light hits plus deep segments when the light verdict
@@ -122,20 +126,20 @@ class Reader:
         cfg = self._config
         k, n_deep, batch = k or cfg.k, n_deep or cfg.n_deep, batch or cfg.select_batch
         _check_args(question, user_id, depth, k=k, n_deep=n_deep, batch=batch)
-        run = self._run(question, user_id)
+        run = self._run(question, user_id, as_of)
         hits: list[Hit] = []
         if depth != "deep":
             hits = run.light_hits(0, question, k)
             if depth == "light":
                 return hits
-            verdict = run.roles.light_answer(question, [to_item(h) for h in hits], [])
+            verdict = run.roles.light_answer(question, [to_item(h) for h in hits], [], now=as_of)
             if verdict.output.complete:
                 return hits
         candidates = run.candidates(0, question, n_deep)
         run.select(0, question, candidates, batch, model=True)
         return [*hits, *run.segments(0)]
 
-    def _run(self, question: str, user_id: str) -> Run:
+    def _run(self, question: str, user_id: str, as_of: datetime | None) -> Run:
         return Run(
             question,
             user_id,
@@ -144,6 +148,7 @@ class Reader:
             searcher=self._searcher,
             roles=self._roles,
             concurrency=self._config.llm_concurrency,
+            as_of=as_of,
         )
 
     def flush_traces(self) -> None:
@@ -179,6 +184,7 @@ def _answer(run: Run, result: ScheduleResult, trace_id: str) -> Answer:
         fallbacks=run.fallbacks,
         budget_exhausted=result.budget_exhausted,
         backend=run.roles.label,
+        as_of=run.as_of,
         trace_id=trace_id,
     )
 

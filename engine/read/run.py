@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 import numpy as np
 from hymem.embedders import Embedder
-from hymem.indexes.protocol import Storage, Vector
+from hymem.indexes.protocol import Storage, TimeRange, Vector
 from hymem.llm.pool import map_concurrent
 from hymem.llm.roles import ContextItem, RoleResult, Roles, RolesProvider
 from hymem.logging import get_logger
@@ -45,7 +45,14 @@ class VectorSearcher(Protocol):
     the query is embedded once per ask by the reader and reused across rounds."""
 
     def search_vector(
-        self, vector: Vector | None, query: str, *, user_id: str, k: int, level: Level
+        self,
+        vector: Vector | None,
+        query: str,
+        *,
+        user_id: str,
+        k: int,
+        level: Level,
+        time_range: TimeRange | None = None,
     ) -> list[Hit]: ...
 
 
@@ -67,10 +74,14 @@ class Run:
         searcher: VectorSearcher,
         roles: RolesProvider,
         concurrency: int,
+        as_of: datetime | None = None,
     ) -> None:
         self._store, self._embedder, self._searcher = store, embedder, searcher
         self._roles, self._concurrency = roles, concurrency
         self.question, self.user_id = question, user_id
+        # the moment the question is asked: nothing stored after it is retrieved, and the
+        # answering roles resolve relative expressions ("last week") against it
+        self.as_of = as_of
         self.usage = Usage()
         self.latency: dict[str, float] = {}
         self.versions: dict[str, str] = {}
@@ -115,7 +126,12 @@ class Run:
         if vector is None:
             vector = self._vectors[query] = self._embedder.embed([query])[0]
         hits: list[Hit] = self._searcher.search_vector(
-            vector, query, user_id=self.user_id, k=k, level=Level.SUMMARY
+            vector,
+            query,
+            user_id=self.user_id,
+            k=k,
+            level=Level.SUMMARY,
+            time_range=(None, self.as_of) if self.as_of is not None else None,
         )
         return [h for h in hits if h.user_id == self.user_id]
 
@@ -222,7 +238,7 @@ class Run:
             hits = self.light_hits(step.round, step.query, step.k)
             with self.timed("light_answer"):
                 res = self.roles.light_answer(
-                    self.question, [to_item(h) for h in hits], list(step.pool)
+                    self.question, [to_item(h) for h in hits], list(step.pool), now=self.as_of
                 )
             log.debug(
                 "ask.light",
@@ -244,7 +260,9 @@ class Run:
             with self.timed("read_segments"):
                 passages = [to_item(h) for h in self.segments(step.round)]
             with self.timed("deep_answer"):
-                deep = self.roles.deep_answer(self.question, passages, list(step.pool))
+                deep = self.roles.deep_answer(
+                    self.question, passages, list(step.pool), now=self.as_of
+                )
             log.debug("ask.deep", round=step.round, passages=len(passages), fallback=deep.fallback)
             return DeepAnswerOutcome(deep.output.answer, deep.fallback, self.account(deep))
         with self.timed("reflect"):

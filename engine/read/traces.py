@@ -112,6 +112,7 @@ def build_trace(
         "turn_ids": [t for h in evidence for t in h.turn_ids],
         "rounds": rounds,
         "error": f"{type(error).__name__}: {error}" if error is not None else None,
+        "as_of": run.as_of.isoformat() if run.as_of is not None else None,
         "created_at": clock(),
     }
 

@@ -34,13 +34,15 @@ class FlakyRoles:
         self._lock = threading.Lock()
         self.label = inner.label
 
-    def deep_answer(self, question: str, passages: list[Any], pool: list[str]) -> Any:
+    def deep_answer(
+        self, question: str, passages: list[Any], pool: list[str], *, now: Any = None
+    ) -> Any:
         with self._lock:
             fail = self._left > 0
             self._left -= 1 if fail else 0
         if fail:
             raise LLMUnavailable("503 after retries", role="deep_answer", status_code=503)
-        return self._inner.deep_answer(question, passages, pool)
+        return self._inner.deep_answer(question, passages, pool, now=now)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)

@@ -56,7 +56,7 @@ def test_every_role_sends_its_header_and_parses(
     assert r.summarise([seg]).output.segments[0].facts == [
         "Caroline went to a support group on 7 May 2023."
     ]
-    assert r.light_answer("When?", MEM, []).prompt_version == "light_answer@1"
+    assert r.light_answer("When?", MEM, []).prompt_version == "light_answer@2"
     assert r.select_events("q", MEM).output.ids == ["m1"]
     assert r.deep_answer("q", MEM, []).output.answer == "7 May 2023"
     assert r.reflect("q", "a").output.new_question == "Which group?"

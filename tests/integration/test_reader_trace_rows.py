@@ -49,7 +49,7 @@ def test_trace_rows_round_trip(scripted_memory: Any, llm_server: Any) -> None:
     )
     assert trace["answer"] == "a golden retriever named Oscar"
     assert trace["usage"]["select"]["calls"] == 2
-    assert trace["prompt_versions"]["deep_answer"] == "deep_answer@1"
+    assert trace["prompt_versions"]["deep_answer"] == "deep_answer@2"
     assert trace["segment_ids"] and trace["turn_ids"]
     assert trace["rounds"][0]["candidate_ids"][:10] == trace["rounds"][0]["candidate_ids"]
     assert set(trace["latency_ms"]) >= {"retrieve_light", "light_answer", "select", "total"}

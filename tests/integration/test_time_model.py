@@ -68,3 +68,36 @@ def test_traces_since_accepts_aware_and_naive_utc(mem: Memory) -> None:
     assert len(mem.traces(user_id="ann", since=far_east)) == 1
     assert len(mem.traces(user_id="ann", since=before.replace(tzinfo=None))) == 1
     assert mem.traces(user_id="ann", since=datetime.now(UTC) + timedelta(hours=1)) == []
+
+
+def test_as_of_hides_what_was_said_later_in_every_mode(mem: Memory) -> None:
+    as_of = "2023-05-04T00:00:00+02:00"  # 3 May 22:00 UTC: only the 1 and 3 May turns precede it
+    bound = datetime(2023, 5, 3, 22, 0)
+    for mode in ("dense", "lexical", "hybrid"):
+        hits = mem.search("apple tree garden", user_id="ann", k=50, mode=mode, as_of=as_of)
+        assert {h.id for h in hits} == _ids(mem, mode, datetime(2000, 1, 1), bound), mode
+        assert hits and all(h.time_start is not None and h.time_start <= bound for h in hits)
+
+
+def test_ask_as_of_is_parsed_bounded_and_traced(mem: Memory) -> None:
+    ans = mem.ask(
+        "Which apple tree did Ann plant?", user_id="ann", depth="light", as_of="4 May 2023"
+    )
+    assert ans.as_of == datetime(2023, 5, 4)
+    assert all(h.time_start is not None and h.time_start <= ans.as_of for h in ans.evidence)
+    trace = next(t for t in mem.traces(user_id="ann") if t["trace_id"] == ans.trace_id)
+    assert trace["as_of"] == "2023-05-04T00:00:00"
+    ctx = mem.context("Which apple tree?", user_id="ann", as_of=datetime(2023, 5, 2))
+    assert ctx and all(
+        h.time_start is not None and h.time_start <= datetime(2023, 5, 2) for h in ctx
+    )
+
+
+@pytest.mark.parametrize("bad", ["yesterday", "", 12.5j, True])
+def test_an_unparseable_as_of_is_a_user_input_error(mem: Memory, bad: object) -> None:
+    from hymem.errors import UserInputError
+
+    with pytest.raises(UserInputError):
+        mem.search("apple", user_id="ann", as_of=bad)  # type: ignore[arg-type]
+    with pytest.raises(UserInputError):
+        mem.ask("apple?", user_id="ann", depth="light", as_of=bad)  # type: ignore[arg-type]

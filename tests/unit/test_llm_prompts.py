@@ -9,9 +9,9 @@ from hymem.prompts import load_prompt, parse_prompt
 
 EXPECTED_VARIABLES = {
     "summarise": {"segments"},
-    "light_answer": {"question", "memories", "pool"},
+    "light_answer": {"question", "memories", "pool", "asked_on"},
     "select": {"question", "candidates"},
-    "deep_answer": {"question", "passages", "pool"},
+    "deep_answer": {"question", "passages", "pool", "asked_on"},
     "reflect": {"question", "answer"},
     "update": {"target", "newer"},
     "judge": {"question", "gold", "generated"},

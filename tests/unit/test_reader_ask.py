@@ -3,6 +3,8 @@ reflection, usage."""
 
 from __future__ import annotations
 
+from datetime import datetime
+
 import pytest
 from hymem.errors import LLMUnavailable, UserInputError
 from hymem.llm.roles import LightAnswerOutput
@@ -204,3 +206,25 @@ def test_bad_input_is_a_user_input_error(kwargs: dict[str, object]) -> None:
     with pytest.raises(UserInputError):
         fakes.reader().ask(args.pop("question"), **args)  # type: ignore[arg-type]
     assert fakes.roles.calls == []
+
+
+def test_as_of_bounds_retrieval_reaches_the_roles_and_is_recorded() -> None:
+    as_of = datetime(2023, 6, 1, 12, 0)
+    roles = FakeRoles(light=lambda q, c, p: ("?", False))
+    fakes = make_fakes(roles=roles)
+    reader = fakes.reader()
+    ans = reader.ask("what happened last week?", user_id="alice", as_of=as_of)
+    assert fakes.searcher.time_ranges and all(
+        tr == (None, as_of) for tr in fakes.searcher.time_ranges
+    )
+    assert roles.asked_on and all(now == as_of for now in roles.asked_on)
+    assert ans.as_of == as_of
+    reader.close()
+    (trace,) = fakes.store.read_traces(user_id="alice")
+    assert trace["as_of"] == as_of.isoformat()
+
+
+def test_without_as_of_nothing_is_bounded() -> None:
+    fakes = make_fakes(roles=FakeRoles(light=lambda q, c, p: ("Paris", True)))
+    ans = fakes.reader().ask("where?", user_id="alice")
+    assert fakes.searcher.time_ranges == [None] and ans.as_of is None

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import time
+from datetime import datetime
 from typing import TypeVar
 
 from hymem.embedders import Embedder
@@ -128,7 +129,12 @@ class ExtractiveRoles:
     # --- read path -------------------------------------------------------------------------
 
     def light_answer(
-        self, question: str, context: list[ContextItem], pool: list[str]
+        self,
+        question: str,
+        context: list[ContextItem],
+        pool: list[str],
+        *,
+        now: datetime | None = None,  # unused: no model reads the question's own dates
     ) -> RoleResult[LightAnswerOutput]:
         """The best-supported item's answer; complete only when that item covers the
         question's content words (COMPLETE_MIN_COVERAGE), is semantically close
@@ -179,7 +185,12 @@ class ExtractiveRoles:
         )
 
     def deep_answer(
-        self, question: str, passages: list[ContextItem], pool: list[str]
+        self,
+        question: str,
+        passages: list[ContextItem],
+        pool: list[str],
+        *,
+        now: datetime | None = None,  # unused, as in light_answer
     ) -> RoleResult[DeepAnswerOutput]:
         """The best-supported sentence of the raw dialogue, cut to the span the question asks
         for; "when" questions get the line's date, relative dates resolved against it."""
