@@ -9,7 +9,8 @@ list of turns `{"role", "content", ["has_answer"]}`), `answer_session_ids`. Date
 Damage is contained where it is found, so one bad item never costs a run: a question with
 missing keys, a bad `question_date` or malformed sessions is skipped; a session whose date does
 not parse is dropped from its question; a turn with empty content is kept in the numbering (turn
-ids count every turn) but never ingested or indexed. Each skip is logged naming the question and
+ids count every turn) but never ingested or indexed; a session repeated verbatim under the same
+id is kept once. Each skip is logged naming the question and
 returned in `LmeDataset.skipped`. Only a file that is not the format at all raises
 `DatasetFormatError`.
 """
@@ -162,11 +163,18 @@ def _sessions(raw: dict[str, Any], qid: str, skipped: list[Skip]) -> list[LmeSes
             f"haystack lists differ in length ({len(ids)} ids, {len(dates)} dates, "
             f"{len(sessions)} sessions)"
         )
-    if len({str(s) for s in ids}) != len(ids):
-        raise UserInputError("haystack_session_ids repeat a session id")
-    out = []
+    out: list[LmeSession] = []
+    first: dict[str, object] = {}
     for sid, stamp, turns in zip(ids, dates, sessions, strict=True):
         sid = str(sid)
+        if sid in first:
+            # The benchmark repeats a few sessions verbatim under another date; their turn ids
+            # would collide, so the first occurrence is kept. Differing content is ambiguous.
+            if turns != first[sid]:
+                raise UserInputError(f"session id {sid} repeats with different turns")
+            _skip(skipped, "session", qid, sid, "repeated session (same turns); first kept")
+            continue
+        first[sid] = turns
         try:
             date = parse_lme_date(stamp)
         except UserInputError as exc:

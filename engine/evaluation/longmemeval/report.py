@@ -102,7 +102,7 @@ def qa_summary(predictions: Sequence[LmePrediction]) -> dict[str, Any]:
             "accuracy": acc(judged) if judged else None,
             "by_type": {
                 t: acc([p for p in judged if p.question_type == t and not p.abstention])
-                for t in ordered_types({p.question_type for p in judged})
+                for t in ordered_types({p.question_type for p in judged if not p.abstention})
             },
             "abstention": acc([p for p in judged if p.abstention]),
             "avg_context_tokens": mean(p.context_tokens for p in recs),
