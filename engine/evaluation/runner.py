@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,8 +25,14 @@ from hymem.evaluation.predictions import (
     read_predictions,
 )
 from hymem.evaluation.progress import make_progress
-from hymem.evaluation.systems import ALL_SYSTEMS, System, SystemResult, build_systems, usage_split
-from hymem.types import Usage
+from hymem.evaluation.systems import (
+    ALL_SYSTEMS,
+    System,
+    SystemResult,
+    answer_fields,
+    build_systems,
+)
+from hymem.types import AddResult, Usage
 from pydantic import BaseModel, Field, ValidationError
 
 if TYPE_CHECKING:
@@ -102,17 +107,10 @@ def ingest_conversation(
             segments += len(res.segments_written)
             summaries += len(res.summaries_written)
             on_turn()
-    res = mem.flush(user_id=user_id)
+    res = flush_user(mem, user_id)
     usage.merge(res.usage)
     segments += len(res.segments_written)
     summaries += len(res.summaries_written)
-    if res.pending:
-        # The summariser failed: the turns are durable and pending, so a rerun retries them.
-        raise LLMUnavailable(
-            f"{user_id}: {res.pending} turns still pending after flush ({res.error}); "
-            "rerun with the same --out to retry",
-            role="summarise",
-        )
     ingest_s = time.perf_counter() - t0
     sleep_s = 0.0
     sleep_report: dict[str, Any] | None = None
@@ -142,6 +140,19 @@ def ingest_conversation(
     }
 
 
+def flush_user(mem: Memory, user_id: str) -> AddResult:
+    """Flush a user's pending turns; LLMUnavailable when the summariser left some pending
+    (they are durable, so a rerun retries them)."""
+    res = mem.flush(user_id=user_id)
+    if res.pending:
+        raise LLMUnavailable(
+            f"{user_id}: {res.pending} turns still pending after flush ({res.error}); "
+            "rerun with the same --out to retry",
+            role="summarise",
+        )
+    return res
+
+
 def score(
     system: str,
     conv: LocomoConversation,
@@ -165,25 +176,12 @@ def score(
         question=qa.question,
         gold=gold,
         evidence=list(qa.evidence),
-        prediction=res.prediction,
         f1=locomo_f1(res.prediction, gold, qa.category),
         bleu1=bleu1(res.prediction, gold),
         evidence_recall=evidence_recall(qa.evidence, res.retrieved_turn_ids),
         judge_correct=judge_correct,
         judge_label=judge_label,
-        retrieved_turn_ids=res.retrieved_turn_ids,
-        context_tokens=res.context_tokens,
-        path=res.path,
-        escalated=res.escalated,
-        escalation_reason=res.escalation_reason,
-        iterations=res.iterations,
-        latency_ms=res.latency_ms,
-        latency_stages=res.latency_stages,
-        backend=res.backend,
-        trace_id=res.trace_id,
-        fallbacks=res.fallbacks,
-        finished_at=datetime.now(UTC).isoformat(timespec="milliseconds"),
-        **usage_split(res.usage),
+        **answer_fields(res),
     )
 
 
@@ -369,6 +367,7 @@ __all__ = [
     "RunResult",
     "dump_traces",
     "eligible_questions",
+    "flush_user",
     "ingest_conversation",
     "read_json",
     "run_locomo",

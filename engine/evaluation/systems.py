@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Iterable
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from hymem.errors import UserInputError
@@ -84,6 +85,26 @@ def hit_turn_ids(mem: Memory, hits: Iterable[Hit], user_id: str) -> list[str]:
 def hits_to_turn_ids(mem: Memory, hits: Iterable[Hit], user_id: str) -> list[str]:
     """`hit_turn_ids` as LoCoMo dia_ids."""
     return list(dict.fromkeys(to_dia_id(t) for t in hit_turn_ids(mem, hits, user_id)))
+
+
+def answer_fields(res: SystemResult) -> dict[str, Any]:
+    """The `AnswerRecord` fields every benchmark copies from a system's result, stamped now."""
+    return {
+        "prediction": res.prediction,
+        "retrieved_turn_ids": res.retrieved_turn_ids,
+        "context_tokens": res.context_tokens,
+        "path": res.path,
+        "escalated": res.escalated,
+        "escalation_reason": res.escalation_reason,
+        "iterations": res.iterations,
+        "latency_ms": res.latency_ms,
+        "latency_stages": res.latency_stages,
+        "backend": res.backend,
+        "trace_id": res.trace_id,
+        "fallbacks": res.fallbacks,
+        "finished_at": datetime.now(UTC).isoformat(timespec="milliseconds"),
+        **usage_split(res.usage),
+    }
 
 
 def usage_split(usage: Usage) -> dict[str, int]:

@@ -12,7 +12,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import structlog
-from hymem.errors import InvalidMessageError, LLMUnavailable
+from hymem.errors import InvalidMessageError
+from hymem.evaluation.runner import flush_user
 from hymem.types import AddResult, Usage
 
 if TYPE_CHECKING:
@@ -61,7 +62,7 @@ def ingest_question(
     mem: Memory, question: LmeQuestion, *, on_turns: Callable[[int], None]
 ) -> dict[str, Any]:
     """Feed the whole history and flush; returns the construction cost. LLMUnavailable when
-    the summariser left turns pending (they are durable: a rerun retries them)."""
+    the summariser left turns pending (`flush_user`)."""
     usage = Usage()
     turns = segments = summaries = 0
     rejected: list[str] = []
@@ -74,16 +75,10 @@ def ingest_question(
             segments += len(res.segments_written)
             summaries += len(res.summaries_written)
         on_turns(len(session.turns))
-    res = mem.flush(user_id=question.question_id)
+    res = flush_user(mem, question.question_id)
     usage.merge(res.usage)
     segments += len(res.segments_written)
     summaries += len(res.summaries_written)
-    if res.pending:
-        raise LLMUnavailable(
-            f"{question.question_id}: {res.pending} turns still pending after flush "
-            f"({res.error}); rerun with the same --out to retry",
-            role="summarise",
-        )
     total = usage.total
     return {
         "question_id": question.question_id,

@@ -44,7 +44,7 @@ from hymem.evaluation.pool import run_bounded
 from hymem.evaluation.predictions import PredictionLog, read_predictions
 from hymem.evaluation.progress import make_progress
 from hymem.evaluation.runner import dump_traces, judge_config, read_json
-from hymem.evaluation.systems import SystemResult, usage_split
+from hymem.evaluation.systems import SystemResult, answer_fields
 from pydantic import BaseModel, Field
 
 if TYPE_CHECKING:
@@ -325,23 +325,10 @@ def _prediction(
         question=q.question,
         question_date=q.question_date_text,
         gold=q.answer,
-        prediction=res.prediction,
         judge_correct=correct,
         judge_label=label,
         judge_prompt=prompt,
-        retrieved_turn_ids=res.retrieved_turn_ids,
-        context_tokens=res.context_tokens,
-        path=res.path,
-        escalated=res.escalated,
-        escalation_reason=res.escalation_reason,
-        iterations=res.iterations,
-        latency_ms=res.latency_ms,
-        latency_stages=res.latency_stages,
-        backend=res.backend,
-        trace_id=res.trace_id,
-        fallbacks=res.fallbacks,
-        finished_at=datetime.now(UTC).isoformat(timespec="milliseconds"),
-        **usage_split(res.usage),
+        **answer_fields(res),
     )
 
 
