@@ -127,14 +127,35 @@ def run_longmemeval(
     _write_skipped(out, dataset)
     _write_selection(out, questions)
     mem = Memory(out / "store", config=config, embedder=embedder, roles=roles)
-    own_judge: Roles | None = None
     try:
         _write_manifest(mem, config, options)
-        qa = mem.roles.label != "extractive"
-        if qa and options.judge and judge_roles is None:
-            from hymem.llm import build_roles
+        result = _evaluate(mem, questions, systems, options, judge_roles, show_progress)
+    finally:
+        mem.close()
+    counts = {"ingested": len(result.ingested), "ingest_failed": len(result.ingest_failed)}
+    _append_timing(out, started, **counts, ranked=result.ranked, asked=result.asked)
+    result.summary = write_outputs(out, dashboard=options.dashboard)
+    log.info("longmemeval.done", out=str(out), **counts, ranked=result.ranked, asked=result.asked)
+    return result
 
-            judge_roles = own_judge = build_roles(judge_config(config, options.judge), mem.embedder)
+
+def _evaluate(
+    mem: Memory,
+    questions: list[LmeQuestion],
+    systems: list[str],
+    options: LmeOptions,
+    judge_roles: Roles | None,
+    show_progress: bool,
+) -> LmeRunResult:
+    """Ingest and rank every question, then (with a model) answer and judge."""
+    qa = mem.roles.label != "extractive"
+    own_judge: Roles | None = None
+    if qa and options.judge and judge_roles is None:
+        from hymem.llm import build_roles
+
+        judge_roles = own_judge = build_roles(judge_config(mem.config, options.judge), mem.embedder)
+    out = options.out
+    try:
         ingested, failed_ingest, ranked = _prepare(mem, questions, systems, out, qa, show_progress)
         asked = already = failed = 0
         if qa:
@@ -149,17 +170,6 @@ def run_longmemeval(
     finally:
         if own_judge is not None:
             own_judge.close()
-        mem.close()
-    _append_timing(
-        out,
-        started,
-        ingested=len(ingested),
-        ingest_failed=len(failed_ingest),
-        ranked=ranked,
-        asked=asked,
-    )
-    summary = write_outputs(out, dashboard=options.dashboard)
-    log.info("longmemeval.done", out=str(out), ingested=len(ingested), ranked=ranked, asked=asked)
     return LmeRunResult(
         out=out,
         ingested=ingested,
@@ -169,7 +179,7 @@ def run_longmemeval(
         already_asked=already,
         failed=failed,
         qa=qa,
-        summary=summary,
+        summary={},
     )
 
 
