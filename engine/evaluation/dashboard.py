@@ -124,20 +124,22 @@ def record_model(run: Path) -> type[AnswerRecord]:
 
 
 def retrieval_figure(runs: Sequence[tuple[str, dict[str, Any]]]) -> go.Figure:
-    """recall_any@k at session level per system, for runs whose summary scores retrieval
-    with the LongMemEval metrics (hymem's systems and the flat baselines as lines)."""
-    f = _fig("Retrieval: session-level recall_any@k", "recall_any", [0, 1])
+    """recall_any@k per system, session level solid and turn level dashed, for runs whose
+    summary scores retrieval with the LongMemEval metrics."""
+    f = _fig("Retrieval: recall_any@k (session solid, turn dashed)", "recall_any", [0, 1])
     for run_name, summary in runs:
         levels = (summary.get("retrieval") or {}).get("levels") or {}
-        for system, scores in (levels.get("session") or {}).items():
-            overall = scores.get("overall", {})
-            ks = sorted(int(key.split("@")[1]) for key in overall if key.startswith("recall_any@"))
-            f.add_scatter(
-                x=[str(k) for k in ks],
-                y=[overall[f"recall_any@{k}"] for k in ks],
-                mode="lines+markers",
-                name=f"{run_name}/{system}",
-            )
+        for level, dash in (("session", "solid"), ("turn", "dash")):
+            for system, scores in (levels.get(level) or {}).items():
+                overall = scores.get("overall", {})
+                ks = sorted(int(k.split("@")[1]) for k in overall if k.startswith("recall_any@"))
+                f.add_scatter(
+                    x=[str(k) for k in ks],
+                    y=[overall[f"recall_any@{k}"] for k in ks],
+                    mode="lines+markers",
+                    line={"dash": dash},
+                    name=f"{run_name}/{system} ({level})",
+                )
     f.update_xaxes(title="k", type="category")
     return f
 
