@@ -19,6 +19,7 @@ from hymem.evaluation.longmemeval.judge import (
 from hymem.evaluation.longmemeval.metrics import evidence_of
 from hymem.evaluation.longmemeval.records import RetrievalRecord
 from hymem.evaluation.longmemeval.systems import (
+    QuestionRetriever,
     Ranked,
     ask_hymem,
     check_systems,
@@ -28,7 +29,7 @@ from hymem.evaluation.longmemeval.systems import (
 )
 from hymem.llm.roles import JudgeOutput, Role, RoleResult
 from hymem.prompts import load_prompt
-from hymem.types import Answer
+from hymem.types import Answer, Hit, Level
 
 from tests.fixtures_lme import LME_MINI
 
@@ -172,3 +173,41 @@ def test_systems_are_checked_and_map_to_qa_answerers() -> None:
         "dense-session",
     ]
     assert qa_systems(["bm25-turn"]) == ["bm25-turn"]
+
+
+class _SearchMem:
+    """Memory's search over scripted segment hits, recording the depth of each call."""
+
+    def __init__(self, hits: list[Hit]) -> None:
+        self.hits = hits
+        self.ks: list[int] = []
+
+    def search(self, query: str, *, user_id: str, k: int, level: Level) -> list[Hit]:
+        self.ks.append(k)
+        return self.hits[:k]
+
+
+def test_hymem_hits_are_read_deeper_until_their_turns_cover_the_haystack() -> None:
+    q = questions()["q_ms_02"]  # 4 sessions, 15 turns
+    every_turn = [t.id for s in q.sessions for t in s.turns]
+
+    def hit(i: int, turns: list[str]) -> Hit:
+        return Hit(
+            level=Level.SEGMENT,
+            id=f"seg{i}",
+            user_id=q.question_id,
+            text="t",
+            segment_id=f"seg{i}",
+            turn_ids=turns,
+        )
+
+    # 60 hits on one turn, then the rest: 50 hits cover 1 turn, so the search goes 4x deeper.
+    hits = [hit(i, [every_turn[0]]) for i in range(60)] + [hit(60, every_turn)]
+    mem = _SearchMem(hits)
+    got, turns = QuestionRetriever(mem, q, rrf_k=60).hymem_hits(Level.SEGMENT)  # type: ignore[arg-type]
+    assert mem.ks == [50, 200] and len(got) == 61 and turns == every_turn
+    ranked = QuestionRetriever(mem, q, rrf_k=60).rank("hymem-segment")  # type: ignore[arg-type]
+    assert len(ranked.ranked_ids) == 50 and ranked.turn_ids == every_turn
+    covered = _SearchMem([hit(0, every_turn)] * 50)
+    QuestionRetriever(covered, q, rrf_k=60).hymem_hits(Level.SEGMENT)  # type: ignore[arg-type]
+    assert covered.ks == [50]

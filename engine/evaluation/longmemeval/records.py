@@ -17,8 +17,8 @@ class RetrievalRecord(KeyedRecord):
     question_type: str
     system: str
     granularity: Literal["turn", "session"]  # what the system ranks natively
-    ranked_ids: list[str]  # native items best first: hymem hit ids, or flat unit ids
-    turn_ids: list[str] = Field(default_factory=list)  # turns behind them (turn granularity)
+    ranked_ids: list[str]  # top native items best first (hymem hit ids or flat unit ids), <= 50
+    turn_ids: list[str] = Field(default_factory=list)  # the whole turn ranking (turn systems)
     session_ids: list[str] = Field(default_factory=list)  # distinct sessions, first-seen order
     # {"session": {"recall_any@5": 1.0, ...}, "turn": {...}}; a level is absent when the
     # question has no evidence there or the system cannot be scored there.

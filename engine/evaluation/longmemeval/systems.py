@@ -4,6 +4,7 @@ Retrieval (no model):
     hymem-summary   hymem's light path: `mem.search(level="summary")`, each summary hit mapped to
                     turns by `hit_turn_ids` (today: its segment's turns, in order), then sessions
     hymem-segment   hymem's Level-2 retrieval: `mem.search(level="segment")`, the segments' turns
+    (both read as deep as the largest k needs, see `QuestionRetriever.hymem_hits`)
     {bm25,dense,hybrid}-{turn,session}   the paper's flat baselines (`flat.py`)
 
 Question answering (only with a model): `hymem` (`Memory.ask`, depth auto) when a hymem
@@ -35,7 +36,7 @@ from hymem.evaluation.longmemeval.records import RetrievalRecord
 from hymem.evaluation.systems import SystemResult, answer_result, hit_turn_ids
 from hymem.llm.roles import ContextItem
 from hymem.llm.tokens import count_tokens
-from hymem.types import Level
+from hymem.types import Hit, Level
 
 if TYPE_CHECKING:
     from hymem.evaluation.longmemeval.data import LmeQuestion
@@ -49,8 +50,10 @@ FLAT_SYSTEMS: dict[str, tuple[Ranker, Granularity]] = {
 }
 RETRIEVAL_SYSTEMS: tuple[str, ...] = (*HYMEM_SYSTEMS, *FLAT_SYSTEMS)
 HYMEM_QA = "hymem"
-# Deep enough for the largest k the benchmark scores.
+# Deep enough for the largest k the benchmark scores; hymem's hits are read deeper when their
+# turns do not yet cover that many turns and sessions (summaries share segments), up to a cap.
 SEARCH_K = max(KS)
+MAX_SEARCH_K = 3200
 
 
 def check_systems(names: Iterable[str]) -> list[str]:
@@ -102,19 +105,33 @@ class QuestionRetriever:
         t0 = time.perf_counter()
         q = self.question
         if system in HYMEM_SYSTEMS:
-            hits = self.mem.search(
-                q.question, user_id=q.question_id, k=SEARCH_K, level=HYMEM_SYSTEMS[system]
-            )
-            turns = hit_turn_ids(self.mem, hits, q.question_id)
-            out = Ranked(system, "turn", [h.id for h in hits], turns, [h.text for h in hits])
+            hits, turns = self.hymem_hits(HYMEM_SYSTEMS[system])
+            top = hits[:SEARCH_K]
+            out = Ranked(system, "turn", [h.id for h in top], turns, [h.text for h in top])
         else:
             ranker, gran = FLAT_SYSTEMS[system]
             index = self.flat(gran)
             ids = index.rank(ranker, q.question)
             texts = [index.by_id[i].text for i in ids[:SEARCH_K]]
-            out = Ranked(system, gran, ids, ids if gran == "turn" else [], texts)
+            out = Ranked(system, gran, ids[:SEARCH_K], ids if gran == "turn" else [], texts)
         out.latency_ms = (time.perf_counter() - t0) * 1000.0
         return out
+
+    def hymem_hits(self, level: Level) -> tuple[list[Hit], list[str]]:
+        """hymem's hits and the turns behind them, searched 4x deeper (to MAX_SEARCH_K) until
+        the turns cover SEARCH_K turns and sessions or the whole haystack: many summaries
+        share a segment, so 50 summary hits can stand for only a few dozen turns."""
+        q = self.question
+        need_turns = min(SEARCH_K, q.turn_count)
+        need_sessions = min(SEARCH_K, len(q.sessions))
+        k = SEARCH_K
+        while True:
+            hits = self.mem.search(q.question, user_id=q.question_id, k=k, level=level)
+            turns = hit_turn_ids(self.mem, hits, q.question_id)
+            covered = len(turns) >= need_turns and len(distinct_sessions(turns)) >= need_sessions
+            if covered or len(hits) < k or k >= MAX_SEARCH_K:
+                return hits, turns
+            k *= 4
 
 
 def score_ranking(question: LmeQuestion, evidence: Evidence, ranked: Ranked) -> RetrievalRecord:
@@ -205,6 +222,7 @@ __all__ = [
     "FLAT_SYSTEMS",
     "HYMEM_QA",
     "HYMEM_SYSTEMS",
+    "MAX_SEARCH_K",
     "RETRIEVAL_SYSTEMS",
     "SEARCH_K",
     "QuestionRetriever",
