@@ -174,7 +174,12 @@ def test_bad_items_are_counted_and_the_run_goes_on(lme_variant: Variant, tmp_pat
     ku = json.loads((out / "ingest" / "q_ku_03.json").read_text())
     assert ku["turns"] == 9 and ku["turns_skipped"] == 1
     report = (out / "report.md").read_text()
-    assert "questions left out by the loader (malformed, bad date): 1" in report
+    assert "questions of the file left out by the loader (malformed, bad date): 1" in report
     assert "question q_ssu_01 of q_ssu_01: date '2023/06/20 (Mon) 09:15'" in report
     assert "session sharegpt_laptop_02 of q_ms_02" in report
+    # A question left out of the selection takes its session and turn skips with it.
+    run(lme_variant(damage), tmp_path / "one", systems=["bm25-turn"], questions=["q_tr_04"])
+    assert json.loads((tmp_path / "one" / "summary.json").read_text())["skipped"] | {
+        "details": None
+    } == {"questions": 1, "sessions": 0, "turns": 0, "details": None}
     assert LME_ABSTENTION not in {r.question_id for r in rows(out)}

@@ -306,9 +306,10 @@ def _skipped_section(summary: dict[str, Any]) -> list[str]:
     lines = [
         "## Skipped",
         "",
-        f"- questions left out by the loader (malformed, bad date): {sk['questions']}",
-        f"- sessions dropped (date does not parse): {sk['sessions']}",
-        f"- turns not ingested or indexed (empty content): {sk['turns']}",
+        f"- questions of the file left out by the loader (malformed, bad date): {sk['questions']}",
+        f"- sessions left out of selected questions (bad date, repeated verbatim): "
+        f"{sk['sessions']}",
+        f"- turns of selected questions not ingested or indexed (empty content): {sk['turns']}",
         f"- abstention questions (not scored for retrieval): {summary['abstention']}",
     ]
     for level in LEVELS:

@@ -124,7 +124,7 @@ def run_longmemeval(
     questions = select_questions(dataset.questions, options.questions, options.types, options.limit)
     out = options.out
     (out / "ingest").mkdir(parents=True, exist_ok=True)
-    _write_skipped(out, dataset)
+    _write_skipped(out, dataset, questions)
     _write_selection(out, questions)
     mem = Memory(out / "store", config=config, embedder=embedder, roles=roles)
     try:
@@ -199,9 +199,13 @@ def _write_manifest(mem: Memory, config: MemoryConfig, options: LmeOptions) -> N
     path.write_text(json.dumps(manifest, indent=2), encoding="utf-8")
 
 
-def _write_skipped(out: Path, dataset: LmeDataset) -> None:
-    """skipped.json: what the loader left out of the file, for the report."""
-    rows = [s.model_dump() for s in dataset.skipped]
+def _write_skipped(out: Path, dataset: LmeDataset, questions: list[LmeQuestion]) -> None:
+    """skipped.json, for the report: every question the loader left out of the file, and the
+    sessions and turns it left out of the selected questions."""
+    chosen = {q.question_id for q in questions}
+    rows = [
+        s.model_dump() for s in dataset.skipped if s.kind == "question" or s.question_id in chosen
+    ]
     (out / "skipped.json").write_text(json.dumps(rows, indent=2), encoding="utf-8")
 
 
