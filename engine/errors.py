@@ -2,7 +2,8 @@
 
     HymemError
     ├── UserInputError            caller mistakes: bad query, k <= 0, unknown level, bad message
-    │   └── InvalidMessageError   one message of an add() call; names its index
+    │   ├── InvalidMessageError   one message of an add() call; names its index
+    │   └── DatasetFormatError    a benchmark file that is not in its benchmark's format at all
     ├── ConfigError               inconsistent or unknown configuration, unknown backend spec
     ├── StoreError                the memory folder itself
     │   ├── StoreLockedError      another process holds the writer lock
@@ -40,6 +41,13 @@ class InvalidMessageError(UserInputError):
         self.message_id = message_id
         where = f"message {index}" + (f" (id={message_id!r})" if message_id else "")
         super().__init__(f"{where}: {reason}")
+
+
+class DatasetFormatError(UserInputError):
+    """A benchmark file is not in its format at all (not JSON, not a list, no valid item).
+
+    Single bad items of an otherwise valid file are skipped and counted by the harness
+    instead, so one damaged question never costs a whole run."""
 
 
 class ConfigError(HymemError, ValueError):

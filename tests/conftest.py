@@ -19,4 +19,5 @@ pytest_plugins = [
     "tests.fixtures_reader",
     "tests.fixtures_sleep",
     "tests.fixtures_eval",
+    "tests.fixtures_lme",
 ]

@@ -1,15 +1,20 @@
-"""`hymem eval locomo` and `hymem dashboard`: the evaluation harness and its HTML report."""
+"""`hymem eval locomo`, `hymem eval longmemeval` and `hymem dashboard`: the evaluation
+harnesses and their HTML report."""
 
 from __future__ import annotations
 
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from hymem.cli.app import EmbedderOpt, LlmOpt, app
+from hymem.evaluation.longmemeval.systems import RETRIEVAL_SYSTEMS as LME_SYSTEMS
 from hymem.evaluation.systems import ALL_SYSTEMS
 from rich.console import Console
+
+if TYPE_CHECKING:
+    from hymem.config import MemoryConfig
 
 eval_app = typer.Typer(help="Evaluate hymem and baselines on benchmarks.", no_args_is_help=True)
 app.add_typer(eval_app, name="eval")
@@ -20,6 +25,22 @@ _console = Console(stderr=True)
 def _split(values: list[str] | None) -> list[str]:
     """Accepts both repeated options and comma-separated lists."""
     return [v.strip() for item in values or [] for v in item.split(",") if v.strip()]
+
+
+def _config(llm: str | None, embedder: str | None) -> MemoryConfig:
+    """The run's configuration: HYMEM_* environment applies at this edge only."""
+    from hymem.config import MemoryConfig
+
+    overrides: dict[str, str] = {}
+    if llm:
+        overrides["llm"] = llm
+    if embedder:
+        overrides["embedder"] = embedder
+    return MemoryConfig(**overrides)
+
+
+def _default_out(benchmark: str) -> Path:
+    return Path("runs") / f"{benchmark}-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
 
 
 @eval_app.command("locomo")
@@ -55,16 +76,10 @@ def eval_locomo(
     """Ingest LoCoMo conversations turn by turn, ask their questions with each system, score.
 
     Resumable: rerun with the same --out to finish an interrupted run."""
-    from hymem.config import MemoryConfig
     from hymem.evaluation.runner import RunOptions, run_locomo
 
-    overrides: dict[str, str] = {}
-    if llm:
-        overrides["llm"] = llm
-    if embedder:
-        overrides["embedder"] = embedder
-    config = MemoryConfig(**overrides)  # HYMEM_* environment applies at this edge only
-    out = out or Path("runs") / f"locomo-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
+    config = _config(llm, embedder)
+    out = out or _default_out("locomo")
     options = RunOptions(
         dataset=path,
         out=out,
@@ -86,6 +101,68 @@ def eval_locomo(
     )
     if result.failed:
         _console.print(f"[yellow]{result.failed} questions failed; rerun to retry them[/]")
+
+
+@eval_app.command("longmemeval")
+def eval_longmemeval(
+    path: Annotated[
+        Path, typer.Argument(help="LongMemEval-format JSON, .json or .json.gz (e.g. longmemeval_s)")
+    ],
+    questions: Annotated[
+        list[str] | None, typer.Option("--questions", "-q", help="question ids (default: all)")
+    ] = None,
+    types: Annotated[
+        list[str] | None, typer.Option("--types", help="question types (default: all)")
+    ] = None,
+    limit: Annotated[
+        int | None, typer.Option("--limit", min=1, help="first N questions after the filters")
+    ] = None,
+    systems: Annotated[
+        str, typer.Option("--systems", help="comma-separated retrieval systems")
+    ] = ",".join(LME_SYSTEMS),
+    llm: LlmOpt = None,
+    embedder: EmbedderOpt = None,
+    judge: Annotated[
+        str | None, typer.Option("--judge", help="judge model spec (e.g. openai:gpt-4.1-mini)")
+    ] = None,
+    workers: Annotated[int, typer.Option("--workers", min=1, help="questions in parallel")] = 4,
+    qa_k: Annotated[
+        int, typer.Option("--qa-k", min=1, help="units a flat baseline shows its answerer")
+    ] = 10,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", help="run folder (default runs/longmemeval-<time>)"),
+    ] = None,
+) -> None:
+    """Ingest each LongMemEval question's history as its own user, score retrieval with the
+    benchmark's metrics beside its flat baselines, and (with --llm and --judge) QA accuracy.
+
+    Resumable: rerun with the same --out to finish an interrupted run."""
+    from hymem.evaluation.longmemeval.runner import LmeOptions, run_longmemeval
+
+    out = out or _default_out("longmemeval")
+    options = LmeOptions(
+        dataset=path,
+        out=out,
+        questions=_split(questions),
+        types=_split(types),
+        limit=limit,
+        systems=_split([systems]),
+        workers=workers,
+        judge=judge,
+        qa_k=qa_k,
+    )
+    result = run_longmemeval(options, _config(llm, embedder))
+    typer.echo((out / "report.md").read_text(encoding="utf-8"))
+    _console.print(
+        f"ingested {len(result.ingested)} question(s), ranked {result.ranked} (question, system) "
+        f"pairs, asked {result.asked} (already done {result.already_asked}); outputs in {out}"
+    )
+    if result.ingest_failed or result.failed:
+        _console.print(
+            f"[yellow]{len(result.ingest_failed)} question(s) not ingested and {result.failed} "
+            "answer(s) failed; rerun with the same --out to retry them[/]"
+        )
 
 
 @app.command("dashboard")

@@ -1,10 +1,11 @@
-"""LoCoMo evaluation harness and dashboard.
+"""Evaluation harnesses (LoCoMo here, LongMemEval in `longmemeval/`) and the dashboard.
 
     locomo_data     loading the benchmark file (annotations are never loaded)
     metrics         LoCoMo-style F1 / BLEU-1, evidence recall, percentiles, aggregation (pure)
     systems         hymem and its ablations through Memory.ask; baselines in `baselines`
     runner          ingest -> ask -> score, resumable (`run_locomo`, `RunOptions`)
-    predictions     predictions.jsonl, appended per finished question
+    predictions     predictions.jsonl (and other keyed JSONL logs), appended per finished item
+    pool            answering questions concurrently, a bounded number in flight
     report          summary.json and the Table-1-shaped report.md (pure)
     retrieval_eval  evidence recall@k of hybrid vs dense vs BM25 retrieval
     manifest        versions, config, prompt versions, dataset hash, git commit

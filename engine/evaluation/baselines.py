@@ -33,7 +33,7 @@ def conversation_items(conv: LocomoConversation) -> list[ContextItem]:
     ]
 
 
-def _answer_with(
+def answer_with(
     mem: Memory, question: str, passages: list[ContextItem], retrieve_ms: float
 ) -> SystemResult:
     t0 = time.perf_counter()
@@ -62,7 +62,7 @@ class FullContextSystem:
     def answer(
         self, mem: Memory, conv: LocomoConversation, qa: LocomoQA, user_id: str
     ) -> SystemResult:
-        return _answer_with(mem, qa.question, conversation_items(conv), 0.0)
+        return answer_with(mem, qa.question, conversation_items(conv), 0.0)
 
 
 class NaiveRagSystem:
@@ -95,7 +95,7 @@ class NaiveRagSystem:
         top = top_k_indices(matrix @ query, self.k)
         # Shown to the answerer in conversation order, as a reader would see them.
         passages = [items[i] for i in sorted(top)]
-        result = _answer_with(mem, qa.question, passages, (time.perf_counter() - t0) * 1000.0)
+        result = answer_with(mem, qa.question, passages, (time.perf_counter() - t0) * 1000.0)
         result.retrieved_turn_ids = [items[i].id for i in top]  # ranked, best first
         return result
 

@@ -27,7 +27,7 @@ from hymem.evaluation.dashboard_data import (
     key_numbers,
     with_path,
 )
-from hymem.evaluation.predictions import read_predictions
+from hymem.evaluation.predictions import AnswerRecord, PredictionRecord, read_predictions
 from hymem.logging import get_logger
 
 log = get_logger("hymem.evaluation.dashboard")
@@ -41,6 +41,7 @@ CHART_IDS = (
     "chart-latency",
     "chart-accuracy-path",
     "chart-runs",
+    "chart-retrieval",
 )
 _KEY_METRICS = (
     ("questions", "Questions", "int"),
@@ -96,7 +97,7 @@ def load_run(
                 row = json.loads(line)
                 traces[str(row.get("trace_id"))] = row
     sources: dict[str, list[Event]] = {}
-    for rec in read_predictions(pred):
+    for rec in read_predictions(pred, record_model(run)):
         src = f"{name or run.name}/{rec.system}"
         trace = traces.get(rec.trace_id) if rec.trace_id else None
         sources.setdefault(src, []).append(event_from_prediction(rec.model_dump(), src, trace))
@@ -105,6 +106,42 @@ def load_run(
         json.loads(summary_path.read_text(encoding="utf-8")) if summary_path.exists() else None
     )
     return sources, summary
+
+
+def record_model(run: Path) -> type[AnswerRecord]:
+    """The predictions' row model of a run folder, by the benchmark its manifest names."""
+    manifest = run / "manifest.json"
+    benchmark = (
+        json.loads(manifest.read_text(encoding="utf-8")).get("benchmark")
+        if manifest.exists()
+        else None
+    )
+    if benchmark == "longmemeval":
+        from hymem.evaluation.longmemeval.records import LmePrediction
+
+        return LmePrediction
+    return PredictionRecord
+
+
+def retrieval_figure(runs: Sequence[tuple[str, dict[str, Any]]]) -> go.Figure:
+    """recall_any@k per system, session level solid and turn level dashed, for runs whose
+    summary scores retrieval with the LongMemEval metrics."""
+    f = _fig("Retrieval: recall_any@k (session solid, turn dashed)", "recall_any", [0, 1])
+    for run_name, summary in runs:
+        levels = (summary.get("retrieval") or {}).get("levels") or {}
+        for level, dash in (("session", "solid"), ("turn", "dash")):
+            for system, scores in (levels.get(level) or {}).items():
+                overall = scores.get("overall", {})
+                ks = sorted(int(k.split("@")[1]) for k in overall if k.startswith("recall_any@"))
+                f.add_scatter(
+                    x=[str(k) for k in ks],
+                    y=[overall[f"recall_any@{k}"] for k in ks],
+                    mode="lines+markers",
+                    line={"dash": dash},
+                    name=f"{run_name}/{system} ({level})",
+                )
+    f.update_xaxes(title="k", type="category")
+    return f
 
 
 def _fig(title: str, ytitle: str = "", yrange: list[float] | None = None) -> go.Figure:
@@ -187,10 +224,11 @@ def build_figures(
         systems = summary.get("systems", {})
         f.add_bar(
             x=list(systems),
-            y=[s["f1"]["overall"] for s in systems.values()],
+            y=[(s.get("f1") or {}).get("overall") for s in systems.values()],
             name=f"{run_name} ({summary.get('label', '')})",
         )
     figs["chart-runs"] = f
+    figs["chart-retrieval"] = retrieval_figure(runs)
     return figs
 
 
@@ -241,7 +279,7 @@ def render_dashboard(*, traces: Sequence[dict[str, Any]] = (), runs: Sequence[Pa
         if summary:
             run_summaries.append((name, summary))
             labels.append(f"{html.escape(name)}: {html.escape(summary.get('label', ''))}")
-    if not sources:
+    if not sources and not run_summaries:
         raise UserInputError("nothing to draw: give --traces STORE and/or --runs DIR")
     figs = build_figures(sources, run_summaries)
     parts = []

@@ -113,14 +113,17 @@ def event_from_trace(trace: Mapping[str, Any]) -> Event:
 def event_from_prediction(
     rec: Mapping[str, Any], source: str, trace: Mapping[str, Any] | None = None
 ) -> Event:
-    """An evaluation answer; its trace (joined by trace_id) adds the per-round detail."""
-    cat = rec.get("category")
+    """An evaluation answer; its trace (joined by trace_id) adds the per-round detail.
+    LoCoMo records carry a numbered `category`, LongMemEval ones a `question_type`."""
+    cat = rec.get("category", rec.get("question_type"))
+    if isinstance(cat, int):
+        cat = CATEGORY_NAMES.get(cat, str(cat))
     return Event(
         source=source,
         path=str(rec.get("path") or "none"),
         escalated=bool(rec.get("escalated")),
         iterations=int(rec.get("iterations") or 0),
-        category=CATEGORY_NAMES.get(int(cat), str(cat)) if cat is not None else None,
+        category=str(cat) if cat is not None else None,
         time=_time_of(rec.get("finished_at")),
         tokens=int(rec.get("tokens") or 0),
         latency_ms=float(rec.get("latency_ms") or 0.0),

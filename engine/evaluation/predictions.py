@@ -1,6 +1,7 @@
-"""predictions.jsonl: one line per finished (system, conversation, question). Appended as each
-question finishes, so an interrupted run loses at most the questions in flight; on restart the
-finished keys are skipped."""
+"""predictions.jsonl (and other per-item JSONL logs): one line per finished item, appended as
+each finishes, so an interrupted run loses at most the items in flight; on restart the finished
+keys are skipped. The log is generic over a `KeyedRecord` model, so LoCoMo's and LongMemEval's
+records (and LongMemEval's retrieval rows) share one appender and one torn-line-tolerant reader."""
 
 from __future__ import annotations
 
@@ -8,30 +9,35 @@ import json
 import os
 import threading
 from pathlib import Path
+from typing import Generic, TypeVar
 
 from hymem.logging import get_logger
 from pydantic import BaseModel, Field, ValidationError
 
 log = get_logger("hymem.evaluation.predictions")
 
-Key = tuple[str, str, int]
+Key = tuple[str | int, ...]
 
 
-class PredictionRecord(BaseModel):
-    """A scored answer. Metrics are computed when the answer is written, so reports and the
-    dashboard never need the models again."""
+class KeyedRecord(BaseModel):
+    """A JSONL row with an identity: a repeated key is a repeat of the same finished item."""
+
+    @property
+    def key(self) -> Key:
+        raise NotImplementedError
+
+
+R = TypeVar("R", bound=KeyedRecord)
+
+
+class AnswerRecord(KeyedRecord):
+    """What every benchmark records about one system's scored answer. Metrics are computed when
+    the answer is written, so reports and the dashboard never need the models again."""
 
     system: str
-    conversation: str
-    qa_index: int
-    category: int
     question: str
     gold: str
-    evidence: list[str] = Field(default_factory=list)
     prediction: str
-    f1: float
-    bleu1: float
-    evidence_recall: float | None = None
     judge_correct: bool | None = None
     judge_label: str | None = None
     retrieved_turn_ids: list[str] = Field(default_factory=list)
@@ -55,23 +61,38 @@ class PredictionRecord(BaseModel):
     fallbacks: list[str] = Field(default_factory=list)
     finished_at: str = ""
 
+
+class PredictionRecord(AnswerRecord):
+    """A scored LoCoMo answer."""
+
+    conversation: str
+    qa_index: int
+    category: int
+    evidence: list[str] = Field(default_factory=list)
+    f1: float
+    bleu1: float
+    evidence_recall: float | None = None
+
     @property
     def key(self) -> Key:
         return (self.system, self.conversation, self.qa_index)
 
 
-def read_predictions(path: Path) -> list[PredictionRecord]:
+def read_predictions(
+    path: Path,
+    model: type[R] = PredictionRecord,  # type: ignore[assignment]
+) -> list[R]:
     """Every valid record; a torn last line (the process died mid-write) is skipped, and a
     repeated key keeps its first record."""
     if not path.exists():
         return []
-    out: dict[Key, PredictionRecord] = {}
+    out: dict[Key, R] = {}
     with path.open(encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, 1):
             if not line.strip():
                 continue
             try:
-                rec = PredictionRecord.model_validate(json.loads(line))
+                rec = model.model_validate(json.loads(line))
             except (json.JSONDecodeError, ValidationError) as exc:
                 log.warning(
                     "predictions.skip_line", path=str(path), line=lineno, error=str(exc)[:200]
@@ -81,13 +102,17 @@ def read_predictions(path: Path) -> list[PredictionRecord]:
     return list(out.values())
 
 
-class PredictionLog:
+class PredictionLog(Generic[R]):
     """Thread-safe appender; `done` holds the keys already on disk."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(
+        self,
+        path: Path,
+        model: type[R] = PredictionRecord,  # type: ignore[assignment]
+    ) -> None:
         self.path = path
         self._lock = threading.Lock()
-        self.done: set[Key] = {r.key for r in read_predictions(path)}
+        self.done: set[Key] = {r.key for r in read_predictions(path, model)}
         self._repair_torn_tail()
 
     def _repair_torn_tail(self) -> None:
@@ -100,7 +125,7 @@ class PredictionLog:
                 with self.path.open("ab") as fh:
                     fh.write(b"\n")
 
-    def append(self, record: PredictionRecord) -> bool:
+    def append(self, record: R) -> bool:
         """Writes and fsyncs one record; False (and nothing written) for a key already done."""
         line = record.model_dump_json() + "\n"
         with self._lock:

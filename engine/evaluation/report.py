@@ -101,15 +101,15 @@ def build_summary(
     }
 
 
-def _pct(v: Any) -> str:
+def fmt_pct(v: Any) -> str:
     return "–" if v is None else f"{100 * v:.2f}"
 
 
-def _num(v: Any, digits: int = 1) -> str:
+def fmt_num(v: Any, digits: int = 1) -> str:
     return "–" if v is None else f"{v:,.{digits}f}"
 
 
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+def md_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     return [
         "| " + " | ".join(header) + " |",
         "| " + " | ".join("---" for _ in header) + " |",
@@ -142,28 +142,28 @@ def render_report(summary: dict[str, Any]) -> str:
         for name, s in systems.items():
             vals = s.get(key) or {}
             rows.append(
-                [name, _num(s["avg_context_tokens"], 0)]
-                + [_pct(vals.get(col)) for col, _ in COLUMNS]
+                [name, fmt_num(s["avg_context_tokens"], 0)]
+                + [fmt_pct(vals.get(col)) for col, _ in COLUMNS]
                 + [str(s["n"])]
             )
-        lines += _table(["System", "Avg context tokens", *[t for _, t in COLUMNS], "n"], rows)
+        lines += md_table(["System", "Avg context tokens", *[t for _, t in COLUMNS], "n"], rows)
         lines.append("")
     lines += [f"## Cost and behaviour per question ({label})", ""]
     rows = [
         [
             name,
-            _pct(s["escalation_rate"]),
-            _num(s["light_calls_per_q"], 2),
-            _num(s["deep_calls_per_q"], 2),
-            _num(s["reflect_calls_per_q"], 2),
-            _num(s["avg_tokens"], 0),
-            _num(s["latency_p50_ms"]),
-            _num(s["latency_p95_ms"]),
-            _pct((s["evidence_recall"] or {}).get("overall")),
+            fmt_pct(s["escalation_rate"]),
+            fmt_num(s["light_calls_per_q"], 2),
+            fmt_num(s["deep_calls_per_q"], 2),
+            fmt_num(s["reflect_calls_per_q"], 2),
+            fmt_num(s["avg_tokens"], 0),
+            fmt_num(s["latency_p50_ms"]),
+            fmt_num(s["latency_p95_ms"]),
+            fmt_pct((s["evidence_recall"] or {}).get("overall")),
         ]
         for name, s in systems.items()
     ]
-    lines += _table(
+    lines += md_table(
         [
             "System",
             "Escalation rate",
@@ -191,9 +191,9 @@ def render_report(summary: dict[str, Any]) -> str:
         for r in retrieval["rows"]:
             table.setdefault((r["level"], r["mode"]), {})[r["k"]] = r["recall"]
         lines += [f"## Retrieval only: evidence recall@k ({retrieval['questions']} questions)", ""]
-        lines += _table(
+        lines += md_table(
             ["Level", "Mode", *[f"recall@{k}" for k in ks]],
-            [[lvl, mode, *[_pct(v.get(k)) for k in ks]] for (lvl, mode), v in table.items()],
+            [[lvl, mode, *[fmt_pct(v.get(k)) for k in ks]] for (lvl, mode), v in table.items()],
         )
         lines.append("")
     cons = summary["construction"]
@@ -207,7 +207,7 @@ def render_report(summary: dict[str, Any]) -> str:
                 str(c.get("summaries", "")),
                 str(c.get("calls", "")),
                 str(c.get("tokens", "")),
-                _num(c.get("seconds")),
+                fmt_num(c.get("seconds")),
             ]
             for c in cons["per_conversation"]
         ]
@@ -215,15 +215,15 @@ def render_report(summary: dict[str, Any]) -> str:
         rows.append(
             [
                 "**mean**",
-                _num(m["turns"], 0),
+                fmt_num(m["turns"], 0),
                 "",
                 "",
-                _num(m["calls"], 1),
-                _num(m["tokens"], 0),
-                _num(m["seconds"]),
+                fmt_num(m["calls"], 1),
+                fmt_num(m["tokens"], 0),
+                fmt_num(m["seconds"]),
             ]
         )
-        lines += _table(
+        lines += md_table(
             [
                 "Conversation",
                 "Turns",

@@ -8,21 +8,31 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hymem.config import MemoryConfig
-from hymem.errors import ConfigError, HymemError, LLMUnavailable, UserInputError
+from hymem.errors import ConfigError, LLMUnavailable, UserInputError
 from hymem.evaluation.locomo_data import conversation_messages, load_locomo
 from hymem.evaluation.manifest import build_manifest, check_resumable
 from hymem.evaluation.metrics import bleu1, evidence_recall, locomo_f1
-from hymem.evaluation.predictions import PredictionLog, PredictionRecord, read_predictions
+from hymem.evaluation.pool import run_bounded
+from hymem.evaluation.predictions import (
+    AnswerRecord,
+    PredictionLog,
+    PredictionRecord,
+    read_predictions,
+)
 from hymem.evaluation.progress import make_progress
-from hymem.evaluation.systems import ALL_SYSTEMS, System, SystemResult, build_systems, usage_split
+from hymem.evaluation.systems import (
+    ALL_SYSTEMS,
+    System,
+    SystemResult,
+    answer_fields,
+    build_systems,
+)
 from hymem.logging import get_logger
-from hymem.types import Usage
+from hymem.types import AddResult, Usage
 from pydantic import BaseModel, Field, ValidationError
 
 if TYPE_CHECKING:
@@ -97,17 +107,10 @@ def ingest_conversation(
             segments += len(res.segments_written)
             summaries += len(res.summaries_written)
             on_turn()
-    res = mem.flush(user_id=user_id)
+    res = flush_user(mem, user_id)
     usage.merge(res.usage)
     segments += len(res.segments_written)
     summaries += len(res.summaries_written)
-    if res.pending:
-        # The summariser failed: the turns are durable and pending, so a rerun retries them.
-        raise LLMUnavailable(
-            f"{user_id}: {res.pending} turns still pending after flush ({res.error}); "
-            "rerun with the same --out to retry",
-            role="summarise",
-        )
     ingest_s = time.perf_counter() - t0
     sleep_s = 0.0
     sleep_report: dict[str, Any] | None = None
@@ -137,6 +140,19 @@ def ingest_conversation(
     }
 
 
+def flush_user(mem: Memory, user_id: str) -> AddResult:
+    """Flush a user's pending turns; LLMUnavailable when the summariser left some pending
+    (they are durable, so a rerun retries them)."""
+    res = mem.flush(user_id=user_id)
+    if res.pending:
+        raise LLMUnavailable(
+            f"{user_id}: {res.pending} turns still pending after flush ({res.error}); "
+            "rerun with the same --out to retry",
+            role="summarise",
+        )
+    return res
+
+
 def score(
     system: str,
     conv: LocomoConversation,
@@ -160,25 +176,12 @@ def score(
         question=qa.question,
         gold=gold,
         evidence=list(qa.evidence),
-        prediction=res.prediction,
         f1=locomo_f1(res.prediction, gold, qa.category),
         bleu1=bleu1(res.prediction, gold),
         evidence_recall=evidence_recall(qa.evidence, res.retrieved_turn_ids),
         judge_correct=judge_correct,
         judge_label=judge_label,
-        retrieved_turn_ids=res.retrieved_turn_ids,
-        context_tokens=res.context_tokens,
-        path=res.path,
-        escalated=res.escalated,
-        escalation_reason=res.escalation_reason,
-        iterations=res.iterations,
-        latency_ms=res.latency_ms,
-        latency_stages=res.latency_stages,
-        backend=res.backend,
-        trace_id=res.trace_id,
-        fallbacks=res.fallbacks,
-        finished_at=datetime.now(UTC).isoformat(timespec="milliseconds"),
-        **usage_split(res.usage),
+        **answer_fields(res),
     )
 
 
@@ -245,7 +248,7 @@ def run_locomo(
                 show_progress=show_progress,
             )
             (out / "retrieval.json").write_text(json.dumps(retrieval, indent=2), encoding="utf-8")
-        _dump_traces(mem, out)
+        dump_traces(mem, out)
     finally:
         if own_judge is not None:
             own_judge.close()
@@ -266,8 +269,8 @@ def write_outputs(out: Path, *, dashboard: bool = True) -> dict[str, Any]:
     ingest = [
         json.loads(p.read_text(encoding="utf-8")) for p in sorted((out / "ingest").glob("*.json"))
     ]
-    manifest = _read_json(out / "manifest.json") or {}
-    retrieval = _read_json(out / "retrieval.json")
+    manifest = read_json(out / "manifest.json") or {}
+    retrieval = read_json(out / "retrieval.json")
     summary = build_summary(records, ingest=ingest, manifest=manifest, retrieval=retrieval)
     (out / "summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
     (out / "report.md").write_text(render_report(summary), encoding="utf-8")
@@ -278,16 +281,21 @@ def write_outputs(out: Path, *, dashboard: bool = True) -> dict[str, Any]:
     return summary
 
 
-def _dump_traces(mem: Memory, out: Path) -> None:
+def dump_traces(
+    mem: Memory,
+    out: Path,
+    model: type[AnswerRecord] = PredictionRecord,
+) -> None:
     """traces.jsonl: the store's traces of the questions in predictions.jsonl, so the run
     folder alone carries the per-round detail the dashboard draws."""
-    wanted = {r.trace_id for r in read_predictions(out / "predictions.jsonl") if r.trace_id}
+    wanted = {r.trace_id for r in read_predictions(out / "predictions.jsonl", model) if r.trace_id}
     rows = [t for t in mem.traces() if t.get("trace_id") in wanted]
     text = "".join(json.dumps(t, default=str) + "\n" for t in rows)
     (out / "traces.jsonl").write_text(text, encoding="utf-8")
 
 
-def _read_json(path: Path) -> Any:
+def read_json(path: Path) -> Any:
+    """A JSON file's content, or None when the file is absent."""
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
 
 
@@ -325,7 +333,7 @@ def _ask_all(
     judge: Roles | None,
     show_progress: bool,
 ) -> tuple[int, int, int]:
-    plog = PredictionLog(path)
+    plog: PredictionLog[PredictionRecord] = PredictionLog(path)
     jobs: list[tuple[System, LocomoConversation, int, LocomoQA]] = []
     skipped = 0
     for system in systems:
@@ -338,50 +346,30 @@ def _ask_all(
                 else:
                     jobs.append((system, conv, idx, qa))
 
-    def one(system: System, conv: LocomoConversation, idx: int, qa: LocomoQA) -> None:
+    def one(job: tuple[System, LocomoConversation, int, LocomoQA]) -> None:
+        system, conv, idx, qa = job
         res = system.answer(mem, conv, qa, conv.sample_id)
         plog.append(score(system.name, conv, idx, qa, res, judge))
 
-    asked = failed = 0
-    pool = ThreadPoolExecutor(options.workers, thread_name_prefix="hymem-eval")
-    with make_progress(show_progress) as progress, pool:
-        task = progress.add_task("ask", total=len(jobs))
-        # Bounded submission keeps at most 2 x workers questions in flight, so an interrupt
-        # loses little and memory stays flat on large runs.
-        pending: dict[Future[None], tuple[str, str, int]] = {}
-        it = iter(jobs)
-        while True:
-            while len(pending) < 2 * options.workers:
-                job = next(it, None)
-                if job is None:
-                    break
-                pending[pool.submit(one, *job)] = (job[0].name, job[1].sample_id, job[2])
-            if not pending:
-                break
-            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-            for fut in finished:
-                key = pending.pop(fut)
-                try:
-                    fut.result()
-                    asked += 1
-                except HymemError as exc:
-                    failed += 1
-                    log.warning(
-                        "eval.question_failed",
-                        system=key[0],
-                        conversation=key[1],
-                        qa_index=key[2],
-                        error=str(exc),
-                    )
-                progress.advance(task)
+    asked, failed = run_bounded(
+        jobs,
+        one,
+        total=len(jobs),
+        workers=options.workers,
+        describe=lambda j: {"system": j[0].name, "conversation": j[1].sample_id, "qa_index": j[2]},
+        show_progress=show_progress,
+    )
     return asked, skipped, failed
 
 
 __all__ = [
     "RunOptions",
     "RunResult",
+    "dump_traces",
     "eligible_questions",
+    "flush_user",
     "ingest_conversation",
+    "read_json",
     "run_locomo",
     "score",
     "select_conversations",

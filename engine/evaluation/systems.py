@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Iterable
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from hymem.errors import UserInputError
@@ -63,9 +64,12 @@ def to_dia_id(turn_id: str) -> str:
     return m.group(1) if m else turn_id
 
 
-def hits_to_turn_ids(mem: Memory, hits: Iterable[Hit], user_id: str) -> list[str]:
-    """The dialogue turns behind retrieved hits, in hit order: segment hits carry their turns;
-    summary hits are followed to their (Level-2) segment."""
+def hit_turn_ids(mem: Memory, hits: Iterable[Hit], user_id: str) -> list[str]:
+    """The stored turns behind retrieved hits, in hit order, each once: a segment hit gives its
+    own turns; a summary hit gives the turns of its (Level-2) segment, in order.
+
+    This is the one place a hit becomes turns, for every benchmark: when summaries record the
+    turns they were drawn from, only this function changes."""
     hits = list(hits)
     need = [h.segment_id for h in hits if h.level == Level.SUMMARY and h.segment_id]
     seg_turns: dict[str, list[str]] = {}
@@ -74,9 +78,33 @@ def hits_to_turn_ids(mem: Memory, hits: Iterable[Hit], user_id: str) -> list[str
             seg_turns[seg.id] = seg.turn_ids
     out: list[str] = []
     for h in hits:
-        turn_ids = h.turn_ids if h.level == Level.SEGMENT else seg_turns.get(h.segment_id, [])
-        out.extend(to_dia_id(t) for t in turn_ids)
+        out.extend(h.turn_ids if h.level == Level.SEGMENT else seg_turns.get(h.segment_id, []))
     return list(dict.fromkeys(out))
+
+
+def hits_to_turn_ids(mem: Memory, hits: Iterable[Hit], user_id: str) -> list[str]:
+    """`hit_turn_ids` as LoCoMo dia_ids."""
+    return list(dict.fromkeys(to_dia_id(t) for t in hit_turn_ids(mem, hits, user_id)))
+
+
+def answer_fields(res: SystemResult) -> dict[str, Any]:
+    """The `AnswerRecord` fields every benchmark copies from a system's result, stamped now."""
+    return {
+        "prediction": res.prediction,
+        "retrieved_turn_ids": res.retrieved_turn_ids,
+        "context_tokens": res.context_tokens,
+        "path": res.path,
+        "escalated": res.escalated,
+        "escalation_reason": res.escalation_reason,
+        "iterations": res.iterations,
+        "latency_ms": res.latency_ms,
+        "latency_stages": res.latency_stages,
+        "backend": res.backend,
+        "trace_id": res.trace_id,
+        "fallbacks": res.fallbacks,
+        "finished_at": datetime.now(UTC).isoformat(timespec="milliseconds"),
+        **usage_split(res.usage),
+    }
 
 
 def usage_split(usage: Usage) -> dict[str, int]:
@@ -117,21 +145,27 @@ class HymemSystem:
             qa.question, user_id=user_id, depth=self.depth, max_iterations=self.max_iterations
         )
         wall_ms = (time.perf_counter() - t0) * 1000.0
-        return SystemResult(
-            prediction=ans.text,
-            retrieved_turn_ids=hits_to_turn_ids(mem, ans.evidence, user_id),
-            context_tokens=sum(count_tokens(h.text) for h in ans.evidence),
-            usage=ans.usage,
-            latency_ms=wall_ms,
-            latency_stages=dict(ans.latency_ms),
-            path=ans.path,
-            escalated=ans.escalated,
-            escalation_reason=ans.escalation_reason,
-            iterations=ans.iterations,
-            backend=ans.backend,
-            trace_id=ans.trace_id,
-            fallbacks=list(ans.fallbacks),
-        )
+        return answer_result(ans, wall_ms, hits_to_turn_ids(mem, ans.evidence, user_id))
+
+
+def answer_result(ans: Answer, wall_ms: float, turn_ids: list[str]) -> SystemResult:
+    """A `Memory.ask` answer as a SystemResult; `turn_ids` are its evidence as the benchmark
+    names turns."""
+    return SystemResult(
+        prediction=ans.text,
+        retrieved_turn_ids=turn_ids,
+        context_tokens=sum(count_tokens(h.text) for h in ans.evidence),
+        usage=ans.usage,
+        latency_ms=wall_ms,
+        latency_stages=dict(ans.latency_ms),
+        path=ans.path,
+        escalated=ans.escalated,
+        escalation_reason=ans.escalation_reason,
+        iterations=ans.iterations,
+        backend=ans.backend,
+        trace_id=ans.trace_id,
+        fallbacks=list(ans.fallbacks),
+    )
 
 
 def build_systems(names: Iterable[str]) -> list[Any]:

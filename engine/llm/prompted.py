@@ -181,13 +181,18 @@ class PromptedRoles:
             fallback=lambda: (UpdateOutput(action="ignore"), "change nothing"),
         )
 
-    def judge(self, question: str, gold: str, generated: str) -> RoleResult[JudgeOutput]:
+    def judge(
+        self, question: str, gold: str, generated: str, *, prompt: str = "judge"
+    ) -> RoleResult[JudgeOutput]:
+        """`prompt` names the judging instructions (a benchmark may grade each question type
+        by its own rules); every judge prompt takes the same three variables."""
         return self._run(
             Role.JUDGE,
             {"question": question, "gold": gold, "generated": generated},
             JudgeOutput,
             lambda out, _notes: out,
             fallback=None,
+            prompt=prompt,
         )
 
     def cumulative_usage(self) -> dict[str, RoleUsage]:
@@ -204,9 +209,10 @@ class PromptedRoles:
         schema: type[M],
         check: Check[M],
         fallback: Callable[[], tuple[M, str]] | None,
+        prompt: str | None = None,
     ) -> RoleResult[M]:
         started = time.perf_counter()
-        template = load_prompt(role.value)
+        template = load_prompt(prompt or role.value)
         messages = template.render(**variables)
         usage = RoleUsage()
         notes: list[str] = []

@@ -124,7 +124,11 @@ class Roles(Protocol):
         """Fallback: ignore."""
         ...
 
-    def judge(self, question: str, gold: str, generated: str) -> RoleResult[JudgeOutput]: ...
+    def judge(
+        self, question: str, gold: str, generated: str, *, prompt: str = "judge"
+    ) -> RoleResult[JudgeOutput]:
+        """`prompt`: the judging instructions' prompt file (e.g. one per question type)."""
+        ...
 
     def cumulative_usage(self) -> dict[str, RoleUsage]:
         """Usage per role since construction (thread-safe)."""

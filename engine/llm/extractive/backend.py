@@ -259,8 +259,11 @@ class ExtractiveRoles:
         read = _render(target.text, [n.text for n in newer])
         return self._result(Role.UPDATE, read, output, started)
 
-    def judge(self, question: str, gold: str, generated: str) -> RoleResult[JudgeOutput]:
-        """CORRECT when one normalised answer contains the other or token F1 >= JUDGE_MIN_F1."""
+    def judge(
+        self, question: str, gold: str, generated: str, *, prompt: str = "judge"
+    ) -> RoleResult[JudgeOutput]:
+        """CORRECT when one normalised answer contains the other or token F1 >= JUDGE_MIN_F1.
+        `prompt` is ignored: without a model there are no instructions to follow."""
         started = time.perf_counter()
         g, p = normalise_answer(gold), normalise_answer(generated)
         contained = bool(g and p) and (

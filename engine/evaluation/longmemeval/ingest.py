@@ -1,0 +1,100 @@
+"""Feeding one LongMemEval question's history into hymem: the question is its own user, each
+session one `add()` (oldest first, dated by `haystack_dates`, every turn under its benchmark id
+`<session_id>_<index>` so retrieved turns map back exactly), then one `flush`.
+
+Re-feeding is idempotent (a repeated message id is a no-op), so a question interrupted
+mid-ingestion is simply fed again on the next run."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from hymem.errors import InvalidMessageError
+from hymem.evaluation.runner import flush_user
+from hymem.logging import get_logger
+from hymem.types import AddResult, Usage
+
+if TYPE_CHECKING:
+    from hymem.evaluation.longmemeval.data import LmeQuestion, LmeSession
+    from hymem.memory import Memory
+
+log = get_logger("hymem.evaluation.longmemeval.ingest")
+
+
+def session_messages(session: LmeSession) -> list[dict[str, Any]]:
+    """add()-ready messages of a session's non-empty turns, `role` as the speaker."""
+    return [
+        {"role": t.role, "content": t.content, "id": t.id, "timestamp": session.date}
+        for t in session.turns
+        if t.usable
+    ]
+
+
+def add_session(
+    mem: Memory, question: LmeQuestion, session: LmeSession, rejected: list[str]
+) -> AddResult | None:
+    """One add() for the session. A message the write path refuses (e.g. over its size limit)
+    is dropped, named in the log and in `rejected`, and the rest of the session is added."""
+    messages = session_messages(session)
+    while messages:
+        try:
+            return mem.add(
+                messages,
+                user_id=question.question_id,
+                session_id=session.id,
+                timestamp=session.date,
+            )
+        except InvalidMessageError as exc:
+            bad = messages.pop(exc.index)
+            rejected.append(bad["id"])
+            log.warning(
+                "longmemeval.turn_rejected",
+                question_id=question.question_id,
+                turn_id=bad["id"],
+                reason=exc.reason,
+            )
+    return None
+
+
+def ingest_question(
+    mem: Memory, question: LmeQuestion, *, on_turns: Callable[[int], None]
+) -> dict[str, Any]:
+    """Feed the whole history and flush; returns the construction cost. LLMUnavailable when
+    the summariser left turns pending (`flush_user`)."""
+    usage = Usage()
+    turns = segments = summaries = 0
+    rejected: list[str] = []
+    t0 = time.perf_counter()
+    for session in question.sessions_in_time_order():
+        res = add_session(mem, question, session, rejected)
+        if res is not None:
+            usage.merge(res.usage)
+            turns += len(res.turn_ids)
+            segments += len(res.segments_written)
+            summaries += len(res.summaries_written)
+        on_turns(len(session.turns))
+    res = flush_user(mem, question.question_id)
+    usage.merge(res.usage)
+    segments += len(res.segments_written)
+    summaries += len(res.summaries_written)
+    total = usage.total
+    return {
+        "question_id": question.question_id,
+        "question_type": question.question_type,
+        "sessions": len(question.sessions),
+        "turns": turns,
+        "turns_skipped": question.turn_count - turns,
+        "turns_rejected": rejected,
+        "segments": segments,
+        "summaries": summaries,
+        "calls": total.calls,
+        "tokens": total.total_tokens,
+        "usage": {k: v.model_dump() for k, v in usage.roles.items()},
+        "seconds": round(time.perf_counter() - t0, 3),
+        "backend": mem.roles.label,
+    }
+
+
+__all__ = ["add_session", "ingest_question", "session_messages"]
