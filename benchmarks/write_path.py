@@ -198,7 +198,7 @@ def main() -> None:
                 str(r["summaries"]),
             )
             assert r["pending"] == 0, "every turn must be stored after flush"
-    Console().print(table)
+    Console(width=250).print(table)
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from hymem import Memory, MemoryConfig
 from hymem.embedders import SentenceTransformerEmbedder
@@ -102,3 +103,12 @@ def test_loading_the_embedder_leaves_the_environment_alone() -> None:
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300
     )
     assert res.returncode == 0, res.stderr[-2000:]
+
+
+def test_minilm_batches_by_length_keep_each_text_its_own_vector(
+    minilm: SentenceTransformerEmbedder,
+) -> None:
+    texts = ["short one", "a much longer text " * 40, "mid sized sentence about a cat", "x"]
+    together = minilm.embed(texts)
+    alone = np.stack([minilm.embed([t])[0] for t in texts])
+    assert np.abs(together - alone).max() < 1e-5

@@ -70,3 +70,17 @@ def test_unresolvable_name_is_a_config_error() -> None:
 
 def test_empty_input_gives_empty_matrix() -> None:
     assert HashingEmbedder(32).embed([]).shape == (0, 32)
+
+
+def test_length_groups_cover_every_index_once_with_similar_lengths() -> None:
+    from hymem.embedders import LENGTH_RATIO, LENGTH_SLACK, TRUNCATED_CHARS, length_groups
+
+    lengths = [5, 3000, 40, 41, 700, 12, 2000, 800, 45, 6]
+    groups = length_groups(lengths, max_size=3)
+    assert sorted(i for g in groups for i in g) == list(range(len(lengths)))
+    assert all(0 < len(g) <= 3 for g in groups)
+    for g in groups:
+        capped = [min(lengths[i], TRUNCATED_CHARS) for i in g]
+        assert max(capped) <= LENGTH_RATIO * min(capped) + LENGTH_SLACK
+    assert [lengths[i] for i in groups[-1]] in ([3000, 2000], [2000, 3000])  # both truncate
+    assert length_groups([], max_size=4) == []
