@@ -38,10 +38,12 @@ class Compactor:
         self.vector_index_min_rows = vector_index_min_rows
         self._writes = 0
 
-    def note_write(self) -> None:
-        """Count one write; optimize when the cadence or a table's size says so."""
+    def note_write(self, *, vector_tables: bool = True) -> None:
+        """Count one write; optimize when the cadence or a table's size says so. A write that
+        touched no vector table (a turn append) cannot make an ANN index due, so the row
+        counts are not taken for it (three count queries per one-turn add otherwise)."""
         self._writes += 1
-        if self._writes >= OPTIMIZE_EVERY or self._needs_vector_index():
+        if self._writes >= OPTIMIZE_EVERY or (vector_tables and self._needs_vector_index()):
             self.optimize()
 
     def _needs_vector_index(self) -> bool:

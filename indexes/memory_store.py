@@ -13,7 +13,7 @@ Nothing persists; one lock serialises every call, so it is safe to share across 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -132,7 +132,10 @@ class InMemoryStore:
         with self._check_open():
             return 1 + max((t.seq for t in self._t.of_user(self._t.turns, user_id)), default=-1)
 
-    def append_turns(self, turns: Sequence[TurnRecord]) -> list[str]:
+    def append_turns(
+        self, turns: Sequence[TurnRecord], *, fresh_ids: Collection[str] = ()
+    ) -> list[str]:
+        del fresh_ids  # a dict lookup is free: every id is checked
         with self._check_writable():
             fresh: dict[tuple[str, str], TurnRecord] = {}
             for t in turns:

@@ -22,7 +22,7 @@ Promises that hold for every method:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -86,10 +86,14 @@ class Storage(Protocol):
         """One past the user's highest turn seq; 0 for a user with no turns."""
         ...
 
-    def append_turns(self, turns: Sequence[TurnRecord]) -> list[str]:
+    def append_turns(
+        self, turns: Sequence[TurnRecord], *, fresh_ids: Collection[str] = ()
+    ) -> list[str]:
         """Insert turns whose (user_id, id) is new, in one write; already-stored ones (and
         repeats within the call: the first wins) are skipped unchanged. Returns the ids
-        actually inserted, so a retried add is idempotent."""
+        actually inserted, so a retried add is idempotent. `fresh_ids` are ids the caller
+        made for this call and knows to be unused (they embed a new sequence number): a store
+        may skip looking them up, which is most of a one-turn add's cost."""
         ...
 
     # --- the write path's commit ---------------------------------------------------------

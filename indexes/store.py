@@ -24,7 +24,7 @@ collaborators that each know one concern:
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -236,13 +236,15 @@ class Store:
         self._check_open()
         return self._turns.next_seq(user_id)
 
-    def append_turns(self, turns: Sequence[TurnRecord]) -> list[str]:
+    def append_turns(
+        self, turns: Sequence[TurnRecord], *, fresh_ids: Collection[str] = ()
+    ) -> list[str]:
         self._check_writable()
         if not turns:
             return []
         with self._write_lock:
-            new = self._turns.append(turns)
-            self._compactor.note_write()
+            new = self._turns.append(turns, fresh_ids=fresh_ids)
+            self._compactor.note_write(vector_tables=False)
         return [t.id for t in new]
 
     # --- journaled writes ----------------------------------------------------------------

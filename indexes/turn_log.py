@@ -7,7 +7,7 @@ writable and hold its write lock; this class only knows the table.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -40,14 +40,19 @@ class TurnLog:
         seqs = self._lance.query(S.TURNS, F.eq("user_id", user_id), ["seq"]).column("seq")
         return (max(seqs.to_pylist()) + 1) if len(seqs) else 0
 
-    def append(self, turns: Sequence[TurnRecord]) -> list[TurnRecord]:
-        """Insert turns whose (user_id, id) is new, in one LanceDB add; returns those."""
+    def append(
+        self, turns: Sequence[TurnRecord], *, fresh_ids: Collection[str] = ()
+    ) -> list[TurnRecord]:
+        """Insert turns whose (user_id, id) is new, in one LanceDB add; returns those. Ids in
+        `fresh_ids` are known unused and not looked up."""
         fresh: dict[tuple[str, str], TurnRecord] = {}
         for t in turns:
             fresh.setdefault((t.user_id, t.id), t)
+        known_new = set(fresh_ids)
         by_user: dict[str, list[str]] = {}
         for user, id_ in fresh:
-            by_user.setdefault(user, []).append(id_)
+            if id_ not in known_new:
+                by_user.setdefault(user, []).append(id_)
         for user, ids in by_user.items():
             for chunk in F.chunks(ids):
                 for row in self._lance.rows(S.TURNS, F.user_ids(user, chunk), ["id"]):

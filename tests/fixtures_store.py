@@ -12,7 +12,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -251,10 +251,12 @@ class RecordingStore(InMemoryStore):
         if method in self.fail:
             raise self.fail[method]
 
-    def append_turns(self, turns: Sequence[TurnRecord]) -> list[str]:
+    def append_turns(
+        self, turns: Sequence[TurnRecord], *, fresh_ids: Collection[str] = ()
+    ) -> list[str]:
         self._maybe_fail("append_turns")
         self.append_calls.append(len(turns))
-        return super().append_turns(turns)
+        return super().append_turns(turns, fresh_ids=fresh_ids)
 
     def commit_segments(
         self,

@@ -153,7 +153,8 @@ class Ingestor:
                 )
                 for i, m in enumerate(accepted)
             ]
-            inserted = self._store.append_turns(records)
+            generated = {r.id for r, m in zip(records, accepted, strict=True) if not m.id}
+            inserted = self._store.append_turns(records, fresh_ids=generated)
             self._pending.appended(user_id, records, inserted)
             log.info(
                 "ingest.accepted",

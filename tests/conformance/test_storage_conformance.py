@@ -69,6 +69,15 @@ def test_append_turns_is_idempotent_per_user_and_id(storage_kit: StorageKit) -> 
     assert len(pending) == 4 and all(t.segment_id is None for t in pending)
 
 
+def test_fresh_ids_are_inserted_and_other_ids_still_checked(storage_kit: StorageKit) -> None:
+    store = storage_kit.store
+    turns = make_turns("alice", 4)
+    assert store.append_turns(turns[:2]) == ["t0", "t1"]
+    # t2, t3 are declared fresh; t1 is not and is already stored: skipped as always
+    assert store.append_turns(turns[1:], fresh_ids={"t2", "t3"}) == ["t2", "t3"]
+    assert [t.id for t in store.get_turns("alice")] == ["t0", "t1", "t2", "t3"]
+
+
 def test_turns_are_ordered_by_seq_then_id(storage_kit: StorageKit) -> None:
     store = storage_kit.store
     turns = make_turns("u", 4)
