@@ -277,3 +277,19 @@ def test_segments_are_pooled_from_turn_vectors_never_embedded_again() -> None:
     assert committed and not any(seg.text in embedded for seg in committed)
     for seg in committed:
         assert seg.vector is not None and abs(sum(x * x for x in seg.vector) - 1.0) < 1e-4
+
+
+def test_buffers_of_one_flush_are_committed_together() -> None:
+    fakes, ing = make(buffer_tokens=8)  # every segment fills a buffer of its own
+    commits: list[int] = []
+    commit = fakes.store.commit_segments
+    fakes.store.commit_segments = lambda u, segs, *a: (
+        commits.append(len(segs)),
+        commit(u, segs, *a),
+    )[1]  # type: ignore[method-assign]
+    ing.add(msgs(8), user_id="u", session_id="s", timestamp=T0)
+    res = ing.flush(user_id="u")
+    assert len(fakes.roles.calls) > 1  # one summariser call per buffer, as always
+    assert len(commits) <= 2  # the add's buffers in one commit, the flush's in another
+    assert sum(commits) == len(stored_segments(fakes.store, "u"))
+    assert res.pending == 0 and len(stored(fakes)) == 8
