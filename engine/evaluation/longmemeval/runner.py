@@ -115,6 +115,8 @@ def run_longmemeval(
 ) -> LmeRunResult:
     """Runs (or resumes) one evaluation into `options.out`. `embedder`, `roles` and
     `judge_roles` may be injected (tests); otherwise they come from `config` and `--judge`."""
+    from hymem.embedders import resolve_embedder
+    from hymem.evaluation.memo_embedder import MemoEmbedder
     from hymem.memory import Memory
 
     started = time.perf_counter()
@@ -126,7 +128,11 @@ def run_longmemeval(
     (out / "ingest").mkdir(parents=True, exist_ok=True)
     _write_skipped(out, dataset, questions)
     _write_selection(out, questions)
-    mem = Memory(out / "store", config=config, embedder=embedder, roles=roles)
+    # The flat dense baseline embeds the same user turns the write path just embedded.
+    memo = MemoEmbedder(
+        embedder or resolve_embedder(config.embedder, batch_size=config.embed_batch_size)
+    )
+    mem = Memory(out / "store", config=config, embedder=memo, roles=roles)
     try:
         _write_manifest(mem, config, options)
         result = _evaluate(mem, questions, systems, options, judge_roles, show_progress)
