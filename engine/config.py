@@ -77,6 +77,14 @@ class MemoryConfig(BaseSettings):
     vector_index_min_rows: int = Field(
         20_000, ge=256, description="build an ANN index once a table holds this many rows"
     )
+    dense_cache_mb: int = Field(
+        2048,
+        ge=0,
+        description=(
+            "memory for exact in-memory dense search (a user's vectors are loaded on their first"
+            " search; least recently searched users are evicted past this); 0 = always LanceDB"
+        ),
+    )
 
     # --- sleep-time consolidation ---------------------------------------------------------
     sleep_top_k: int = Field(20, ge=1)

@@ -68,6 +68,7 @@ class Memory:
             dim=self._embedder.dim,
             read_only=read_only,
             vector_index_min_rows=config.vector_index_min_rows,
+            dense_cache_bytes=config.dense_cache_mb * 1024 * 1024,
         )
         self._roles = LazyRoles(config, self._embedder, given=roles)
         self._searcher = HybridSearcher(

@@ -10,6 +10,7 @@ from collections.abc import Iterator, Sequence
 
 from hymem.indexes import filters as F
 from hymem.indexes import schema as S
+from hymem.indexes.dense_rows import DenseRows, table_for
 from hymem.indexes.lexical import LexicalIndex
 from hymem.indexes.protocol import ACTIVE_ONLY, HIT_COLUMNS, Row, TimeRange, Vector
 from hymem.indexes.vectors import LanceTables
@@ -27,10 +28,6 @@ _NO_VECTOR = {
 }
 
 
-def table_for(level: Level) -> str:
-    return S.SUMMARIES if level is Level.SUMMARY else S.SEGMENTS
-
-
 def status_clause(statuses: Sequence[SummaryStatus] | None) -> str | None:
     if statuses is None:
         return None
@@ -45,9 +42,12 @@ def _in_order(rows: list[Row], ids: Sequence[str]) -> list[Row]:
 class RecordReader:
     """Segment and summary reads plus dense (LanceDB) and lexical (Tantivy) search."""
 
-    def __init__(self, lance: LanceTables, lex: LexicalIndex, dim: int, *, read_only: bool) -> None:
+    def __init__(
+        self, lance: LanceTables, lex: LexicalIndex, dense: DenseRows, dim: int, *, read_only: bool
+    ) -> None:
         self._lance = lance
         self._lex = lex
+        self._dense = dense
         self._dim = dim
         self._read_only = read_only
 
@@ -140,7 +140,10 @@ class RecordReader:
                 F.time_overlap(*time_range) if time_range else None,
             ]
         )
-        return self._lance.vector_search(table_for(level), vector, k, where, HIT_COLUMNS[level])
+        st = None if statuses is None else [SummaryStatus(x).value for x in statuses]
+        return self._dense.search(
+            user_id, vector, k, level=level, statuses=st, time_range=time_range, where=where
+        )
 
     def lexical_search(
         self,

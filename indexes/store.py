@@ -14,6 +14,7 @@ collaborators that each know one concern:
 
     TurnLog       turns, the write-ahead log              (turn_log.py)
     RecordReader  segment/summary reads, dense + lexical  (records.py)
+    DenseRows     exact in-memory dense search per user   (dense_rows.py, dense_cache.py)
     CommitWriter  the journaled multi-table writes        (commits.py)
     Recovery      journal settling and lexical repair     (recovery.py)
     LexicalSync   Tantivy's sync record and rebuild       (lexical_sync.py)
@@ -33,6 +34,8 @@ import pyarrow as pa
 from hymem.errors import ReadOnlyStoreError, StoreClosedError, StoreError
 from hymem.indexes import schema as S
 from hymem.indexes.commits import CommitWriter, Journal
+from hymem.indexes.dense_cache import DenseCache
+from hymem.indexes.dense_rows import DenseRows
 from hymem.indexes.lexical import LexicalIndex
 from hymem.indexes.lexical_sync import LexicalSync
 from hymem.indexes.lock import META_FILE, WriterLock, check_meta, new_meta, read_json
@@ -64,6 +67,8 @@ from hymem.types import (
 
 SCHEMA_VERSION = S.SCHEMA_VERSION
 _TABLES = (S.TURNS, S.SEGMENTS, S.SUMMARIES, S.TRACES)
+# Default bound of the in-memory dense index (MemoryConfig.dense_cache_mb): 1M MiniLM vectors.
+DEFAULT_DENSE_CACHE_BYTES = 2048 * 1024 * 1024
 
 log = get_logger("hymem.indexes.store")
 
@@ -86,6 +91,7 @@ class Store:
         dim: int,
         read_only: bool,
         vector_index_min_rows: int,
+        dense_cache_bytes: int,
     ) -> None:
         """Use `Store.open`: this only sets attributes; nothing is opened or locked yet."""
         self.path = path
@@ -93,6 +99,7 @@ class Store:
         self.embedder_name = embedder_name
         self.dim = dim
         self.vector_index_min_rows = vector_index_min_rows
+        self.dense_cache = DenseCache(dense_cache_bytes, dim)
         self._write_lock = threading.RLock()
         self._lock: WriterLock | None = None
         self._closed = True
@@ -106,14 +113,19 @@ class Store:
         dim: int,
         read_only: bool = False,
         vector_index_min_rows: int = VECTOR_INDEX_MIN_ROWS,
+        dense_cache_bytes: int = DEFAULT_DENSE_CACHE_BYTES,
     ) -> Store:
-        """Create or open. Raises StoreLockedError, SchemaVersionError, EmbedderMismatchError."""
+        """Create or open. Raises StoreLockedError, SchemaVersionError, EmbedderMismatchError.
+
+        `dense_cache_bytes` bounds the in-memory exact dense index (`dense_cache`); 0 sends
+        every dense query to LanceDB."""
         self = cls(
             Path(path),
             embedder_name=embedder_name,
             dim=int(dim),
             read_only=read_only,
             vector_index_min_rows=vector_index_min_rows,
+            dense_cache_bytes=dense_cache_bytes,
         )
         if read_only:
             if not (self.path / META_FILE).exists():
@@ -146,7 +158,10 @@ class Store:
         created = self._open_tables(meta)
         self._lex = LexicalIndex(self.path / "tantivy", writable=not self.read_only)
         self._turns = TurnLog(self._lance)
-        self._records = RecordReader(self._lance, self._lex, self.dim, read_only=self.read_only)
+        self._dense = DenseRows(self._lance, self.dense_cache, self.dim, read_only=self.read_only)
+        self._records = RecordReader(
+            self._lance, self._lex, self._dense, self.dim, read_only=self.read_only
+        )
         self._traces = TraceTable(self._lance)
         self._sync = LexicalSync(self.path, self._lance, self._lex)
         self._compactor = Compactor(self._lance, self._sync, self.vector_index_min_rows)
@@ -205,6 +220,7 @@ class Store:
         if self._closed:
             return
         self._closed = True
+        self.dense_cache.clear()
         self._lex.close()
         if self._lock is not None:
             self._lock.release()
@@ -257,14 +273,22 @@ class Store:
     ) -> None:
         self._check_writable()
         with self._write_lock:
-            self._commits.commit_segments(user_id, segments, summaries, stored_turn_ids)
+            try:
+                self._commits.commit_segments(user_id, segments, summaries, stored_turn_ids)
+            except BaseException:
+                self.dense_cache.invalidate(user_id)  # whatever landed is read afresh
+                raise
+            self._dense.committed(user_id, segments, summaries)
 
     def apply_summary_changes(
         self, user_id: str, new: Sequence[SummaryRecord], changes: Sequence[StatusChange]
     ) -> None:
         self._check_writable()
         with self._write_lock:
-            self._commits.apply_summary_changes(user_id, new, changes)
+            try:
+                self._commits.apply_summary_changes(user_id, new, changes)
+            finally:  # statuses moved: the user's summaries are read afresh on next search
+                self.dense_cache.invalidate(user_id, [S.SUMMARIES])
 
     # --- reads ---------------------------------------------------------------------------
     def get_segments(self, user_id: str, ids: Sequence[str]) -> list[SegmentRecord]:

@@ -221,15 +221,27 @@ class StorageKit:
     open_reader: Callable[[], Storage]
 
 
-@pytest.fixture(params=[pytest.param("lancedb", marks=pytest.mark.integration), "memory"])
+@pytest.fixture(
+    params=[
+        pytest.param("lancedb", marks=pytest.mark.integration),
+        pytest.param("lancedb-no-cache", marks=pytest.mark.integration),
+        "memory",
+    ]
+)
 def storage_kit(
     request: pytest.FixtureRequest,
     make_store: Callable[..., Store],
     hashing_embedder: HashingEmbedder,
 ) -> StorageKit:
-    if request.param == "lancedb":
+    """ "lancedb" searches dense vectors from its in-memory per-user index (the default);
+    "lancedb-no-cache" sends every dense query to LanceDB itself (users over the budget)."""
+    if request.param.startswith("lancedb"):
+        opts = {"dense_cache_bytes": 0} if request.param == "lancedb-no-cache" else {}
         return StorageKit(
-            "lancedb", make_store(), hashing_embedder, lambda: make_store(read_only=True)
+            request.param,
+            make_store(**opts),
+            hashing_embedder,
+            lambda: make_store(read_only=True, **opts),
         )
     memory = InMemoryStore(hashing_embedder.dim, embedder_name=hashing_embedder.name)
     return StorageKit("memory", memory, hashing_embedder, memory.read_only_view)

@@ -1,0 +1,88 @@
+"""The LanceDB store's in-memory dense index on real LanceDB: kept fresh by the writer's own
+commits, dropped on status changes and failed commits, bypassed for users over its budget, and
+reloaded by a read-only handle when the writer moves the table on."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from hymem.indexes import schema as S
+from hymem.indexes.store import Store
+from hymem.types import StatusChange, SummaryStatus
+
+from tests.fixtures_store import make_segment, make_summary, vec
+
+pytestmark = pytest.mark.integration
+
+
+def _seed(store: Store, user: str = "u", n: int = 6) -> None:
+    sums = [make_summary(user, f"s{i}", f"fact {i}", vector=vec(1.0, 0.1 * i)) for i in range(n)]
+    store.commit_segments(user, [make_segment(user, "seg")], sums, [])
+
+
+def test_a_commit_reaches_the_cached_user_without_a_reload(
+    make_store: Callable[..., Store],
+) -> None:
+    store = make_store()
+    _seed(store)
+    assert [i for i, _ in store.dense_search("u", vec(1.0), 1)] == ["s0"]
+    entry = store.dense_cache.get(S.SUMMARIES, "u")
+    assert entry is not None and entry.n == 6
+    newest = make_summary("u", "new", "the newest fact", vector=vec(0.0, 0.0, 1.0))
+    store.commit_segments("u", [make_segment("u", "seg2")], [newest], [])
+    assert store.dense_cache.get(S.SUMMARIES, "u") is entry and entry.n == 7  # a delta
+    got = store.dense_rows("u", vec(0.0, 0.0, 1.0), 1)
+    assert got[0]["id"] == "new" and got[0]["text"] == "the newest fact"
+
+
+def test_a_status_change_is_seen_by_the_next_search(make_store: Callable[..., Store]) -> None:
+    store = make_store()
+    _seed(store)
+    assert store.dense_search("u", vec(1.0), 1)[0][0] == "s0"
+    change = StatusChange(summary_id="s0", status=SummaryStatus.SUPERSEDED, superseded_by="s1")
+    store.apply_summary_changes("u", [], [change])
+    assert store.dense_search("u", vec(1.0), 1)[0][0] == "s1"
+    both = store.dense_search("u", vec(1.0), 2, statuses=list(SummaryStatus))
+    assert [i for i, _ in both] == ["s0", "s1"]
+
+
+def test_a_failed_commit_drops_the_cached_user(
+    make_store: Callable[..., Store], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = make_store()
+    _seed(store)
+    store.dense_search("u", vec(1.0), 1)
+    assert store.dense_cache.get(S.SUMMARIES, "u") is not None
+
+    def boom(*args: object, **kwargs: object) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(store._commits, "commit_segments", boom)
+    with pytest.raises(OSError):
+        store.commit_segments("u", [], [make_summary("u", "x", "lost")], [])
+    assert store.dense_cache.get(S.SUMMARIES, "u") is None
+    monkeypatch.undo()
+    assert [i for i, _ in store.dense_search("u", vec(1.0), 2)] == ["s0", "s1"]
+
+
+def test_a_user_over_the_budget_is_searched_in_lancedb(make_store: Callable[..., Store]) -> None:
+    cached, direct = make_store("a"), make_store("b", dense_cache_bytes=1)
+    for store in (cached, direct):
+        _seed(store, n=12)
+    q = vec(1.0, 0.35)
+    a, b = direct.dense_search("u", q, 5), cached.dense_search("u", q, 5)
+    assert [i for i, _ in a] == [i for i, _ in b]
+    assert [s for _, s in a] == pytest.approx([s for _, s in b], abs=1e-5)
+    assert direct.dense_cache.get(S.SUMMARIES, "u") is None
+    assert cached.dense_cache.get(S.SUMMARIES, "u") is not None
+
+
+def test_a_reader_reloads_after_the_writer_commits(make_store: Callable[..., Store]) -> None:
+    writer = make_store()
+    _seed(writer)
+    reader = make_store(read_only=True)
+    assert reader.dense_search("u", vec(0.0, 0.0, 1.0), 1)[0][0] != "late"
+    late = make_summary("u", "late", "written after the reader cached", vector=vec(0.0, 0.0, 1.0))
+    writer.commit_segments("u", [make_segment("u", "seg2")], [late], [])
+    assert reader.dense_search("u", vec(0.0, 0.0, 1.0), 1)[0][0] == "late"
