@@ -1,16 +1,43 @@
-"""Compaction cadence and index building for the LanceDB tables.
+"""Compaction and vector-index upkeep for the LanceDB tables, off the user's write path.
 
 Every LanceDB `add`, `delete` or `merge_insert` leaves a new fragment or deletion file, and
-queries slow down as they pile up, so after every `OPTIMIZE_EVERY` writes (or as soon as a table
-crosses the size where an ANN index pays off) the tables are compacted and indexed. The caller
-holds the store's write lock.
+queries slow down as they pile up; past `vector_index_min_rows` rows an IVF_PQ index beats a flat
+scan, and an index trained on a fraction of today's rows clusters them badly. So:
+
+* every `OPTIMIZE_EVERY` writes the tables are compacted (fragments merged, BTREE indexes on
+  `id`/`user_id` created, new rows folded into the existing indexes);
+* a vector table past `vector_index_min_rows` without an IVF_PQ index gets one;
+* an index is retrained from scratch (`replace=True`, sqrt(rows) partitions) once the table holds
+  more than `VECTOR_INDEX_DRIFT` times the rows it was trained on. Compaction only appends new
+  rows to the old partitions, so without a retrain the centroids drift from the data. The trained
+  row counts are kept in `vector_index.json`, so a reopened store still knows them.
+
+Commits only count (`note_write`, under the store's write lock) and signal the store's
+`IndexWorker` thread, which does the work: compaction under the write lock (a Lance Rewrite can
+conflict with the writer's deletes and merge_inserts; it is quick), IVF_PQ builds without it (a
+CreateIndex commit is rebased over the appends, deletes and updates committed while it trained;
+a build takes ~55 s at 100k MiniLM rows on two cores, far too long to hold a user's `add()`).
+`optimize()` (`Store.optimize`, `hymem optimize`) does all due work synchronously instead.
+One maintenance lock serialises the thread and `optimize()`, and is always taken before the
+write lock, never after it.
 """
 
 from __future__ import annotations
 
+import threading
+from pathlib import Path
+from typing import Any
+
+from hymem.errors import StoreError
 from hymem.indexes import schema as S
+from hymem.indexes.index_worker import IndexWorker
 from hymem.indexes.lexical_sync import LexicalSync
+from hymem.indexes.lock import read_json, write_json_atomic
 from hymem.indexes.vectors import LanceTables
+from hymem.logging import get_logger
+from hymem.time import utcnow
+
+log = get_logger("hymem.indexes.maintenance")
 
 # Writes between automatic compactions: with hymem's batched commits 64 fragments still query
 # fast, and compacting more often costs more than it saves on a write-heavy ingest.
@@ -18,6 +45,11 @@ OPTIMIZE_EVERY = 64
 # Below this many rows flat search is fast enough; past it an IVF_PQ index wins (measured in
 # ARCHITECTURE.md §11: flat search is ~20x slower than numpy and grows linearly).
 VECTOR_INDEX_MIN_ROWS = 20_000
+# Retrain once a table holds this many times the rows its index was trained on. Doubling keeps
+# the total training work linear in the final size (each build costs about its row count).
+VECTOR_INDEX_DRIFT = 2.0
+STATE_FILE = "vector_index.json"
+_JOURNAL_FILE = "journal.json"  # commits.JOURNAL_FILE (commits imports this module)
 
 # Columns given a scalar (BTREE) index once a table is big enough: what every filter names.
 _SCALAR_COLUMNS: dict[str, list[str]] = {
@@ -29,37 +61,159 @@ _SCALAR_COLUMNS: dict[str, list[str]] = {
 _VECTOR_TABLES = (S.SUMMARIES, S.SEGMENTS)
 
 
-class Compactor:
-    """Counts writes and compacts/indexes the tables when they are due."""
+class IndexState:
+    """`vector_index.json`: per vector table, the rows its IVF_PQ index was trained on."""
 
-    def __init__(self, lance: LanceTables, sync: LexicalSync, vector_index_min_rows: int) -> None:
+    def __init__(self, folder: Path, lance: LanceTables, *, writable: bool) -> None:
+        self._file = folder / STATE_FILE
+        self._lance = lance
+        self._writable = writable
+        try:
+            self._state: dict[str, Any] = read_json(self._file) or {}
+        except StoreError as exc:  # derived data: lose the counts, never the store
+            log.warning("index.state_unreadable", path=str(self._file), error=str(exc))
+            self._state = {}
+
+    def trained_rows(self, table: str) -> int | None:
+        """Rows the table's index was trained on; None without an index. An index from before
+        this file (or with the file lost) counts the rows it covers now, recorded at once so
+        later compactions, which add rows to it, do not move the baseline."""
+        entry = self._state.get(table)
+        if isinstance(entry, dict) and isinstance(entry.get("trained_rows"), int):
+            return int(entry["trained_rows"])
+        rows = self._lance.vector_index_rows(table)
+        if rows is not None:
+            self.record(table, rows, partitions=None)
+        return rows
+
+    def record(self, table: str, rows: int, *, partitions: int | None) -> None:
+        self._state[table] = {
+            "trained_rows": rows,
+            "partitions": partitions,
+            "built_at": utcnow().isoformat(timespec="seconds"),
+        }
+        if self._writable:
+            write_json_atomic(self._file, self._state)
+
+
+class Compactor:
+    """Counts writes and keeps the tables compacted and their vector indexes fresh."""
+
+    def __init__(
+        self,
+        lance: LanceTables,
+        sync: LexicalSync,
+        vector_index_min_rows: int,
+        *,
+        folder: Path,
+        write_lock: threading.RLock,
+        background: bool = True,
+        drift: float = VECTOR_INDEX_DRIFT,
+    ) -> None:
+        """`write_lock` is the store's; `background=False` (read-only stores) never starts a
+        thread, and a write noted then does its maintenance inline."""
         self._lance = lance
         self._sync = sync
         self.vector_index_min_rows = vector_index_min_rows
+        self.drift = drift
+        self._folder = folder
+        self._write_lock = write_lock
+        self._maintenance = threading.Lock()
+        self._state = IndexState(folder, lance, writable=background)
         self._writes = 0
+        self._worker = IndexWorker(f"hymem-index-{folder.name}", self._maintain)
+        self._background = background
+
+    @property
+    def worker(self) -> IndexWorker:
+        return self._worker
 
     def note_write(self, *, vector_tables: bool = True) -> None:
-        """Count one write; optimize when the cadence or a table's size says so. A write that
-        touched no vector table (a turn append) cannot make an ANN index due, so the row
-        counts are not taken for it (three count queries per one-turn add otherwise)."""
+        """Count one write (the caller holds the write lock) and, when maintenance may be due,
+        wake the maintainer; never waits for index work. A write that touched no vector table
+        (a turn append) cannot make an index due, so it signals only on the cadence."""
         self._writes += 1
-        if self._writes >= OPTIMIZE_EVERY or (vector_tables and self._needs_vector_index()):
-            self.optimize()
+        if vector_tables or self._writes >= OPTIMIZE_EVERY:
+            if self._background:
+                self._worker.signal()
+            else:
+                self._maintain()
 
-    def _needs_vector_index(self) -> bool:
-        return any(
-            self._lance.count(t) >= self.vector_index_min_rows and not self._lance.vector_indexed(t)
-            for t in _VECTOR_TABLES
-        )
+    def wait_idle(self, timeout: float | None = None) -> bool:
+        """Wait until the maintainer has nothing pending or running (tests, benchmarks)."""
+        return self._worker.wait_idle(timeout)
+
+    def close(self) -> None:
+        """Stop the maintainer: waits for an IVF_PQ build under way (it cannot be interrupted)
+        and drops work not yet started (a due index is found due again by the first commit
+        after the next open)."""
+        self._worker.stop()
 
     def optimize(self) -> None:
-        """Compact fragments; build the ANN index past vector_index_min_rows. Compaction moves
-        LanceDB versions on, so the lexical sync record is renewed (the rows are unchanged)."""
-        for table, cols in _SCALAR_COLUMNS.items():
-            vec_rows = self.vector_index_min_rows if table in _VECTOR_TABLES else None
-            self._lance.optimize(table, vector_min_rows=vec_rows, scalar_columns=cols)
-        self._writes = 0
-        self._sync.record()
+        """Everything now, synchronously: compact every table, then build or retrain every
+        vector index that is due."""
+        with self._maintenance:
+            self._compact()
+            for table in self._due_vector_tables():
+                self._build(table)
+
+    def _maintain(self) -> None:
+        """The maintainer's run: compact when the cadence says so or before a build, then
+        build what is due, checking between steps whether the store is closing."""
+        with self._maintenance:
+            due = self._due_vector_tables()
+            if self._writes >= OPTIMIZE_EVERY or due:
+                self._compact()
+            for table in due:
+                if self._worker.stopping:
+                    return
+                self._build(table)
+
+    def _due_vector_tables(self) -> list[str]:
+        """Vector tables past the size threshold whose index is missing or has drifted."""
+        due: list[str] = []
+        for table in _VECTOR_TABLES:
+            rows = self._lance.count(table)
+            if rows < self.vector_index_min_rows:
+                continue
+            if not self._lance.vector_indexed(table):
+                due.append(table)
+                continue
+            trained = self._state.trained_rows(table)
+            if trained is not None and rows > self.drift * trained:
+                log.info("index.drifted", table=table, rows=rows, trained_rows=trained)
+                due.append(table)
+        return due
+
+    def _compact(self) -> None:
+        with self._write_lock:
+            for table, cols in _SCALAR_COLUMNS.items():
+                self._lance.compact(table, scalar_columns=cols)
+            self._writes = 0
+            self._renew_sync()
+
+    def _build(self, table: str) -> None:
+        """Train the table's IVF_PQ index without the write lock (commits go on meanwhile),
+        then note the trained rows and renew the lexical sync record under it."""
+        rows, partitions = self._lance.build_vector_index(table)
+        self._state.record(table, rows, partitions=partitions)
+        with self._write_lock:
+            self._renew_sync()
+
+    def _renew_sync(self) -> None:
+        """Compaction and index builds move LanceDB versions on without changing a row, so the
+        lexical sync record is renewed (else the next open would rebuild Tantivy). Only while
+        no journaled write is unfinished: then Tantivy may really disagree, and the record
+        must keep saying so until recovery settles it."""
+        if not (self._folder / _JOURNAL_FILE).exists():
+            self._sync.record()
 
 
-__all__ = ["OPTIMIZE_EVERY", "VECTOR_INDEX_MIN_ROWS", "Compactor"]
+__all__ = [
+    "OPTIMIZE_EVERY",
+    "STATE_FILE",
+    "VECTOR_INDEX_DRIFT",
+    "VECTOR_INDEX_MIN_ROWS",
+    "Compactor",
+    "IndexState",
+]

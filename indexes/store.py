@@ -4,6 +4,7 @@ Layout under `path`:
     lance/            LanceDB database: tables turns, segments, summaries, traces, meta
     tantivy/          lexical index over summaries and segments (derived; rebuildable)
     lexical_sync.json LanceDB table versions the lexical index was last synced with
+    vector_index.json rows each table's IVF_PQ index was trained on (retrain when drifted)
     journal.json      present only while a multi-table write is in flight (crash repair)
     writer.lock       filelock held by the single writer for the store's lifetime
     meta.json         schema_version, embedder name, dimension, created_at (mirrored in `meta`)
@@ -18,7 +19,8 @@ collaborators that each know one concern:
     CommitWriter  the journaled multi-table writes        (commits.py)
     Recovery      journal settling and lexical repair     (recovery.py)
     LexicalSync   Tantivy's sync record and rebuild       (lexical_sync.py)
-    Compactor     compaction cadence and ANN indexes      (maintenance.py)
+    Compactor     compaction and ANN indexes, on the      (maintenance.py)
+                  store's `hymem-index-*` thread          (index_worker.py)
     TraceTable    one row per ask                         (trace_table.py)
 """
 
@@ -164,7 +166,14 @@ class Store:
         )
         self._traces = TraceTable(self._lance)
         self._sync = LexicalSync(self.path, self._lance, self._lex)
-        self._compactor = Compactor(self._lance, self._sync, self.vector_index_min_rows)
+        self._compactor = Compactor(
+            self._lance,
+            self._sync,
+            self.vector_index_min_rows,
+            folder=self.path,
+            write_lock=self._write_lock,
+            background=not self.read_only,
+        )
         journal = Journal(self.path)
         self._commits = CommitWriter(
             self._lance, self._lex, self._turns, journal, self._sync, self._compactor, self.dim
@@ -220,6 +229,7 @@ class Store:
         if self._closed:
             return
         self._closed = True
+        self._compactor.close()  # first: joins the index thread (waits out a running build)
         self.dense_cache.clear()
         self._lex.close()
         if self._lock is not None:
@@ -401,8 +411,7 @@ class Store:
 
     def optimize(self) -> None:
         self._check_writable()
-        with self._write_lock:
-            self._compactor.optimize()
+        self._compactor.optimize()  # takes the write lock itself, after the maintenance lock
         log.info("store.optimize", path=str(self.path))
 
 

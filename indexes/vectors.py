@@ -5,11 +5,15 @@ Only this module talks to LanceDB. Filters arrive as SQL strings built by `index
 prefiltering, so `user_id`/status/time filters apply before the top-k cut. Vector queries always
 select `_distance` explicitly: LanceDB 0.40 logs a deprecation warning on every vector query that
 names its output columns without it, and hymem leaves the process's logging settings alone.
+
+Calls arrive from several threads: the store's writer, searches, and the index maintainer
+(`maintenance.py`), whose IVF_PQ builds commit beside the writer's appends and updates.
 """
 
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Iterator, Sequence
 from datetime import timedelta
 from pathlib import Path
@@ -46,7 +50,10 @@ class LanceTables:
 
         self._db = lancedb.connect(str(path), read_consistency_interval=interval)
         self._tables: dict[str, Any] = {}
-        self._indexed: dict[str, bool] = {}  # has an IVF index; refreshed by optimize()
+        # Has an IVF index? Cached for dense search; refreshed after every build or compaction
+        # (those run on the index maintainer's thread, hence the lock).
+        self._indexed: dict[str, bool] = {}
+        self._indexed_lock = threading.Lock()
 
     def names(self) -> set[str]:
         return set(self._db.list_tables().tables)
@@ -158,43 +165,69 @@ class LanceTables:
         return q.to_arrow().to_pylist()
 
     def vector_indexed(self, name: str) -> bool:
-        if name not in self._indexed:
-            self._indexed[name] = self.has_vector_index(name)
-        return self._indexed[name]
+        found = self._indexed.get(name)
+        if found is None:
+            with self._indexed_lock:
+                found = self._indexed.get(name)
+                if found is None:
+                    found = self._indexed[name] = self.has_vector_index(name)
+        return found
 
     # --- maintenance --------------------------------------------------------------------------
-    def optimize(
-        self, name: str, *, vector_min_rows: int | None, scalar_columns: Sequence[str]
-    ) -> None:
-        """Compact fragments and refresh indexes; create missing indexes once a table is big
-        enough to benefit (IVF_PQ past `vector_min_rows`, BTREE past SCALAR_INDEX_MIN_ROWS)."""
-        from lancedb.index import BTree, IvfPq
+    def compact(self, name: str, *, scalar_columns: Sequence[str]) -> None:
+        """Create missing BTREE indexes past SCALAR_INDEX_MIN_ROWS, then compact fragments and
+        fold new rows into the existing indexes. The compaction is a Lance Rewrite, which can
+        conflict with a concurrent delete or merge_insert: the caller holds the write lock."""
+        from lancedb.index import BTree
 
         table = self._tables[name]
-        rows = table.count_rows()
-        existing = {tuple(cfg.columns) for cfg in self._indices(name)}
-        if rows >= SCALAR_INDEX_MIN_ROWS:
+        if table.count_rows() >= SCALAR_INDEX_MIN_ROWS:
+            existing = {tuple(cfg.columns) for cfg in self._indices(name)}
             for col in scalar_columns:
                 if (col,) not in existing:
                     table.create_index(col, config=BTree())
-        if (
-            vector_min_rows is not None
-            and rows >= vector_min_rows
-            and not self.has_vector_index(name)
-        ):
-            dim = table.schema.field("vector").type.list_size
-            partitions = max(1, int(math.sqrt(rows)))
-            table.create_index(  # with `config`, the first argument is the column name
-                "vector",
-                config=IvfPq(
-                    distance_type="cosine",
-                    num_partitions=partitions,
-                    num_sub_vectors=_sub_vectors(dim),
-                ),
-            )
-            log.info("vectors.ivf_pq_built", table=name, rows=rows, partitions=partitions)
         table.optimize()
-        self._indexed.pop(name, None)
+        self.refresh_indexed(name)
+
+    def build_vector_index(self, name: str) -> tuple[int, int]:
+        """(Re)train the IVF_PQ index on the table as it is now, replacing any older one;
+        returns (rows trained on, partitions). Needs no write lock: the CreateIndex commit is
+        rebased over appends, deletes and updates committed while it trained (rows added
+        meanwhile are searched flat until the next compaction folds them in)."""
+        from lancedb.index import IvfPq
+
+        table = self._tables[name]
+        rows = table.count_rows()
+        dim = table.schema.field("vector").type.list_size
+        partitions = max(1, int(math.sqrt(rows)))
+        table.create_index(  # with `config`, the first argument is the column name
+            "vector",
+            config=IvfPq(
+                distance_type="cosine",
+                num_partitions=partitions,
+                num_sub_vectors=_sub_vectors(dim),
+            ),
+            replace=True,
+        )
+        self.refresh_indexed(name)
+        log.info("vectors.ivf_pq_built", table=name, rows=rows, partitions=partitions)
+        return rows, partitions
+
+    def vector_index_rows(self, name: str) -> int | None:
+        """Rows the IVF index covers now (None without one); compaction adds new rows to it,
+        so this is the trained row count only right after a build."""
+        for cfg in self._indices(name):
+            if cfg.index_type.upper().startswith("IVF"):
+                stats = self._tables[name].index_stats(cfg.name)
+                return None if stats is None else int(stats.num_indexed_rows)
+        return None
+
+    def refresh_indexed(self, name: str) -> None:
+        """Re-read whether `name` has an IVF index, so dense search starts (or stops) using
+        it. Under the cache lock, so a search that looked before a build cannot store its
+        stale answer after this refresh."""
+        with self._indexed_lock:
+            self._indexed[name] = self.has_vector_index(name)
 
     def fragments(self, name: str) -> int:
         stats = self._tables[name].stats()
