@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from hymem.sleep.scan import scan_upper_triangle
 
 DEFAULT_BLOCK_BYTES = 64 * 1024 * 1024
 
@@ -97,7 +98,7 @@ def build_update_queues(
     v = _normalise(vectors)
     n = v.shape[0]
     order = _temporal_order(ranks, n)  # order[p] = item at temporal position p
-    scan = _scan_upper_triangle(v[order], min(top_k, keep_n), floor, block_bytes)
+    scan = scan_upper_triangle(v[order], min(top_k, keep_n), floor, block_bytes)
     # back to the caller's indexing, grouped by item, best first, ties: older candidate first
     items, cands = order[scan.rows], order[scan.cols]
     sort = np.lexsort((scan.cols, -scan.sims, items))
@@ -125,77 +126,3 @@ def _temporal_order(ranks: np.ndarray, n: int) -> np.ndarray:
     if ranks.shape != (n,) or (n and not np.array_equal(np.sort(ranks), np.arange(n))):
         raise ValueError("ranks must be a permutation of 0..N-1")
     return np.argsort(ranks, kind="stable")
-
-
-@dataclass(frozen=True)
-class _Scan:
-    """The kept (row, column, similarity) entries, in temporal positions, and the scan's cost."""
-
-    rows: np.ndarray
-    cols: np.ndarray
-    sims: np.ndarray
-    computed: int
-    blocks: int
-    peak_bytes: int
-
-
-def _scan_upper_triangle(vs: np.ndarray, eff: int, floor: float, block_bytes: int) -> _Scan:
-    """The best `eff` later entries above `floor` for each row of time-ordered unit vectors
-    `vs`, computing only the upper triangle, a block of about `block_bytes` at a time."""
-    n = vs.shape[0]
-    rows_per_block = max(1, min(n, block_bytes // max(1, 4 * n))) if n else 1
-    rows_out: list[np.ndarray] = []
-    cols_out: list[np.ndarray] = []
-    sims_out: list[np.ndarray] = []
-    computed = blocks = peak = 0
-    for a in range(0, max(n - 1, 0), rows_per_block):
-        b = min(n, a + rows_per_block)
-        sims = vs[a:b] @ vs[a:].T  # rows: positions a..b-1; columns: positions a..n-1
-        computed += sims.size
-        blocks += 1
-        peak = max(peak, sims.nbytes)
-        h = b - a
-        # a candidate must come strictly later: mask the lower triangle and the diagonal
-        sims[:, :h][np.tril(np.ones((h, h), dtype=bool))] = -np.inf
-        r, c, s = _best_per_row(sims, eff, floor)
-        rows_out.append(r + a)
-        cols_out.append(c + a)
-        sims_out.append(s)
-    return _Scan(
-        rows=np.concatenate(rows_out) if rows_out else np.empty(0, np.int64),
-        cols=np.concatenate(cols_out) if cols_out else np.empty(0, np.int64),
-        sims=np.concatenate(sims_out) if sims_out else np.empty(0, np.float32),
-        computed=computed,
-        blocks=blocks,
-        peak_bytes=peak,
-    )
-
-
-def _best_per_row(
-    sims: np.ndarray, eff: int, floor: float
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(row, column, similarity) of the best `eff` entries >= floor in each row of a block."""
-    above = sims >= floor
-    count = int(np.count_nonzero(above))
-    if count <= sims.shape[0] * eff * 8:
-        # sparse case (the usual one for real text): sort only the candidates above the floor
-        r, c = np.nonzero(above)
-        s = sims[r, c]
-        srt = np.lexsort((c, -s, r))
-        r, c, s = r[srt], c[srt], s[srt]
-        starts = np.searchsorted(r, np.arange(sims.shape[0]))
-        keep = (np.arange(len(r)) - starts[r]) < eff
-        return r[keep], c[keep], s[keep]
-    # dense case: partial selection per row, then the floor
-    width = sims.shape[1]
-    kth = min(eff, width)
-    if kth < width:
-        idx = np.argpartition(-sims, kth - 1, axis=1)[:, :kth]
-    else:
-        idx = np.broadcast_to(np.arange(width), (sims.shape[0], width))
-    vals = np.take_along_axis(sims, idx, axis=1)
-    r = np.repeat(np.arange(sims.shape[0]), idx.shape[1])
-    c = idx.reshape(-1)
-    s = vals.reshape(-1)
-    ok = s >= floor
-    return r[ok], c[ok], s[ok]
