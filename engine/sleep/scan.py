@@ -34,14 +34,21 @@ class ScanParts:
         self.computed = self.blocks = self.peak = 0
 
     def add(
-        self, block: np.ndarray, rows: np.ndarray, cols: np.ndarray, eff: int, floor: float
+        self,
+        block: np.ndarray,
+        rows: np.ndarray,
+        cols: np.ndarray,
+        eff: int,
+        floor: float,
+        first_col: np.ndarray | None = None,
     ) -> None:
-        """Keep the best `eff` entries >= floor of each row of `block`, whose rows and columns
-        stand for positions `rows` and `cols` (columns ascending, so ties favour the older)."""
+        """Keep the best `eff` entries >= floor of each row of `block` (from `first_col[row]`
+        on), whose rows and columns stand for positions `rows` and `cols` (columns ascending, so
+        ties favour the older)."""
         self.computed += block.size
         self.blocks += 1
         self.peak = max(self.peak, block.nbytes)
-        r, c, s = best_per_row(block, eff, floor)
+        r, c, s = best_per_row(block, eff, floor, first_col)
         self.rows.append(rows[r])
         self.cols.append(cols[c])
         self.sims.append(s)
@@ -78,28 +85,34 @@ def scan_upper_triangle(vs: np.ndarray, eff: int, floor: float, block_bytes: int
     for a in range(0, max(n - 1, 0), rows_per_block):
         b = min(n, a + rows_per_block)
         sims = vs[a:b] @ vs[a:].T  # rows: positions a..b-1; columns: positions a..n-1
-        h = b - a
-        # a candidate must come strictly later: mask the lower triangle and the diagonal
-        sims[:, :h][np.tril(np.ones((h, h), dtype=bool))] = -np.inf
-        parts.add(sims, positions[a:b], positions[a:], eff, floor)
+        # a candidate must come strictly later: row i's candidates start at column i + 1
+        parts.add(sims, positions[a:b], positions[a:], eff, floor, np.arange(1, b - a + 1))
     return parts.done()
 
 
 def best_per_row(
-    sims: np.ndarray, eff: int, floor: float
+    sims: np.ndarray, eff: int, floor: float, first_col: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(row, column, similarity) of the best `eff` entries >= floor in each row of a block;
-    ties go to the smaller column (the older candidate), also at the cut."""
+    """(row, column, similarity) of the best `eff` entries >= floor in each row of a block, only
+    from column `first_col[row]` on when given (the candidates later than the row's item); ties
+    go to the smaller column (the older candidate), also at the cut. May overwrite `sims`."""
+    rows, width = sims.shape
     above = sims >= floor
-    if int(np.count_nonzero(above)) > sims.shape[0] * eff * 8 and eff < sims.shape[1]:
+    if int(np.count_nonzero(above)) > rows * eff * 8 and eff < width:
         # dense case (a low floor): first narrow each row to the entries reaching its eff-th
-        # best value, so only about eff per row (more on ties) are sorted below
+        # best value among its candidates, so about eff per row (more on ties) are sorted below
+        if first_col is not None:
+            sims[np.arange(width)[None, :] < first_col[:, None]] = -np.inf
+            above &= sims >= floor
+            first_col = None
         kth = -np.partition(-sims, eff - 1, axis=1)[:, eff - 1]
         above &= sims >= kth[:, None]
-    r, c = np.nonzero(above)
+    r, c = np.divmod(np.flatnonzero(above), width)  # much faster than a 2-D np.nonzero
+    if first_col is not None:
+        later = c >= first_col[r]
+        r, c = r[later], c[later]
     s = sims[r, c]
     srt = np.lexsort((c, -s, r))
     r, c, s = r[srt], c[srt], s[srt]
-    starts = np.searchsorted(r, np.arange(sims.shape[0]))
-    keep = (np.arange(len(r)) - starts[r]) < eff
+    keep = (np.arange(len(r)) - np.searchsorted(r, r)) < eff
     return r[keep], c[keep], s[keep]

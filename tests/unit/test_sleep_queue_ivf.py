@@ -1,0 +1,117 @@
+"""Approximate (IVF) update queues: agreement with the exact ones, direction, order, ties, edges,
+determinism, and which method "auto" picks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hymem.sleep.queues import UpdateQueues, build_update_queues, queue_agreement
+
+
+def _clustered(n: int, dim: int, seed: int = 0) -> np.ndarray:
+    """Clusters of about 5 near-duplicates (cosine ~0.8), like benchmarks/sleep.py."""
+    rng = np.random.default_rng(seed)
+    centres = rng.standard_normal((max(1, n // 5), dim), dtype=np.float32)
+    centres /= np.linalg.norm(centres, axis=1, keepdims=True)
+    v = centres[rng.integers(0, len(centres), n)]
+    return v + rng.standard_normal((n, dim), dtype=np.float32) * (0.5 / np.sqrt(dim))
+
+
+def _pairs(q: UpdateQueues) -> set[tuple[int, int]]:
+    return {(i, int(j)) for i in range(len(q)) for j in q.queue_indices(i)}
+
+
+def _agreement(approx: UpdateQueues, exact: UpdateQueues) -> float:
+    want = _pairs(exact)
+    return len(want & _pairs(approx)) / len(want)
+
+
+@pytest.mark.parametrize(
+    ("data", "floor"),
+    [("clustered", 0.6), ("uniform", -1.0), ("uniform", 0.0)],
+)
+def test_ivf_agrees_with_exact(data: str, floor: float) -> None:
+    n = 4000
+    if data == "clustered":
+        v = _clustered(n, 384)
+    else:  # low-dimensional: in high dimensions uniform data has no neighbourhoods to find
+        v = np.random.default_rng(3).standard_normal((n, 8)).astype(np.float32)
+    ranks = np.random.default_rng(4).permutation(n)
+    exact = build_update_queues(v, ranks, floor=floor, method="exact")
+    approx = build_update_queues(v, ranks, floor=floor, exact_below=1000)  # auto, lowered
+    assert approx.cost.method == "ivf" and exact.cost.method == "exact"
+    assert approx.cost.similarities < exact.cost.similarities / 2
+    full = _agreement(approx, exact)
+    assert full >= 0.95
+    sampled = queue_agreement(approx, v, ranks, floor=floor, sample=500)
+    assert sampled >= 0.95 and abs(sampled - full) < 0.03
+
+
+def test_ivf_entries_are_later_above_the_floor_and_in_order() -> None:
+    n = 3000
+    v = _clustered(n, 64, seed=5)
+    ranks = np.random.default_rng(6).permutation(n)
+    q = build_update_queues(v, ranks, top_k=6, keep_n=3, floor=0.5, method="ivf")
+    unit = v / np.linalg.norm(v, axis=1, keepdims=True)
+    assert q.cost.entries > n // 2
+    for i in range(n):
+        queue = q.queue(i)
+        assert len(queue) <= 3
+        for j, s in queue:
+            assert ranks[j] > ranks[i]  # only later items, never the item itself
+            assert s >= 0.5 and s == pytest.approx(float(unit[i] @ unit[j]), abs=1e-5)
+        keys = [(-s, ranks[j]) for j, s in queue]
+        assert keys == sorted(keys)  # most similar first, ties: the older first
+
+
+def test_ivf_ties_go_to_older_candidates() -> None:
+    n = 400
+    v = np.ones((n, 4), dtype=np.float32)  # every pair ties at 1.0
+    ranks = np.random.default_rng(2).permutation(n)
+    q = build_update_queues(v, ranks, top_k=3, keep_n=3, floor=0.5, method="ivf")
+    by_rank = np.argsort(ranks)
+    for i in range(n):
+        assert q.queue_indices(i).tolist() == by_rank[ranks[i] + 1 : ranks[i] + 4].tolist()
+
+
+def test_ivf_is_deterministic_per_seed() -> None:
+    v = _clustered(3000, 32, seed=7)
+    ranks = np.arange(3000)
+    a, b = (build_update_queues(v, ranks, floor=0.5, method="ivf", seed=3) for _ in range(2))
+    assert np.array_equal(a.indptr, b.indptr) and np.array_equal(a.indices, b.indices)
+    assert np.array_equal(a.sims, b.sims)
+
+
+@pytest.mark.parametrize("method", ["ivf", "auto"])
+def test_ivf_edges_and_bad_input(method: str) -> None:
+    kw = {"method": method, "exact_below": 0}
+    empty = build_update_queues(np.zeros((0, 4)), np.array([], dtype=int), **kw)
+    assert len(empty) == 0 and empty.cost.entries == 0
+    assert build_update_queues(np.ones((1, 4)), np.array([0]), **kw).queue(0) == []
+    few = build_update_queues(np.eye(3, 4) + 1, np.array([2, 0, 1]), floor=0.1, **kw)
+    assert few.queue_indices(1).tolist() == [2, 0] and few.queue(0) == []
+    with pytest.raises(ValueError):
+        build_update_queues(np.ones((2, 4)), np.array([0, 0]), **kw)
+    with pytest.raises(ValueError):
+        build_update_queues(np.ones((3, 4)), np.array([0, 1]), **kw)
+    with pytest.raises(ValueError):
+        build_update_queues(np.ones((2, 4)), np.array([0, 1]), nprobe=0, **kw)
+
+
+def test_auto_picks_exact_below_the_threshold_and_rejects_unknown_methods() -> None:
+    v = _clustered(500, 16)
+    ranks = np.arange(500)
+    assert build_update_queues(v, ranks).cost.method == "exact"
+    assert build_update_queues(v, ranks, exact_below=100).cost.method == "ivf"
+    with pytest.raises(ValueError):
+        build_update_queues(v, ranks, method="faiss")
+
+
+def test_agreement_of_exact_is_one_and_of_empty_queues_zero() -> None:
+    v = _clustered(800, 16, seed=8)
+    ranks = np.random.default_rng(9).permutation(800)
+    exact = build_update_queues(v, ranks, floor=0.5, method="exact")
+    assert queue_agreement(exact, v, ranks, floor=0.5, sample=200) == 1.0
+    nothing = build_update_queues(v, ranks, floor=1.5, method="exact")
+    assert queue_agreement(nothing, v, ranks, floor=0.5, sample=200) == 0.0
+    assert queue_agreement(nothing, v, ranks, floor=1.5, sample=200) == 1.0  # nothing to find
