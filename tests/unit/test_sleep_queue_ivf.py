@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hymem.config import MemoryConfig
+from hymem.sleep.decide import build_snapshot
 from hymem.sleep.queues import UpdateQueues, build_update_queues, queue_agreement
+
+from tests.fixtures_sleep import summary, summary_store
 
 
 def _clustered(n: int, dim: int, seed: int = 0) -> np.ndarray:
@@ -115,3 +119,15 @@ def test_agreement_of_exact_is_one_and_of_empty_queues_zero() -> None:
     nothing = build_update_queues(v, ranks, floor=1.5, method="exact")
     assert queue_agreement(nothing, v, ranks, floor=0.5, sample=200) == 0.0
     assert queue_agreement(nothing, v, ranks, floor=1.5, sample=200) == 1.0  # nothing to find
+
+
+@pytest.mark.parametrize(("exact_below", "method"), [(20_000, "exact"), (0, "ivf")])
+def test_a_sleep_snapshot_follows_the_configured_threshold(exact_below: int, method: str) -> None:
+    vectors = _clustered(60, 256, seed=10)
+    records = [
+        summary(f"s{i}", f"fact {i}", day=i % 7, created=i, vector=vectors[i].tolist())
+        for i in range(60)
+    ]
+    config = MemoryConfig.defaults(sleep_exact_below=exact_below, sleep_similarity_floor=0.5)
+    snap = build_snapshot(summary_store(records), "u1", config)
+    assert snap.cost.method == method and snap.cost.items == 60 and snap.cost.entries > 0
