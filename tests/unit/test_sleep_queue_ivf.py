@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from hymem.config import MemoryConfig
 from hymem.sleep.decide import build_snapshot
+from hymem.sleep.ivf import assign, scan_ivf, spherical_kmeans
 from hymem.sleep.queues import UpdateQueues, build_update_queues, queue_agreement
 
 from tests.fixtures_sleep import summary, summary_store
@@ -131,3 +132,24 @@ def test_a_sleep_snapshot_follows_the_configured_threshold(exact_below: int, met
     config = MemoryConfig.defaults(sleep_exact_below=exact_below, sleep_similarity_floor=0.5)
     snap = build_snapshot(summary_store(records), "u1", config)
     assert snap.cost.method == method and snap.cost.items == 60 and snap.cost.entries > 0
+
+
+def test_every_later_neighbour_in_a_probed_cell_is_found() -> None:
+    n, eff, floor = 2000, 3, 0.5
+    vs = _clustered(n, 32, seed=11)
+    vs /= np.linalg.norm(vs, axis=1, keepdims=True)  # in temporal order: position = index
+    scan = scan_ivf(vs, eff, floor, 1 << 20, nprobe=2, tables=1, seed=5)
+    k = round(np.sqrt(n))
+    _, probes = assign(vs, spherical_kmeans(vs, k, np.random.default_rng([5, 0])), 2, 1 << 20)
+    cell = probes[:, 0]
+    found: dict[int, dict[int, float]] = {}
+    for r, c, s in zip(scan.rows, scan.cols, scan.sims, strict=True):
+        found.setdefault(int(r), {})[int(c)] = float(s)
+    sims = vs @ vs.T
+    for i in range(n):
+        mine = found.get(i, {})
+        assert len(mine) <= eff and all(j > i for j in mine)
+        for j in np.nonzero(sims[i, i + 1 :] >= floor)[0] + i + 1:
+            if cell[j] in probes[i] and int(j) not in mine:
+                # only a full queue of better (or equal, older) candidates may leave it out
+                assert len(mine) == eff and min(mine.values()) >= sims[i, j] - 1e-6
