@@ -6,11 +6,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from hymem.config import MemoryConfig
+from hymem.embedders import HashingEmbedder
+from hymem.sleep.consolidator import Consolidator
 from hymem.sleep.decide import build_snapshot
 from hymem.sleep.ivf import assign, scan_ivf, spherical_kmeans
+from hymem.sleep.journal import SleepJournal
 from hymem.sleep.queues import UpdateQueues, build_update_queues, queue_agreement
 
-from tests.fixtures_sleep import summary, summary_store
+from tests.fixtures_sleep import ScriptedRoles, summary, summary_store
 
 
 def _clustered(n: int, dim: int, seed: int = 0) -> np.ndarray:
@@ -153,3 +156,18 @@ def test_every_later_neighbour_in_a_probed_cell_is_found() -> None:
             if cell[j] in probes[i] and int(j) not in mine:
                 # only a full queue of better (or equal, older) candidates may leave it out
                 assert len(mine) == eff and min(mine.values()) >= sims[i, j] - 1e-6
+
+
+def test_a_sleep_reports_how_many_users_got_approximate_queues() -> None:
+    vectors = _clustered(40, 256, seed=12)
+    records = [
+        summary(f"{u}-s{i}", f"fact {i}", user_id=u, day=i, created=i, vector=vectors[i].tolist())
+        for u in ("u1", "u2")
+        for i in range(20 if u == "u1" else 5)
+    ]
+    config = MemoryConfig.defaults(sleep_exact_below=10, sleep_similarity_floor=0.5)
+    store = summary_store(records)
+    roles = ScriptedRoles()
+    cons = Consolidator(store, HashingEmbedder(), lambda: roles, config, journal=SleepJournal(None))
+    report = cons.sleep(dry_run=True)
+    assert report.approximate_queue_users == 1  # u1 (20 summaries), not u2 (5)
