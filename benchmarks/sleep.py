@@ -15,6 +15,8 @@ agreement is the fraction of exact neighbours it keeps, on a sample of items who
 (one row against every later item each) are cheap to compute; the target is 0.95.
 "many-users" builds each user's queues in turn, as a sleep does, and reports their total, the
 per-user median and maximum, and the wall time of it all (with data generation and checks).
+Timings are wall seconds and depend on the BLAS threads: on a busy machine OpenBLAS threads
+contend (IVF's many medium products suffer most), so also try OPENBLAS_NUM_THREADS=1 there.
 Decisions run through the real `DecisionRunner` (journal in memory) against an in-process
 scripted Roles that sleeps a fixed latency per update call, like a remote model: sequential
 (1 worker) versus parallel (N workers) on the same bounded sample of queues, and the measured
