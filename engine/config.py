@@ -90,6 +90,11 @@ class MemoryConfig(BaseSettings):
     sleep_top_k: int = Field(20, ge=1)
     sleep_keep_n: int = Field(10, ge=1)
     sleep_similarity_floor: float = Field(0.6, ge=-1.0, le=1.0)
+    sleep_exact_below: int = Field(
+        20_000,
+        ge=0,
+        description="exact update queues for users with fewer summaries; approximate (IVF) above",
+    )
     sleep_workers: int = Field(8, ge=1)
     auto_sleep_after: int | None = Field(None, ge=1, description="sleep after M new summaries")
     sleep_on_close: bool = False

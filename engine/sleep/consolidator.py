@@ -54,6 +54,7 @@ class SleepReport(BaseModel):
     queue_entries: int = 0
     similarities: int = 0  # similarity values computed to build the queues
     queue_seconds: float = 0.0
+    approximate_queue_users: int = 0  # users with sleep_exact_below or more: IVF queues
     decisions: dict[str, int] = Field(
         default_factory=lambda: {"update": 0, "delete": 0, "ignore": 0, "rejected": 0}
     )
@@ -172,6 +173,7 @@ class Consolidator:
         report.queue_entries += snap.cost.entries
         report.similarities += snap.cost.similarities
         report.queue_seconds += snap.cost.seconds
+        report.approximate_queue_users += snap.cost.method == "ivf"
         asks, replayed, settled = snap.triage(self._journal, backend)
         report.skipped_from_journal += len(replayed)
         report.settled += settled

@@ -132,6 +132,7 @@ def build_snapshot(
         top_k=config.sleep_top_k,
         keep_n=config.sleep_keep_n,
         floor=config.sleep_similarity_floor,
+        exact_below=config.sleep_exact_below,  # method auto: exact for small users
         block_bytes=block_bytes or DEFAULT_BLOCK_BYTES,
     )
     as_lists = [[j for j, _ in queues.queue(i)] for i in range(len(actives))]

@@ -72,3 +72,13 @@ def test_edge_sizes_and_bad_input() -> None:
         build_update_queues(np.ones((2, 4)), np.array([0, 0]))
     with pytest.raises(ValueError):
         build_update_queues(np.ones((2, 4)), np.array([0, 1]), top_k=0)
+
+
+def test_ties_at_the_cut_go_to_older_candidates_in_the_dense_path() -> None:
+    v = np.ones((150, 4), dtype=np.float32)  # every pair ties at 1.0; floor -1 takes the dense path
+    ranks = np.random.default_rng(2).permutation(150)
+    q = build_update_queues(v, ranks, top_k=3, keep_n=3, floor=-1.0)
+    by_rank = np.argsort(ranks)
+    for i in range(150):
+        r = ranks[i]
+        assert [j for j, _ in q.queue(i)] == by_rank[r + 1 : r + 4].tolist()
