@@ -10,14 +10,25 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import Field, SecretStr, field_validator
+from hymem.errors import ConfigError
+from hymem.validation import MAX_K, MAX_QUERY_CHARS
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_EMBEDDER = "all-MiniLM-L6-v2"
 
 
 class MemoryConfig(BaseSettings):
+    """Every knob, from arguments, then `HYMEM_*` variables, then defaults. A bad value (an
+    argument or a variable) is a `ConfigError` naming the setting, never pydantic's own error."""
+
     model_config = SettingsConfigDict(env_prefix="HYMEM_", extra="forbid", frozen=True)
+
+    def __init__(self, **values: Any) -> None:
+        try:
+            super().__init__(**values)
+        except ValidationError as exc:
+            raise ConfigError(describe_invalid(exc)) from None
 
     # --- backends -------------------------------------------------------------------------
     llm: str = Field("extractive", description="'extractive', 'openai:MODEL' or 'hf:MODEL_OR_PATH'")
@@ -57,6 +68,12 @@ class MemoryConfig(BaseSettings):
     )
 
     # --- read path ------------------------------------------------------------------------
+    max_k: int = Field(
+        MAX_K, ge=1, le=100_000, description="largest k, N or d a call may ask for"
+    )
+    max_query_chars: int = Field(
+        MAX_QUERY_CHARS, ge=100, description="longest question or search query accepted"
+    )
     k: int = Field(10, ge=1, description="light top-k summaries")
     n_deep: int = Field(30, ge=1, description="N: deep coarse top-N")
     select_batch: int = Field(10, ge=1, description="d: event-selection batch size")
@@ -107,6 +124,13 @@ class MemoryConfig(BaseSettings):
             return v
         raise ValueError(f"unknown llm spec {v!r}: use 'extractive', 'openai:MODEL' or 'hf:PATH'")
 
+    @model_validator(mode="after")
+    def _sizes_within_max_k(self) -> MemoryConfig:
+        for name in ("k", "n_deep", "select_batch"):
+            if getattr(self, name) > self.max_k:
+                raise ValueError(f"{name}={getattr(self, name)} is larger than max_k={self.max_k}")
+        return self
+
     @classmethod
     def defaults(cls, **overrides: Any) -> MemoryConfig:
         """A config from the given values and built-in defaults only, ignoring HYMEM_* vars."""
@@ -115,6 +139,19 @@ class MemoryConfig(BaseSettings):
     @property
     def compression_enabled(self) -> bool:
         return self.compressor_model is not None
+
+
+def describe_invalid(exc: ValidationError) -> str:
+    """One line per bad setting: its name, the `HYMEM_` variable that can also set it, the
+    value given and what is wrong."""
+    parts = []
+    for err in exc.errors():
+        name = ".".join(str(x) for x in err.get("loc", ())) or "config"
+        value = err.get("input")
+        shown = "" if isinstance(value, dict) else f" (got {value!r})"
+        env = f" / HYMEM_{name.upper()}" if name != "config" else ""
+        parts.append(f"{name}{env}: {err.get('msg', 'invalid')}{shown}")
+    return "invalid configuration: " + "; ".join(parts)
 
 
 class _NoEnvConfig(MemoryConfig):

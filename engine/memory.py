@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from hymem.config import MemoryConfig
 from hymem.embedders import Embedder, resolve_embedder
-from hymem.errors import ConfigError, HymemError, StoreClosedError, UserInputError
+from hymem.errors import ConfigError, HymemError, StoreClosedError, StoreError, UserInputError
 from hymem.indexes.hybrid import HybridSearcher, SearchMode
 from hymem.indexes.protocol import Storage
 from hymem.indexes.store import Store
@@ -30,7 +30,14 @@ from hymem.sleep.consolidator import Consolidator, SleepReport
 from hymem.sleep.journal import SleepJournal, journal_path
 from hymem.time import parse_timestamp, to_utc_or_none, utcnow
 from hymem.types import AddResult, Answer, Hit, Level, SummaryRecord, TurnRecord
-from hymem.validation import check_k, check_level, check_query, check_user_id
+from hymem.validation import (
+    check_iterations,
+    check_k,
+    check_level,
+    check_query,
+    check_store_path,
+    check_user_id,
+)
 from hymem.write.ingestor import Ingestor
 
 log = get_logger("hymem.memory")
@@ -56,20 +63,24 @@ class Memory:
         roles: Roles | None = None,
     ) -> None:
         self.config = config = _with_overrides(config, llm=llm, embedder=embedder)
-        self.path = Path(path)
+        self.path = check_store_path(path)
         self._embedder: Embedder = (
             embedder
             if embedder is not None and not isinstance(embedder, str)
             else resolve_embedder(config.embedder, batch_size=config.embed_batch_size)
         )
-        self._store: Storage = Store.open(
-            self.path,
-            embedder_name=self._embedder.name,
-            dim=self._embedder.dim,
-            read_only=read_only,
-            vector_index_min_rows=config.vector_index_min_rows,
-            dense_cache_bytes=config.dense_cache_mb * 1024 * 1024,
-        )
+        try:
+            self._store: Storage = Store.open(
+                self.path,
+                embedder_name=self._embedder.name,
+                dim=self._embedder.dim,
+                read_only=read_only,
+                vector_index_min_rows=config.vector_index_min_rows,
+                dense_cache_bytes=config.dense_cache_mb * 1024 * 1024,
+            )
+        except OSError as exc:  # an unusable folder: missing parent, permissions, not a dir
+            reason = exc.strerror or str(exc)
+            raise StoreError(f"cannot open a memory at {self.path}: {reason}") from exc
         self._roles = LazyRoles(config, self._embedder, given=roles)
         self._searcher = HybridSearcher(
             self._store,
@@ -78,6 +89,7 @@ class Memory:
             depth_factor=config.search_depth_factor,
             min_candidates=config.search_min_candidates,
             threads=config.search_threads,
+            max_k=config.max_k,
         )
         parts = (self._store, self._embedder)
         journal = SleepJournal(journal_path(self.path))
@@ -223,8 +235,8 @@ class Memory:
         the search like `until`: nothing timestamped after it is returned."""
         self._check_open()
         check_user_id(user_id)
-        check_query(query)
-        check_k(k)
+        check_query(query, max_chars=self.config.max_query_chars)
+        check_k(k, maximum=self.config.max_k)
         lvl = check_level(level)
         if mode not in ("hybrid", "dense", "lexical"):
             raise UserInputError(f"unknown search mode {mode!r}: use hybrid, dense or lexical")
@@ -261,14 +273,14 @@ class Memory:
         expressions ("last week") against it. It is recorded on the Answer and the trace."""
         self._check_open()
         check_user_id(user_id)
-        check_query(question)
+        check_query(question, max_chars=self.config.max_query_chars)
         if depth not in ("auto", "light", "deep"):
             raise UserInputError(f"unknown depth {depth!r}: use auto, light or deep")
         for name, value in (("k", k), ("N", N), ("d", d)):
             if value is not None:
-                check_k(value, name=name)
-        if max_iterations is not None and max_iterations < 0:
-            raise UserInputError("max_iterations must be >= 0")
+                check_k(value, name=name, maximum=self.config.max_k)
+        if max_iterations is not None:
+            check_iterations(max_iterations)
         return self._reader.ask(
             question,
             user_id=user_id,
@@ -292,7 +304,7 @@ class Memory:
         (`as_of` as for `ask`)."""
         self._check_open()
         check_user_id(user_id)
-        check_query(question)
+        check_query(question, max_chars=self.config.max_query_chars)
         if depth not in ("auto", "light", "deep"):
             raise UserInputError(f"unknown depth {depth!r}: use auto, light or deep")
         return self._reader.context(question, user_id=user_id, depth=depth, as_of=_as_of(as_of))
@@ -361,7 +373,7 @@ def _with_overrides(
         return MemoryConfig(**overrides)
     if not overrides:
         return config
-    return MemoryConfig.model_validate(config.model_copy(update=overrides).model_dump())
+    return type(config)(**{**config.model_dump(), **overrides})  # validated: ConfigError
 
 
 def exc_free() -> bool:

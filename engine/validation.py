@@ -2,10 +2,31 @@
 
 from __future__ import annotations
 
+import os
+import re
+from pathlib import Path
+
 from hymem.errors import UserInputError
 from hymem.types import Level
 
 MAX_USER_ID_CHARS = 256
+MAX_SESSION_ID_CHARS = 256
+# Defaults of MemoryConfig.max_k / max_query_chars. A size argument reaches Tantivy and LanceDB,
+# which allocate for it up front (k=10**9 made Tantivy ask for 32 GB and abort the process), so
+# every k, N and d is bounded here; queries are bounded because answering reads every word.
+MAX_K = 1_000
+MAX_QUERY_CHARS = 20_000
+MAX_ITERATIONS = 20
+# Lone surrogates cannot be encoded to UTF-8: pyarrow and Tantivy raise on them deep inside a
+# write or a query, so identifiers and queries holding one are refused at the door.
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def _check_encodable(value: str, what: str) -> None:
+    if _SURROGATE.search(value):
+        raise UserInputError(
+            f"{what} contains a lone UTF-16 surrogate (a broken escape?); it cannot be stored"
+        )
 
 
 def check_user_id(user_id: object) -> str:
@@ -16,19 +37,48 @@ def check_user_id(user_id: object) -> str:
         raise UserInputError(f"user_id is longer than {MAX_USER_ID_CHARS} characters")
     if "\x00" in user_id:
         raise UserInputError("user_id must not contain NUL characters")
+    _check_encodable(user_id, "user_id")
     return user_id
 
 
-def check_query(query: object) -> str:
+def check_session_id(session_id: object) -> str:
+    if not isinstance(session_id, str) or not session_id.strip():
+        raise UserInputError("session_id must be a non-empty string")
+    if len(session_id) > MAX_SESSION_ID_CHARS:
+        raise UserInputError(f"session_id is longer than {MAX_SESSION_ID_CHARS} characters")
+    if "\x00" in session_id:
+        raise UserInputError("session_id must not contain NUL characters")
+    _check_encodable(session_id, "session_id")
+    return session_id
+
+
+def check_query(query: object, *, max_chars: int = MAX_QUERY_CHARS) -> str:
     if not isinstance(query, str) or not query.strip():
         raise UserInputError("query must be a non-empty, non-whitespace string")
+    if len(query) > max_chars:
+        raise UserInputError(
+            f"query is {len(query):,} characters; the limit is {max_chars:,} (max_query_chars):"
+            " ask about one thing at a time"
+        )
+    _check_encodable(query, "query")
     return query
 
 
-def check_k(k: object, *, name: str = "k") -> int:
+def check_k(k: object, *, name: str = "k", maximum: int = MAX_K) -> int:
+    """A positive int no larger than `maximum` (MemoryConfig.max_k for k, N and d)."""
     if isinstance(k, bool) or not isinstance(k, int) or k <= 0:
         raise UserInputError(f"{name} must be a positive integer, got {k!r}")
+    if k > maximum:
+        raise UserInputError(f"{name}={k:,} is larger than the limit {maximum:,} (max_k)")
     return k
+
+
+def check_iterations(value: object, *, maximum: int = MAX_ITERATIONS) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= maximum:
+        raise UserInputError(
+            f"max_iterations must be an integer from 0 to {maximum}, got {value!r}"
+        )
+    return value
 
 
 def check_level(level: object) -> Level:
@@ -38,3 +88,20 @@ def check_level(level: object) -> Level:
         raise UserInputError(
             f"unknown level {level!r}: use {', '.join(repr(v.value) for v in Level)}"
         ) from None
+
+
+_PATH_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def check_store_path(path: object) -> Path:
+    """A memory folder path: a str or PathLike with no control characters (a newline in a
+    path is almost always a pasting mistake, and it would create a stray folder)."""
+    if not isinstance(path, str | os.PathLike):
+        raise UserInputError(f"path must be a string or a Path, got {type(path).__name__}")
+    text = os.fspath(path)
+    if not isinstance(text, str) or not text.strip():
+        raise UserInputError("path must be a non-empty folder path")
+    if _PATH_CONTROL.search(text):
+        raise UserInputError(f"path {text!r} contains a control character (a newline?)")
+    _check_encodable(text, "path")
+    return Path(text)

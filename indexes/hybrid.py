@@ -23,7 +23,7 @@ from hymem.indexes.protocol import ACTIVE_ONLY, Row, Storage, TimeRange, Vector
 from hymem.logging import get_logger
 from hymem.time import to_utc
 from hymem.types import Hit, Level, SummaryStatus
-from hymem.validation import check_k, check_level, check_query, check_user_id
+from hymem.validation import MAX_K, check_k, check_level, check_query, check_user_id
 
 SearchMode = Literal["hybrid", "dense", "lexical"]
 _MODES = ("hybrid", "dense", "lexical")
@@ -59,6 +59,7 @@ class HybridSearcher:
         depth_factor: int = DEPTH_FACTOR,
         min_candidates: int = MIN_CANDIDATES,
         threads: int = SEARCH_THREADS,
+        max_k: int = MAX_K,
     ) -> None:
         for name, value in (
             ("rrf_k", rrf_k),
@@ -73,6 +74,7 @@ class HybridSearcher:
         self.rrf_k = rrf_k
         self.depth_factor = depth_factor
         self.min_candidates = min_candidates
+        self.max_k = max_k
         self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="hymem-lexical")
 
     def close(self) -> None:
@@ -127,7 +129,7 @@ class HybridSearcher:
         include_inactive: bool,
     ) -> list[Hit]:
         check_user_id(user_id)
-        check_k(k)
+        check_k(k, maximum=self.max_k)
         lvl = check_level(level)
         check_time_range(time_range)
         statuses = None if include_inactive else ACTIVE_ONLY

@@ -234,7 +234,11 @@ class LexicalIndex:
             ]
         )
         searcher = index.searcher()
-        result = searcher.search(query, k, count=False)
+        # Tantivy allocates its top-k heap up front: never more slots than documents exist
+        limit = min(k, searcher.num_docs)
+        if limit <= 0:
+            return []
+        result = searcher.search(query, limit, count=False)
         return [(searcher.doc(addr)["id"][0], float(score)) for score, addr in result.hits]
 
     def reload(self) -> None:

@@ -28,6 +28,11 @@ _NO_VECTOR = {
 }
 
 
+# The most rows one search primitive returns, whatever k a direct caller of the store passes:
+# LanceDB and Tantivy size buffers by k (the facade bounds k far lower, by MemoryConfig.max_k).
+STORE_MAX_K = 100_000
+
+
 def status_clause(statuses: Sequence[SummaryStatus] | None) -> str | None:
     if statuses is None:
         return None
@@ -133,6 +138,7 @@ class RecordReader:
         time_range: TimeRange | None,
     ) -> list[Row]:
         S.check_query_vector(vector, self._dim)
+        k = min(k, STORE_MAX_K)
         where = F.conjunction(
             [
                 F.eq("user_id", user_id),
@@ -155,6 +161,7 @@ class RecordReader:
         statuses: Sequence[SummaryStatus] | None,
         time_range: TimeRange | None,
     ) -> list[tuple[str, float]]:
+        k = min(k, STORE_MAX_K)
         if self._read_only:  # another process writes: pick up its commits
             self._lex.reload()
         st = None if statuses is None else [SummaryStatus(s).value for s in statuses]

@@ -33,7 +33,7 @@ from hymem.evaluation.systems import (
 )
 from hymem.logging import get_logger
 from hymem.types import AddResult, Usage
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
 if TYPE_CHECKING:
     from hymem.embedders import Embedder
@@ -189,8 +189,8 @@ def judge_config(config: MemoryConfig, spec: str) -> MemoryConfig:
     """The run's configuration with the judge's model; ConfigError on a bad spec."""
     try:
         return type(config)(**{**dict(config), "llm": spec})
-    except ValidationError as exc:
-        raise ConfigError(f"invalid --judge {spec!r}: {exc.errors()[0]['msg']}") from exc
+    except ConfigError as exc:
+        raise ConfigError(f"invalid --judge {spec!r}: {exc}") from None
 
 
 def run_locomo(

@@ -27,7 +27,7 @@ from hymem.read.scheduler import Depth, ScheduleResult, schedule
 from hymem.read.traces import TraceWriter, build_trace, log_trace
 from hymem.time import Clock, utcnow
 from hymem.types import Answer, Hit
-from hymem.validation import check_k, check_query, check_user_id
+from hymem.validation import check_iterations, check_k, check_query, check_user_id
 
 log = get_logger("hymem.read.reader")
 
@@ -70,9 +70,8 @@ class Reader:
     ) -> Answer:
         """HyMem Algorithm 1 under the per-ask budget; always writes a trace (best effort).
         `as_of` (naive UTC) is when the question is asked; None means now, unbounded."""
-        _check_args(question, user_id, depth, k=k, n_deep=n_deep, batch=batch)
-        if max_iterations < 0:
-            raise UserInputError("max_iterations must be >= 0")
+        _check_args(question, user_id, depth, self._config, k=k, n_deep=n_deep, batch=batch)
+        check_iterations(max_iterations)
         cfg = self._config
         budget = Budget(cfg.max_calls_per_ask, cfg.max_tokens_per_ask)
         run = self._run(question, user_id, as_of)
@@ -125,7 +124,7 @@ class Reader:
         would be incomplete."""
         cfg = self._config
         k, n_deep, batch = k or cfg.k, n_deep or cfg.n_deep, batch or cfg.select_batch
-        _check_args(question, user_id, depth, k=k, n_deep=n_deep, batch=batch)
+        _check_args(question, user_id, depth, self._config, k=k, n_deep=n_deep, batch=batch)
         run = self._run(question, user_id, as_of)
         hits: list[Hit] = []
         if depth != "deep":
@@ -160,28 +159,34 @@ class Reader:
         self._traces.close()
 
     def _record(self, trace: dict[str, Any]) -> float:
-        """Log the ask's trace event and queue its row; returns the ms this took."""
+        """Log the ask's trace event and queue its row; returns the ms this took. A read-only
+        store keeps no trace rows (the event is still logged): the writer process owns them."""
         start = time.perf_counter()
         log_trace(trace)
-        self._traces.submit(self._store, trace)
+        if not self._store.read_only:
+            self._traces.submit(self._store, trace)
         return (time.perf_counter() - start) * 1000.0
 
 
 def _answer(run: Run, result: ScheduleResult, trace_id: str) -> Answer:
+    text, fallbacks = result.answer, list(run.fallbacks)
+    if not text.strip():  # nothing to answer from (e.g. no memories yet): say so, flagged
+        text = NO_ANSWER
+        fallbacks.append(NO_ANSWER_FLAG)
     return Answer(
-        text=result.answer,
+        text=text,
         question=run.question,
         user_id=run.user_id,
         path=result.path,
         escalated=result.escalated,
         escalation_reason=result.escalation_reason,
-        complete=result.complete,
+        complete=result.complete and text is result.answer,
         iterations=result.iterations,
         evidence=run.evidence(result),
         usage=run.usage,
         latency_ms=run.latency,
         prompt_versions=run.versions,
-        fallbacks=run.fallbacks,
+        fallbacks=fallbacks,
         budget_exhausted=result.budget_exhausted,
         backend=run.roles.label,
         as_of=run.as_of,
@@ -189,10 +194,17 @@ def _answer(run: Run, result: ScheduleResult, trace_id: str) -> Answer:
     )
 
 
-def _check_args(question: str, user_id: str, depth: str, **sizes: int) -> None:
+# What ask() returns when no path produced an answer: never an empty string.
+NO_ANSWER = "Unable to answer: nothing in this user's memory answers the question."
+NO_ANSWER_FLAG = "answer: no memory answered the question"
+
+
+def _check_args(
+    question: str, user_id: str, depth: str, config: MemoryConfig, **sizes: int
+) -> None:
     check_user_id(user_id)
-    check_query(question)
+    check_query(question, max_chars=config.max_query_chars)
     if depth not in ("auto", "light", "deep"):
         raise UserInputError(f"unknown depth {depth!r}: use auto, light or deep")
     for name, value in sizes.items():
-        check_k(value, name=name)
+        check_k(value, name=name, maximum=config.max_k)

@@ -29,13 +29,14 @@ from typing import Any, TypeVar
 import numpy as np
 from hymem.config import MemoryConfig
 from hymem.embedders import Embedder
-from hymem.errors import LLMError, UserInputError
+from hymem.errors import LLMError
 from hymem.indexes.protocol import Storage
 from hymem.llm.roles import RolesProvider, SegmentInput
 from hymem.llm.tokens import count_tokens
 from hymem.logging import get_logger
 from hymem.time import Clock, parse_timestamp, utcnow
 from hymem.types import AddResult, SegmentRecord, SummaryRecord, TurnRecord, TurnStatus
+from hymem.validation import check_session_id
 from hymem.write.buffer import BufferedSegment, plan_flush
 from hymem.write.compression import LLMLinguaCompressor, attention_boundaries, load_compressor
 from hymem.write.messages import normalise_messages
@@ -50,7 +51,6 @@ from hymem.write.segmentation import Span, adjacent_similarities, plan_segments
 
 log = get_logger("hymem.write.ingestor")
 
-MAX_SESSION_ID_CHARS = 256
 # Buffers summarised in one add/flush are committed together (one journaled LanceDB + Tantivy
 # write instead of one per buffer: ~120 ms each, which was a third of a LongMemEval history's
 # ingest). At most this many: a crash before the commit re-summarises at most this many buffers.
@@ -143,10 +143,7 @@ class Ingestor:
         timestamp: object = None,
     ) -> AddResult:
         """Persist the call's turns as pending, then flush whatever buffers are full."""
-        if not isinstance(session_id, str) or not session_id.strip():
-            raise UserInputError("session_id must be a non-empty string")
-        if len(session_id) > MAX_SESSION_ID_CHARS:
-            raise UserInputError(f"session_id is longer than {MAX_SESSION_ID_CHARS} characters")
+        check_session_id(session_id)
         call_time = parse_timestamp(timestamp) if timestamp is not None else self._clock()
         accepted = normalise_messages(messages, default_time=call_time)
         with self._lock, self._reload_on_error(user_id):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 from hymem.config import MemoryConfig
+from hymem.errors import ConfigError
 from hymem.llm.extractive.scoring import DEFAULT_CACHE_ITEMS
-from pydantic import ValidationError
 
 TUNABLES = {
     "ingest_cache_items": 50_000,
@@ -24,5 +24,5 @@ def test_tunable_defaults_env_override_and_bounds(
     monkeypatch.setenv(f"HYMEM_{name.upper()}", "7")
     assert getattr(MemoryConfig(), name) == 7
     assert getattr(MemoryConfig.defaults(), name) == default  # defaults() ignores the env
-    with pytest.raises(ValidationError):
+    with pytest.raises(ConfigError):
         MemoryConfig.defaults(**{name: 0})

@@ -291,7 +291,8 @@ def merge_texts(older: str, newer: str) -> str:
 
 def _rewrite_question(question: str, uncovered: list[str]) -> str:
     """A retrieval-oriented rewrite: the question's content words, uncovered ones first."""
-    content = [w for w in words(question) if stem(w) in set(question_terms(question))]
+    terms = set(question_terms(question))  # once: per word it made ask() quadratic
+    content = [w for w in words(question) if stem(w) in terms]
     stressed = [w for w in content if stem(w) in set(uncovered)]
     rest = [w for w in content if w not in stressed]
     rewrite = " ".join([*stressed, *rest]).strip()
