@@ -61,6 +61,14 @@ class MemoryConfig(BaseSettings):
     segment_max_turns: int = Field(12, ge=1)
     segment_overlap_turns: int = Field(1, ge=0, le=2)
     buffer_tokens: int = Field(512, ge=1, description="th: flush the short-term buffer here")
+    retry_window_s: float = Field(
+        600.0,
+        ge=0,
+        description=(
+            "an add() without message ids that repeats the previous add() of the user (same"
+            " session, speakers, texts) within this many seconds is a retry, stored once; 0 = off"
+        ),
+    )
     ingest_cache_items: int = Field(
         50_000,
         ge=1,

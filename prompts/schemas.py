@@ -9,19 +9,38 @@ permissive enough for the extractive roles to construct directly.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field, field_validator
+from hymem.textclean import clip, normalise_text
+from pydantic import AfterValidator, BaseModel, Field, field_validator
+
+# A model's text is normalised exactly like a user's (`hymem.textclean`) and capped: a fact is
+# one sentence of key information, an answer a short reply; what runs past is cut at a word.
+MAX_FACT_CHARS = 1_000
+MAX_FACTS_PER_SEGMENT = 64
+MAX_ANSWER_CHARS = 4_000
+MAX_FIELD_CHARS = 2_000  # rewritten questions, merged summaries, reasons, ids
+
+
+def _clean(limit: int) -> AfterValidator:
+    return AfterValidator(lambda v: clip(normalise_text(v), limit))
+
+
+Fact = Annotated[str, _clean(MAX_FACT_CHARS)]
+AnswerText = Annotated[str, _clean(MAX_ANSWER_CHARS)]
+FieldText = Annotated[str, _clean(MAX_FIELD_CHARS)]
 
 
 class SegmentSummary(BaseModel):
-    segment_id: str
-    facts: list[str] = Field(default_factory=list)  # key-information sentences
+    segment_id: FieldText
+    facts: list[Fact] = Field(default_factory=list)  # key-information sentences
 
     @field_validator("facts")
     @classmethod
-    def _strip_facts(cls, v: list[str]) -> list[str]:
-        return [f.strip() for f in v if f.strip()]
+    def _keep_facts(cls, v: list[str]) -> list[str]:
+        """Empty facts dropped; at most MAX_FACTS_PER_SEGMENT kept (a runaway list of facts
+        would flood the summary tier), the first ones, as the model ordered them."""
+        return [f for f in v if f][:MAX_FACTS_PER_SEGMENT]
 
 
 class SummariseOutput(BaseModel):
@@ -29,12 +48,12 @@ class SummariseOutput(BaseModel):
 
 
 class LightAnswerOutput(BaseModel):
-    answer: str
+    answer: AnswerText
     complete: bool  # the context suffices to answer
 
 
 class SelectOutput(BaseModel):
-    ids: list[str]  # chosen candidate ids (subset of the batch)
+    ids: list[FieldText]  # chosen candidate ids (subset of the batch)
 
     @field_validator("ids", mode="before")
     @classmethod
@@ -46,12 +65,12 @@ class SelectOutput(BaseModel):
 
 
 class DeepAnswerOutput(BaseModel):
-    answer: str
+    answer: AnswerText
 
 
 class ReflectOutput(BaseModel):
     complete: bool
-    new_question: str | None = None
+    new_question: FieldText | None = None
 
 
 UpdateAction = Literal["update", "delete", "ignore"]
@@ -59,9 +78,9 @@ UpdateAction = Literal["update", "delete", "ignore"]
 
 class UpdateOutput(BaseModel):
     action: UpdateAction
-    text: str | None = None  # merged sentence for "update"
-    evidence_id: str | None = None  # the newer summary that justifies update/delete
-    reason: str | None = None
+    text: FieldText | None = None  # merged sentence for "update"
+    evidence_id: FieldText | None = None  # the newer summary that justifies update/delete
+    reason: FieldText | None = None
 
     @field_validator("action", mode="before")
     @classmethod

@@ -19,6 +19,11 @@ M = TypeVar("M", bound=BaseModel)
 _FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
 
 
+# A whole reply is a few facts or a short answer; a megabyte of JSON is a runaway generation,
+# and scanning it for objects would cost seconds per call.
+MAX_REPLY_CHARS = 200_000
+
+
 class InvalidReply(ValueError):
     """The reply is not usable; the message says why, in words a model can act on."""
 
@@ -70,6 +75,8 @@ def parse_reply(text: str, model: type[M], check: Callable[[M], M] | None = None
     InvalidReply or return an adjusted object). When prose holds several objects (an echoed
     example, then the answer), the first that validates wins; otherwise the first one's
     problem is reported."""
+    if len(text) > MAX_REPLY_CHARS:  # never parse a runaway reply: repair or fall back
+        raise InvalidReply(f"the reply is {len(text):,} characters; at most {MAX_REPLY_CHARS:,}")
     first_error: InvalidReply | None = None
     for value in json_candidates(text):
         try:

@@ -39,7 +39,7 @@ from hymem.types import AddResult, SegmentRecord, SummaryRecord, TurnRecord, Tur
 from hymem.validation import check_session_id
 from hymem.write.buffer import BufferedSegment, plan_flush
 from hymem.write.compression import LLMLinguaCompressor, attention_boundaries, load_compressor
-from hymem.write.messages import normalise_messages
+from hymem.write.messages import NormalisedMessage, normalise_messages
 from hymem.write.pending import PendingTurns
 from hymem.write.records import (
     build_segment,
@@ -147,6 +147,12 @@ class Ingestor:
         call_time = parse_timestamp(timestamp) if timestamp is not None else self._clock()
         accepted = normalise_messages(messages, default_time=call_time)
         with self._lock, self._reload_on_error(user_id):
+            retried = self._retry_of(user_id, session_id, accepted)
+            if retried is not None:
+                log.info("ingest.retry_recognised", user_id=user_id, turns=len(retried))
+                result = AddResult(turn_ids=[t.id for t in retried], new_turn_ids=[])
+                self._process(user_id, force=False, result=result)
+                return result
             seq = self._pending.next_seq(user_id)
             now = self._clock()
             records = [
@@ -176,6 +182,25 @@ class Ingestor:
             result = AddResult(turn_ids=[r.id for r in records], new_turn_ids=list(inserted))
             self._process(user_id, force=False, result=result)
         return result
+
+    def _retry_of(
+        self, user_id: str, session_id: str, accepted: list[NormalisedMessage]
+    ) -> list[TurnRecord] | None:
+        """The previous call's turns when this call repeats it (see README, "Retrying add()"):
+        no message has an id, the same session, speakers and texts in the same order, and the
+        previous call was accepted less than `retry_window_s` ago. None: a new call."""
+        window = self._config.retry_window_s
+        if window <= 0 or any(m.id is not None for m in accepted):
+            return None
+        last = self._pending.last_call(user_id)
+        if len(last) != len(accepted) or not last:
+            return None
+        same = all(
+            (t.session_id, t.speaker, t.text) == (session_id, m.speaker, m.text)
+            for t, m in zip(last, accepted, strict=True)
+        )
+        age = (self._clock() - last[0].created_at).total_seconds()
+        return last if same and age <= window else None
 
     def flush(self, *, user_id: str) -> AddResult:
         """Summarise and store every pending turn of `user_id` now (in buffer-sized calls)."""

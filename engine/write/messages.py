@@ -26,23 +26,19 @@ a segment of its own and is summarised in a call of its own.
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from hymem.errors import InvalidMessageError, UserInputError
+from hymem.textclean import normalise_text
 from hymem.time import parse_timestamp
 
 MAX_MESSAGE_CHARS = 65_536
 MAX_SPEAKER_CHARS = 256
 MAX_ID_CHARS = 512
 
-# C0 and C1 controls and DEL, except \t (09) and \n (0A).
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-_SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,14 +49,6 @@ class NormalisedMessage:
     text: str
     timestamp: datetime
     id: str | None
-
-
-def normalise_text(value: str) -> str:
-    """Apply the module's documented normalisations (order matters: surrogates first)."""
-    value = _SURROGATE.sub("\ufffd", value)
-    value = unicodedata.normalize("NFC", value)
-    value = _CONTROL.sub("", value)
-    return value.strip()
 
 
 def _pick(msg: Mapping[str, Any], *names: str) -> Any:

@@ -23,6 +23,7 @@ class PendingTurns:
         self._store = store
         self._turns: dict[str, list[TurnRecord]] = {}
         self._next_seq: dict[str, int] = {}
+        self._last_call: dict[str, list[TurnRecord]] = {}  # the turns the last add() inserted
 
     def turns(self, user_id: str) -> list[TurnRecord]:
         """The user's pending turns, oldest first (a copy)."""
@@ -42,10 +43,24 @@ class PendingTurns:
         new = set(inserted)
         fresh = [t for t in offered if t.id in new]
         if fresh:
+            self._last_call[user_id] = fresh
             self._next_seq[user_id] = max(self.next_seq(user_id), *(t.seq + 1 for t in fresh))
         if user_id in self._turns:
             self._turns[user_id].extend(fresh)
             self._turns[user_id].sort(key=lambda t: (t.seq, t.id))
+
+    def last_call(self, user_id: str) -> list[TurnRecord]:
+        """The turns the user's most recent appending add() inserted, as far as this process
+        knows: remembered since that call, else (after a restart) the newest pending turns
+        accepted together (one call's turns share their `created_at`)."""
+        if user_id in self._last_call:
+            return list(self._last_call[user_id])
+        pending = self.turns(user_id)
+        if not pending:
+            return []
+        newest = pending[-1].created_at
+        tail = [t for t in pending if t.created_at == newest]
+        return tail
 
     def stored(self, user_id: str, turn_ids: Iterable[str]) -> None:
         """Drop turns a commit marked stored."""
@@ -56,11 +71,12 @@ class PendingTurns:
     def forget(self, user_id: str) -> None:
         """After a failed write: reload from the store next time."""
         self._turns.pop(user_id, None)
-        self._next_seq.pop(user_id, None)
+        self._next_seq.pop(user_id, None)  # the last call is kept: a retry must still match it
 
     def clear(self) -> None:
         self._turns.clear()
         self._next_seq.clear()
+        self._last_call.clear()
 
 
 __all__ = ["PendingTurns"]
