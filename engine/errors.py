@@ -10,7 +10,8 @@
     │   ├── ReadOnlyStoreError    a write was attempted on a store opened read-only
     │   ├── SchemaVersionError    the folder was written by an incompatible schema version
     │   ├── EmbedderMismatchError the folder was built with another embedder or dimension
-    │   └── StoreClosedError      the Memory was used after close()
+    │   ├── StoreClosedError      the Memory was used after close()
+    │   └── StorageFullError      the disk or quota is full (ENOSPC, EDQUOT)
     └── LLMError                  backend failures, always naming the role
         ├── LLMUnavailable        retries exhausted: 429/5xx/timeouts/connection errors
         ├── LLMAuthError          401/403: never retried
@@ -76,6 +77,11 @@ class EmbedderMismatchError(StoreError):
 
 class StoreClosedError(StoreError):
     """The Memory was used after close()."""
+
+
+class StorageFullError(StoreError):
+    """The disk (or quota) holding the memory folder is full. The call that raises it stored
+    nothing it did not report: free space and retry; an unfinished commit is settled first."""
 
 
 class LLMError(HymemError):

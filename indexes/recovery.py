@@ -77,6 +77,18 @@ class Recovery:
             )
         self._sync.rebuild()
 
+    def roll_back(self, entry: dict[str, Any]) -> None:
+        """Undo a commit_segments that failed in this process, even if all its rows landed:
+        its caller was told it failed, so its turns must read as pending, not stored."""
+        if entry.get("op") != "commit_segments":
+            self.settle(entry)
+            return
+        user = entry["user_id"]
+        self._writer.replace_rows(user, entry["segment_ids"], entry["summary_ids"])
+        self._turns.set_status(user, entry["turns"], TurnStatus.PENDING)
+        log.warning("store.journal_settled", op=entry["op"], user_id=user, rolled="back")
+        self._sync.rebuild()
+
     def _settle_commit(self, entry: dict[str, Any]) -> bool:
         user, seg_ids, sum_ids = entry["user_id"], entry["segment_ids"], entry["summary_ids"]
         complete = self._writer.all_present(S.SEGMENTS, user, seg_ids) and self._writer.all_present(

@@ -38,6 +38,7 @@ from hymem.indexes import schema as S
 from hymem.indexes.commits import CommitWriter, Journal
 from hymem.indexes.dense_cache import DenseCache
 from hymem.indexes.dense_rows import DenseRows
+from hymem.indexes.faults import storage_faults
 from hymem.indexes.lexical import LexicalIndex
 from hymem.indexes.lexical_sync import LexicalSync
 from hymem.indexes.lock import META_FILE, WriterLock, check_meta, new_meta, read_json
@@ -139,7 +140,8 @@ class Store:
             self._lock = WriterLock(self.path)
         self._closed = False
         try:
-            self._open_parts()
+            with storage_faults(self.path, "opening the memory"):
+                self._open_parts()
         except BaseException:
             self._closed = True
             if self._lock is not None:
@@ -180,9 +182,9 @@ class Store:
         )
         if created:
             self._sync.record()  # a new, empty store is in sync by construction
-        Recovery(self.path, journal, self._sync, self._commits, self._turns).repair_on_open(
-            read_only=self.read_only
-        )
+        self._journal = journal
+        self._recovery = Recovery(self.path, journal, self._sync, self._commits, self._turns)
+        self._recovery.repair_on_open(read_only=self.read_only)
 
     def _open_tables(self, meta: dict[str, Any] | None) -> bool:
         """Open (or, when writable, create) the tables; True when the store is new."""
@@ -268,10 +270,30 @@ class Store:
         self._check_writable()
         if not turns:
             return []
-        with self._write_lock:
+        with self._write_lock, storage_faults(self.path, "appending turns"):
             new = self._turns.append(turns, fresh_ids=fresh_ids)
             self._compactor.note_write(vector_tables=False)
         return [t.id for t in new]
+
+    def _settle_quietly(self, *, roll_back: bool = False) -> None:
+        """After a failed journaled write: settle it now if the store lets us (a disk still
+        full may not); otherwise the journal stays for the next write or open to settle."""
+        try:
+            entry = self._journal.pending()
+            if entry is not None and roll_back:
+                self._recovery.roll_back(entry)
+                self._journal.clear()
+            self._settle_leftover()
+        except Exception as exc:  # the original failure is what the caller must see
+            log.warning("store.settle_deferred", path=str(self.path), error=repr(exc))
+
+    def _settle_leftover(self) -> None:
+        """A journaled write that failed in this process (a full disk, say) left its journal:
+        settle it, as an open would, before the next one overwrites the record of it."""
+        entry = self._journal.pending()
+        if entry is not None:
+            self._recovery.settle(entry)
+            self._journal.clear()
 
     # --- journaled writes ----------------------------------------------------------------
     def commit_segments(
@@ -282,10 +304,12 @@ class Store:
         stored_turn_ids: Sequence[str],
     ) -> None:
         self._check_writable()
-        with self._write_lock:
+        with self._write_lock, storage_faults(self.path, "committing segments"):
             try:
+                self._settle_leftover()
                 self._commits.commit_segments(user_id, segments, summaries, stored_turn_ids)
             except BaseException:
+                self._settle_quietly(roll_back=True)  # undo it now, so it is never served
                 self.dense_cache.invalidate(user_id)  # whatever landed is read afresh
                 raise
             self._dense.committed(user_id, segments, summaries)
@@ -294,9 +318,13 @@ class Store:
         self, user_id: str, new: Sequence[SummaryRecord], changes: Sequence[StatusChange]
     ) -> None:
         self._check_writable()
-        with self._write_lock:
+        with self._write_lock, storage_faults(self.path, "applying summary changes"):
             try:
+                self._settle_leftover()
                 self._commits.apply_summary_changes(user_id, new, changes)
+            except BaseException:
+                self._settle_quietly()
+                raise
             finally:  # statuses moved: the user's summaries are read afresh on next search
                 self.dense_cache.invalidate(user_id, [S.SUMMARIES])
 
@@ -392,7 +420,7 @@ class Store:
     # --- traces --------------------------------------------------------------------------
     def write_trace(self, trace: dict[str, Any]) -> None:
         self._check_writable()
-        with self._write_lock:
+        with self._write_lock, storage_faults(self.path, "writing a trace"):
             self._traces.write(trace)
 
     def read_traces(
@@ -404,14 +432,15 @@ class Store:
     # --- maintenance ---------------------------------------------------------------------
     def reindex(self, progress: Callable[[int], None] | None = None) -> dict[str, int]:
         self._check_writable()
-        with self._write_lock:
+        with self._write_lock, storage_faults(self.path, "rebuilding the lexical index"):
             counts = self._sync.rebuild(progress)
         log.info("store.reindex", path=str(self.path), **counts)
         return counts
 
     def optimize(self) -> None:
         self._check_writable()
-        self._compactor.optimize()  # takes the write lock itself, after the maintenance lock
+        with storage_faults(self.path, "optimizing"):
+            self._compactor.optimize()  # takes the write lock itself, after the maintenance lock
         log.info("store.optimize", path=str(self.path))
 
 

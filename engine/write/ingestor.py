@@ -29,7 +29,7 @@ from typing import Any, TypeVar
 import numpy as np
 from hymem.config import MemoryConfig
 from hymem.embedders import Embedder
-from hymem.errors import LLMError
+from hymem.errors import LLMError, StorageFullError
 from hymem.indexes.protocol import Storage
 from hymem.llm.roles import RolesProvider, SegmentInput
 from hymem.llm.tokens import count_tokens
@@ -270,12 +270,26 @@ class Ingestor:
             if part is not None:
                 done.append(part)
             if part is None or len(done) == COMMIT_EVERY_BUFFERS:
-                stored += self._commit(user_id, done, result)
-                done = []
+                n = self._commit_or_report(user_id, done, result)
+                stored, done = stored + max(n, 0), []
+                if n < 0:
+                    part = None
             if part is None:
                 break
-        stored += self._commit(user_id, done, result)
+        stored += max(self._commit_or_report(user_id, done, result), 0)
         result.pending = len(pending) - stored
+
+    def _commit_or_report(self, user_id: str, parts: list[_Summarised], result: AddResult) -> int:
+        """`_commit`, except that a full disk is reported like a model outage: the turns stay
+        pending (they are durable already, so the call must not raise as if nothing had been
+        stored), `AddResult.error` says why, and the next add/flush retries. -1 on failure."""
+        try:
+            return self._commit(user_id, parts, result)
+        except StorageFullError as exc:
+            result.error = str(exc)
+            self._pending.forget(user_id)
+            log.warning("ingest.commit_failed", user_id=user_id, error=str(exc))
+            return -1
 
     def _may_flush(self, pending: list[TurnRecord], tokens: list[int]) -> bool:
         """Whether `plan_flush` could choose anything, decided without vectors.

@@ -1,0 +1,52 @@
+"""Storage faults as hymem errors: a full disk raises `StorageFullError` wherever it strikes.
+
+LanceDB and Tantivy report ENOSPC from Rust as a RuntimeError, ValueError or OSError whose
+message carries "No space left on device (os error 28)"; Python's own writes (the journal, the
+sync record) raise OSError with errno ENOSPC. Every write the `Store` makes goes through
+`storage_faults`, so callers see one typed error with what to do, never a raw one.
+"""
+
+from __future__ import annotations
+
+import errno
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from hymem.errors import HymemError, StorageFullError
+
+_FULL_ERRNOS = {errno.ENOSPC, errno.EDQUOT}
+_FULL_TEXT = ("no space left on device", "os error 28", "disk quota exceeded", "os error 122")
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """Whether `exc` (or an exception it was raised from) reports a full disk or quota."""
+    seen: set[int] = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        if isinstance(cur, OSError) and cur.errno in _FULL_ERRNOS:
+            return True
+        if any(text in str(cur).lower() for text in _FULL_TEXT):
+            return True
+        cur = cur.__cause__ or cur.__context__
+    return False
+
+
+@contextmanager
+def storage_faults(folder: Path, action: str) -> Iterator[None]:
+    """Re-raise a full-disk failure of `action` as StorageFullError; anything else unchanged."""
+    try:
+        yield
+    except HymemError:
+        raise
+    except Exception as exc:
+        if is_disk_full(exc):
+            raise StorageFullError(
+                f"{action} failed: the disk holding {folder} is full ({exc}). Free space and "
+                "retry: nothing was stored that the call did not report"
+            ) from exc
+        raise
+
+
+__all__ = ["is_disk_full", "storage_faults"]
