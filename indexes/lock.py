@@ -8,7 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import filelock
-from hymem.errors import EmbedderMismatchError, SchemaVersionError, StoreError, StoreLockedError
+from hymem.errors import (
+    EmbedderMismatchError,
+    SchemaVersionError,
+    StoreCorruptedError,
+    StoreLockedError,
+)
 from hymem.time import utcnow
 
 LOCK_FILE = "writer.lock"
@@ -45,15 +50,18 @@ def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
 
 
 def read_json(path: Path) -> dict[str, Any] | None:
+    """The JSON object in `path`, None when there is no file. Anything else (unreadable, not
+    UTF-8, not JSON, not an object) is a StoreCorruptedError naming the file, which callers
+    that can repair it catch."""
     try:
         with open(path, encoding="utf-8") as fh:
             data = json.load(fh)
     except FileNotFoundError:
         return None
-    except (OSError, json.JSONDecodeError) as exc:
-        raise StoreError(f"cannot read {path}: {exc}") from exc
+    except (OSError, ValueError) as exc:  # JSONDecodeError and UnicodeDecodeError included
+        raise StoreCorruptedError(f"cannot read {path}: {exc}") from exc
     if not isinstance(data, dict):
-        raise StoreError(f"{path} does not hold a JSON object")
+        raise StoreCorruptedError(f"{path} does not hold a JSON object")
     return data
 
 
