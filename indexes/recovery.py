@@ -9,8 +9,9 @@ when done. On open a leftover journal is settled before anything is served:
 * apply_summary_changes: if every new version is in LanceDB the status changes are re-applied
   (idempotent); otherwise the partial new versions are deleted.
 
-Tantivy is then rebuilt whenever its sync record or its per-level counts disagree with LanceDB
-(`lexical_sync.LexicalSync`). A read-only store repairs nothing: it only warns.
+Tantivy is then rebuilt whenever its sync record or its per-level counts disagree with LanceDB,
+or it cannot be read at all (`lexical_sync.LexicalSync`). A read-only store repairs nothing: it
+warns, and stops searching a lexical index it cannot use (dense search still serves).
 """
 
 from __future__ import annotations
@@ -47,9 +48,7 @@ class Recovery:
 
     def repair_on_open(self, *, read_only: bool) -> None:
         if read_only:
-            reason = self._sync.disagreement()
-            if reason:
-                log.warning("store.lexical_stale", path=str(self._folder), reason=reason)
+            self._check_read_only()
             return
         entry = self._journal.pending()
         if entry is not None:
@@ -59,6 +58,18 @@ class Recovery:
             log.warning("store.lexical_rebuild", path=str(self._folder), reason=reason)
             self._sync.rebuild()
         self._journal.clear()
+
+    def _check_read_only(self) -> None:
+        """Warn about what a writer would repair; stop searching an index that is unusable
+        (damaged, missing, or with an unreadable sync record) rather than trusting it."""
+        unusable = self._sync.unusable()
+        if unusable is not None:
+            log.warning("store.lexical_unavailable", path=str(self._folder), reason=unusable)
+            self._sync.disable(unusable)
+            return
+        reason = self._sync.disagreement()
+        if reason:
+            log.warning("store.lexical_stale", path=str(self._folder), reason=reason)
 
     def settle(self, entry: dict[str, Any]) -> None:
         """Roll a journaled write forward or back (see the module docstring), then re-index."""

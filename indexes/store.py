@@ -9,6 +9,9 @@ Layout under `path`:
     writer.lock       filelock held by the single writer for the store's lifetime
     meta.json         schema_version, embedder name, dimension, created_at (mirrored in `meta`)
 
+Damage to the derived lexical index is repaired, never fatal: a writer rebuilds it (and its sync
+record) from LanceDB; a reader searches dense only meanwhile (`lexical_unavailable`).
+
 `Store` keeps the `Storage` protocol (`indexes/protocol.py`) by composition: it opens the folder,
 guards every call (open? writable?), serialises writes with one lock, and delegates to small
 collaborators that each know one concern:
@@ -158,7 +161,9 @@ class Store:
         if meta is None:
             meta = self._meta_from_table()
         created = self._open_tables(meta)
-        self._lex = LexicalIndex(self.path / "tantivy", writable=not self.read_only)
+        self._lex = LexicalIndex(
+            self.path / "tantivy", writable=not self.read_only, expected=not created
+        )
         self._turns = TurnLog(self._lance)
         self._dense = DenseRows(self._lance, self.dense_cache, self.dim, read_only=self.read_only)
         self._records = RecordReader(
@@ -224,6 +229,10 @@ class Store:
 
     def meta(self) -> dict[str, Any]:
         return read_json(self.path / META_FILE) or {}
+
+    @property
+    def lexical_unavailable(self) -> bool:
+        return not self._lex.available
 
     def close(self) -> None:
         if self._closed:
@@ -405,7 +414,7 @@ class Store:
     def reindex(self, progress: Callable[[int], None] | None = None) -> dict[str, int]:
         self._check_writable()
         with self._write_lock:
-            counts = self._sync.rebuild(progress)
+            counts = self._sync.rebuild(progress, fresh=True)  # never opens a damaged folder
         log.info("store.reindex", path=str(self.path), **counts)
         return counts
 
