@@ -74,6 +74,15 @@ def new_meta(schema_version: int, embedder_name: str, dim: int) -> dict[str, Any
     }
 
 
+def meta_from_rows(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The meta dict mirrored in the `meta` table (key/value strings), None when empty."""
+    meta: dict[str, Any] = {r["key"]: r["value"] for r in rows}
+    for key in ("schema_version", "dim"):
+        if str(meta.get(key, "")).isdigit():
+            meta[key] = int(meta[key])
+    return meta or None
+
+
 def check_meta(
     meta: dict[str, Any], folder: Path, *, schema_version: int, embedder_name: str, dim: int
 ) -> None:
@@ -97,6 +106,7 @@ __all__ = [
     "META_FILE",
     "WriterLock",
     "check_meta",
+    "meta_from_rows",
     "new_meta",
     "read_json",
     "write_json_atomic",
