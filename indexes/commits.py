@@ -45,6 +45,8 @@ from hymem.types import (
 log = get_logger("hymem.indexes.store")
 
 JOURNAL_FILE = "journal.json"
+# The op `Journal.pending` reports for a journal it cannot read: a write of unknown content.
+UNREADABLE_OP = "unreadable"
 
 
 class Journal:
@@ -57,7 +59,12 @@ class Journal:
         write_json_atomic(self.file, entry)
 
     def pending(self) -> dict[str, Any] | None:
-        return read_json(self.file)
+        """The write in flight, or None. A journal that cannot be read is still a write in
+        flight, of unknown content: `{"op": UNREADABLE_OP, "error": why}`."""
+        try:
+            return read_json(self.file)
+        except StoreCorruptedError as exc:
+            return {"op": UNREADABLE_OP, "error": str(exc)}
 
     def clear(self) -> None:
         self.file.unlink(missing_ok=True)

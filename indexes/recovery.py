@@ -8,6 +8,8 @@ when done. On open a leftover journal is settled before anything is served:
   pending, so the next flush redoes it. Either way no half-commit is ever served.
 * apply_summary_changes: if every new version is in LanceDB the status changes are re-applied
   (idempotent); otherwise the partial new versions are deleted.
+* a journal that cannot be read, or is not one of these: settled by the rows' own state
+  (`repair.RowSettler`).
 
 Tantivy is then rebuilt whenever its sync record or its per-level counts disagree with LanceDB,
 or it cannot be read at all (`lexical_sync.LexicalSync`). A read-only store repairs nothing: it
@@ -22,7 +24,9 @@ from typing import Any
 from hymem.indexes import schema as S
 from hymem.indexes.commits import CommitWriter, Journal
 from hymem.indexes.lexical_sync import LexicalSync
+from hymem.indexes.repair import RowSettler, well_formed
 from hymem.indexes.turn_log import TurnLog
+from hymem.indexes.vectors import LanceTables
 from hymem.logging import get_logger
 from hymem.types import StatusChange, TurnStatus
 
@@ -39,12 +43,14 @@ class Recovery:
         sync: LexicalSync,
         writer: CommitWriter,
         turns: TurnLog,
+        lance: LanceTables,
     ) -> None:
         self._folder = folder
         self._journal = journal
         self._sync = sync
         self._writer = writer
         self._turns = turns
+        self._lance = lance
 
     def repair_on_open(self, *, read_only: bool) -> None:
         if read_only:
@@ -73,13 +79,13 @@ class Recovery:
 
     def settle(self, entry: dict[str, Any]) -> None:
         """Roll a journaled write forward or back (see the module docstring), then re-index."""
-        if entry.get("op") == "commit_segments":
-            complete = self._settle_commit(entry)
-        elif entry.get("op") == "apply_summary_changes":
-            complete = self._settle_changes(entry)
+        if not well_formed(entry):
+            self._settle_by_rows(entry)
         else:
-            complete = None
-        if complete is not None:
+            if entry["op"] == "commit_segments":
+                complete = self._settle_commit(entry)
+            else:
+                complete = self._settle_changes(entry)
             log.warning(
                 "store.journal_settled",
                 op=entry["op"],
@@ -87,6 +93,12 @@ class Recovery:
                 rolled="forward" if complete else "back",
             )
         self._sync.rebuild()
+
+    def _settle_by_rows(self, entry: dict[str, Any]) -> None:
+        error = entry.get("error") or f"unrecognised entry (op {entry.get('op')!r})"
+        log.warning("store.journal_unreadable", path=str(self._journal.file), error=error)
+        repair = RowSettler(self._lance, self._writer, self._turns).settle()
+        log.warning("store.journal_settled", op="unknown", rolled="by_rows", **repair.as_dict())
 
     def _settle_commit(self, entry: dict[str, Any]) -> bool:
         user, seg_ids, sum_ids = entry["user_id"], entry["segment_ids"], entry["summary_ids"]

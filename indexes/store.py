@@ -11,7 +11,8 @@ Layout under `path`:
 
 Damage to what can be rebuilt is repaired, never fatal: a lost or garbage meta.json is read from
 the `meta` table (and rewritten by a writer), the lexical index and its sync record are rebuilt
-from LanceDB (a reader searches dense only meanwhile, `lexical_unavailable`).
+from LanceDB (a reader searches dense only meanwhile, `lexical_unavailable`), and an unreadable
+journal is settled by the rows' own state (`repair.py`).
 
 `Store` keeps the `Storage` protocol (`indexes/protocol.py`) by composition: it opens the folder,
 guards every call (open? writable?), serialises writes with one lock, and delegates to small
@@ -22,7 +23,7 @@ collaborators that each know one concern:
     RecordReader  segment/summary reads, dense + lexical  (records.py)
     DenseRows     exact in-memory dense search per user   (dense_rows.py, dense_cache.py)
     CommitWriter  the journaled multi-table writes        (commits.py)
-    Recovery      journal settling and lexical repair     (recovery.py)
+    Recovery      journal settling and lexical repair     (recovery.py, repair.py)
     LexicalSync   Tantivy's sync record and rebuild       (lexical_sync.py)
     Compactor     compaction and ANN indexes, on the      (maintenance.py)
                   store's `hymem-index-*` thread          (index_worker.py)
@@ -189,9 +190,9 @@ class Store:
         )
         if created:
             self._sync.record()  # a new, empty store is in sync by construction
-        Recovery(self.path, journal, self._sync, self._commits, self._turns).repair_on_open(
-            read_only=self.read_only
-        )
+        Recovery(
+            self.path, journal, self._sync, self._commits, self._turns, self._lance
+        ).repair_on_open(read_only=self.read_only)
 
     def meta(self) -> dict[str, Any]:
         return dict(self._meta)
