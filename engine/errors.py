@@ -10,6 +10,7 @@
     │   ├── ReadOnlyStoreError    a write was attempted on a store opened read-only
     │   ├── SchemaVersionError    the folder was written by an incompatible schema version
     │   ├── EmbedderMismatchError the folder was built with another embedder or dimension
+    │   ├── StoreCorruptedError   a table, index or file is damaged beyond automatic repair
     │   ├── StoreClosedError      the Memory was used after close()
     │   └── StorageFullError      the disk or quota is full (ENOSPC, EDQUOT)
     └── LLMError                  backend failures, always naming the role
@@ -73,6 +74,14 @@ class SchemaVersionError(StoreError):
 
 class EmbedderMismatchError(StoreError):
     """The folder's vectors come from another embedder; mixing them would return garbage."""
+
+
+class StoreCorruptedError(StoreError):
+    """A table or index of the folder is damaged; the message names it and what to run.
+
+    Covers LanceDB tables and the derived Tantivy index alike. Damage hymem can repair by
+    itself (a derived index, a small file with a copy elsewhere) is repaired and logged instead;
+    this is raised only where nothing trustworthy is left to repair from."""
 
 
 class StoreClosedError(StoreError):

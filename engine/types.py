@@ -117,6 +117,9 @@ class Hit(BaseModel):
     dense_rank: int | None = None  # 1-based
     lexical_rank: int | None = None
     fused_score: float = 0.0  # reciprocal-rank fusion
+    # The search asked for lexical hits but the lexical index was unusable (damaged, awaiting a
+    # rebuild): this hit was ranked by the dense branch alone.
+    lexical_unavailable: bool = False
 
 
 class RoleUsage(BaseModel):

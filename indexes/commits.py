@@ -3,18 +3,20 @@
 Each write first records its intent in `journal.json` (atomic rename), then goes LanceDB (each
 add/delete/merge_insert is one atomic LanceDB commit), then Tantivy, then turn status, then the
 lexical sync record; the journal is removed last. A crash anywhere in between leaves the journal
-behind, and `recovery.Recovery` settles it on the next open. The caller (the `Store`) checks that
-the store is writable and holds its write lock.
+behind, and `recovery.Recovery` settles it on the next open. A lexical index found damaged
+during the Tantivy step (files deleted under the running writer) is rebuilt from LanceDB, which
+already holds the commit's rows, so the commit still succeeds. The caller (the `Store`) checks
+that the store is writable and holds its write lock.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-from hymem.errors import UserInputError
+from hymem.errors import StoreCorruptedError, UserInputError
 from hymem.indexes import filters as F
 from hymem.indexes import schema as S
 from hymem.indexes.lexical import LexicalIndex
@@ -43,6 +45,8 @@ from hymem.types import (
 log = get_logger("hymem.indexes.store")
 
 JOURNAL_FILE = "journal.json"
+# The op `Journal.pending` reports for a journal it cannot read: a write of unknown content.
+UNREADABLE_OP = "unreadable"
 
 
 class Journal:
@@ -55,7 +59,12 @@ class Journal:
         write_json_atomic(self.file, entry)
 
     def pending(self) -> dict[str, Any] | None:
-        return read_json(self.file)
+        """The write in flight, or None. A journal that cannot be read is still a write in
+        flight, of unknown content: `{"op": UNREADABLE_OP, "error": why}`."""
+        try:
+            return read_json(self.file)
+        except StoreCorruptedError as exc:
+            return {"op": UNREADABLE_OP, "error": str(exc)}
 
     def clear(self) -> None:
         self.file.unlink(missing_ok=True)
@@ -100,6 +109,14 @@ class CommitWriter:
         self._compactor = compactor
         self._dim = dim
 
+    def _index(self, write: Callable[[], None]) -> None:
+        """Run the Tantivy half of a commit; a damaged index is rebuilt from LanceDB instead."""
+        try:
+            write()
+        except StoreCorruptedError as exc:
+            log.warning("store.lexical_rebuild", reason=str(exc))
+            self._sync.rebuild(fresh=True)
+
     def _finish(self) -> None:
         self._sync.record()
         self._journal.clear()
@@ -132,10 +149,14 @@ class CommitWriter:
         stale = self.replace_rows(user_id, seg_ids, sum_ids)
         self._lance.add(S.SEGMENTS, seg_table)
         self._lance.add(S.SUMMARIES, sum_table)
-        self._lex.delete(Level.SUMMARY, user_id, stale - set(sum_ids))
-        self._lex.upsert(segment_doc(r) for r in seg_table.select(LEX_COLS).to_pylist())
-        self._lex.upsert(summary_doc(r) for r in sum_table.select(SUMMARY_LEX_COLS).to_pylist())
-        self._lex.commit()
+
+        def index() -> None:
+            self._lex.delete(Level.SUMMARY, user_id, stale - set(sum_ids))
+            self._lex.upsert(segment_doc(r) for r in seg_table.select(LEX_COLS).to_pylist())
+            self._lex.upsert(summary_doc(r) for r in sum_table.select(SUMMARY_LEX_COLS).to_pylist())
+            self._lex.commit()
+
+        self._index(index)
         if seg_of:
             self._turns.set_status(user_id, seg_of, TurnStatus.STORED)
         self._finish()
@@ -188,9 +209,13 @@ class CommitWriter:
         self.delete_summaries(user_id, new_ids)
         self._lance.add(S.SUMMARIES, table)
         changed = self.apply_status(user_id, changes)
-        self._lex.upsert(summary_doc(r) for r in table.select(SUMMARY_LEX_COLS).to_pylist())
-        self._lex.upsert(summary_doc(r) for r in changed)
-        self._lex.commit()
+
+        def index() -> None:
+            self._lex.upsert(summary_doc(r) for r in table.select(SUMMARY_LEX_COLS).to_pylist())
+            self._lex.upsert(summary_doc(r) for r in changed)
+            self._lex.commit()
+
+        self._index(index)
         self._finish()
         log.info("store.summary_changes", user_id=user_id, new=len(new_ids), changed=len(changes))
 

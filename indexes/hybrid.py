@@ -7,6 +7,9 @@ index, never after the cut. Text, times and the segment link come from LanceDB: 
 them from the vector query itself, and the lexical candidates are looked up by id in one query,
 in a worker thread that overlaps the query embedding (`close()` stops those threads). A lexical
 id that LanceDB no longer holds is dropped, so a stale lexical index can never serve an orphan.
+While the store's lexical index is unusable (`Storage.lexical_unavailable`: damaged, not yet
+rebuilt) the lexical branch finds nothing, so hybrid search is dense only and every hit says so
+(`Hit.lexical_unavailable`).
 """
 
 from __future__ import annotations
@@ -36,8 +39,9 @@ MIN_CANDIDATES = 20
 # this many searches overlap fully; more would only contend for the same cores.
 SEARCH_THREADS = 4
 
-# What the lexical branch hands back: (id, BM25) best first, and the rows of those ids.
-_LexicalResult = tuple[list[tuple[str, float]], dict[str, Row]]
+# What the lexical branch hands back: (id, BM25) best first, the rows of those ids, and
+# whether the lexical index was unusable (its hits then missing, not merely absent).
+_LexicalResult = tuple[list[tuple[str, float]], dict[str, Row], bool]
 
 log = get_logger("hymem.indexes.hybrid")
 
@@ -158,9 +162,13 @@ class HybridSearcher:
             if lex_future is not None:
                 lex_future.cancel()
             raise
-        lexical, rows = lex_future.result() if lex_future is not None else ([], {})
+        no_lexical: _LexicalResult = ([], {}, False)
+        lexical, rows, degraded = lex_future.result() if lex_future is not None else no_lexical
         rows.update((r["id"], r) for r in dense_rows)
-        return self._fuse(lvl, k, dense_rows, lexical, rows)
+        hits = self._fuse(lvl, k, dense_rows, lexical, rows)
+        if degraded:
+            hits = [h.model_copy(update={"lexical_unavailable": True}) for h in hits]
+        return hits
 
     def _lexical_branch(
         self,
@@ -174,7 +182,8 @@ class HybridSearcher:
         lexical = self.store.lexical_search(
             user_id, query, depth, level=level, statuses=statuses, time_range=time_range
         )
-        return lexical, self.store.hydrate(user_id, level, [i for i, _ in lexical])
+        degraded = self.store.lexical_unavailable
+        return lexical, self.store.hydrate(user_id, level, [i for i, _ in lexical]), degraded
 
     def _fuse(
         self,

@@ -1,215 +1,237 @@
 """BM25 over summaries and segments with Tantivy: a derived index, always rebuildable from LanceDB.
 
-Queries are never parsed: user text goes through the same analyzer as the indexed text
-(`indexes/analysis.py`) and each resulting token becomes a `term_query` on `text`. Quotes,
-colons, `AND`/`OR`, lone `-` or emoji therefore cannot raise or reach other fields; text with no
-content words simply matches nothing.
-Filters (user, level, status, time) are exact-match `raw` fields and integer ranges in `Must`
-clauses with a constant zero score, so reported scores are pure BM25. Times are stored and
-compared as microseconds since 1970 UTC (`hymem.time.micros`), so an aware bound and the
-equivalent naive-UTC bound select the same documents.
+What it holds and how queries and filters are built (never by parsing user text) is in
+`lexical_docs.py`; this module owns the index on disk, its writer, and its failures.
+
+Damage (a deleted folder, a truncated or deleted segment file, garbage meta.json) is never
+fatal: it is noted in `problem` (logged once), searches find nothing, a write raises
+`StoreCorruptedError`, and the writer's store rebuilds from LanceDB into a new folder that
+replaces the damaged one unread. A read-only index reopens once the index's meta.json changes.
 """
 
 from __future__ import annotations
 
-import json
+import os
 import shutil
 import threading
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 
 import tantivy
-from hymem.indexes.analysis import ANALYZER_NAME, build_analyzer, terms
+from hymem.errors import StoreCorruptedError
+from hymem.indexes.analysis import ANALYZER_NAME, build_analyzer
+from hymem.indexes.lexical_docs import (
+    LEXICAL_SCHEMA_VERSION,
+    MAX_QUERY_TERMS,
+    LexDoc,
+    build_schema,
+    doc_key,
+    filter_clauses,
+    query_terms,
+    to_document,
+)
 from hymem.logging import get_logger
-from hymem.time import micros
 from hymem.types import Level
 
 log = get_logger("hymem.indexes.lexical")
 
-# 2: documents are keyed by (level, user_id, id), since ids are unique per user only; a
-# version-1 index is rebuilt on open (its sync record names version 1).
-LEXICAL_SCHEMA_VERSION = 2
-# A 10 kB query keeps its first 256 distinct content words: past that, more Should clauses
-# cost time without changing which documents rank first.
-MAX_QUERY_TERMS = 256
 # Tantivy splits its writer heap between indexing threads; 32 MB is enough for one thread and
 # hymem's batched commits, and keeps a writer's memory small beside the embedder.
 WRITER_HEAP_BYTES = 32_000_000
-# Open ends of the integer time ranges (microseconds, ~146,000 years either side of 1970).
-_FAR = 2**62
-
-
-def _build_schema() -> tantivy.Schema:
-    sb = tantivy.SchemaBuilder()
-    sb.add_text_field("key", stored=False, tokenizer_name="raw")  # doc_key(), for deletes
-    sb.add_text_field("id", stored=True, tokenizer_name="raw")
-    sb.add_text_field("user_id", tokenizer_name="raw")
-    sb.add_text_field("level", tokenizer_name="raw")
-    sb.add_text_field("status", tokenizer_name="raw")
-    sb.add_text_field("text", tokenizer_name=ANALYZER_NAME, index_option="freq")
-    sb.add_integer_field("t_start", indexed=True, fast=True)
-    sb.add_integer_field("t_end", indexed=True, fast=True)
-    return sb.build()
-
-
-def doc_key(level: Level, user_id: str, id_: str) -> str:
-    """The unique key of one document: a JSON array, so no user id or record id can make two
-    different documents collide (whatever characters they hold)."""
-    return json.dumps([level.value, user_id, id_], ensure_ascii=False)
-
-
-def query_terms(text: str) -> list[str]:
-    """The analysed, de-duplicated terms of a query, in first-seen order, capped."""
-    return list(dict.fromkeys(terms(text)))[:MAX_QUERY_TERMS]
-
-
-@dataclass(frozen=True, slots=True)
-class LexDoc:
-    id: str
-    user_id: str
-    level: Level
-    text: str
-    status: str = "active"
-    time_start: datetime | None = None
-    time_end: datetime | None = None
+# What tantivy-py raises for a damaged or vanished index (corrupt or missing files, its lock
+# file gone, a writer whose threads died), and the filesystem's errors.
+TANTIVY_ERRORS = (ValueError, OSError)
 
 
 class LexicalIndex:
-    """One Tantivy index; the writer (if any) is created once and guarded by a lock."""
+    """One Tantivy index; the writer (if any) is created once and guarded by a lock.
 
-    def __init__(self, path: Path, *, writable: bool) -> None:
+    `expected`: the store is not new, so a missing folder is damage to report, not a first
+    open."""
+
+    def __init__(self, path: Path, *, writable: bool, expected: bool = False) -> None:
         self.path = path
         self.writable = writable
         self._analyzer = build_analyzer()
-        self._schema = _build_schema()
+        self._schema = build_schema()
         self._lock = threading.RLock()
         self._writer: tantivy.IndexWriter | None = None
         self._index: tantivy.Index | None = None
-        self._open()
+        self.problem: str | None = None  # why the index cannot be used; None when it can
+        self._stamp: tuple[int, int, int] | None = None  # meta.json when `problem` was noted
+        self._open(expected)
 
-    def _open(self) -> None:
-        if not self.path.exists():
+    @property
+    def available(self) -> bool:
+        """Whether searches reach the index (False: they find nothing, see `problem`)."""
+        return self._index is not None and self.problem is None
+
+    def _open(self, expected: bool) -> None:
+        try:
+            if not self.path.exists():
+                if expected or not self.writable:
+                    self._note(f"{self.path} is missing", log_it=False)
+                    return
+                self.path.mkdir(parents=True)
+            elif not tantivy.Index.exists(str(self.path)) and (expected or not self.writable):
+                self._note(f"{self.path / 'meta.json'} is missing", log_it=False)
+                return
+            self._attach()
+        except TANTIVY_ERRORS as exc:
+            self._note(f"{self.path} is unreadable: {exc}", log_it=False)
+
+    def _attach(self) -> None:
+        """Open the index on disk and search it once (which opens every segment's files), so
+        damage shows here rather than in a later search; then create the writer."""
+        index = tantivy.Index(self._schema, path=str(self.path), reuse=True)
+        index.register_tokenizer(ANALYZER_NAME, self._analyzer)
+        probe = tantivy.Query.term_query(self._schema, "text", "probe")
+        index.searcher().search(probe, 1, count=True)
+        # One indexing thread: commits are small batches, and the cores go to the embedder.
+        writer = index.writer(heap_size=WRITER_HEAP_BYTES, num_threads=1) if self.writable else None
+        self._index, self._writer, self.problem = index, writer, None
+
+    def _meta_stamp(self) -> tuple[int, int, int] | None:
+        try:
+            st = os.stat(self.path / "meta.json")
+        except OSError:
+            return None
+        return (st.st_ino, st.st_mtime_ns, st.st_size)
+
+    def _failed(self, index: tantivy.Index, what: str, exc: Exception) -> None:
+        """A read of `index` failed: mark the index unusable, unless `index` was replaced
+        meanwhile (a rebuild swapped in a fresh one, which is fine)."""
+        with self._lock:
+            if index is self._index:
+                self._note(f"{self.path} failed {what}: {exc}")
+
+    def _note(self, problem: str, *, log_it: bool = True) -> None:
+        """Mark the index unusable; logged on the transition only, so once per damage."""
+        with self._lock:
+            if self.problem is None and log_it:
+                log.warning("lexical.unavailable", path=str(self.path), problem=problem)
+            self.problem = problem
+            self._stamp = self._meta_stamp()
             if not self.writable:
-                return  # a read-only store without a lexical index: lexical search finds nothing
-            self.path.mkdir(parents=True)
-        elif not tantivy.Index.exists(str(self.path)) and not self.writable:
+                self._index = None  # reopened by `reload` once the index on disk changes
+
+    def disable(self, reason: str) -> None:
+        """Stop serving searches (the caller distrusts the index and reports why)."""
+        self._note(reason, log_it=False)
+
+    def _close_writer(self) -> None:
+        writer, self._writer = self._writer, None
+        if writer is None:
             return
-        self._index = tantivy.Index(self._schema, path=str(self.path), reuse=True)
-        self._index.register_tokenizer(ANALYZER_NAME, self._analyzer)
-        if self.writable:
-            # One indexing thread: commits are small batches, and the cores go to the embedder.
-            self._writer = self._index.writer(heap_size=WRITER_HEAP_BYTES, num_threads=1)
+        try:
+            # Let background segment merges finish: dropping the writer mid-merge leaves
+            # files being written after close() returns.
+            writer.wait_merging_threads()
+        except TANTIVY_ERRORS as exc:  # its threads died with the index; nothing to save
+            log.warning("lexical.close_failed", path=str(self.path), error=str(exc))
 
     def close(self) -> None:
         with self._lock:
-            if self._writer is not None:
-                # Let background segment merges finish: dropping the writer mid-merge leaves
-                # files being written after close() returns.
-                self._writer.wait_merging_threads()
-            self._writer = None
+            self._close_writer()
             self._index = None
 
     # --- writes -------------------------------------------------------------------------------
-    def _document(self, doc: LexDoc) -> tantivy.Document:
-        fields: dict[str, object] = {
-            "key": doc_key(doc.level, doc.user_id, doc.id),
-            "id": doc.id,
-            "user_id": doc.user_id,
-            "level": doc.level.value,
-            "status": doc.status,
-            "text": doc.text,
-        }
-        start = doc.time_start or doc.time_end
-        end = doc.time_end or doc.time_start
-        if start is not None and end is not None:
-            fields["t_start"] = micros(start)
-            fields["t_end"] = micros(end)
-        return tantivy.Document(**fields)
-
     def upsert(self, docs: Iterable[LexDoc]) -> int:
         """Replace-or-insert by (level, user_id, id); uncommitted until `commit()`."""
-        writer = self._require_writer()
         n = 0
-        with self._lock:
+        with self._writing() as writer:
             for doc in docs:
                 writer.delete_documents_by_term("key", doc_key(doc.level, doc.user_id, doc.id))
-                writer.add_document(self._document(doc))
+                writer.add_document(to_document(doc))
                 n += 1
         return n
 
     def delete(self, level: Level, user_id: str, ids: Iterable[str]) -> None:
-        writer = self._require_writer()
-        with self._lock:
+        with self._writing() as writer:
             for id_ in ids:
                 writer.delete_documents_by_term("key", doc_key(level, user_id, id_))
 
     def commit(self) -> None:
-        writer = self._require_writer()
-        with self._lock:
+        with self._writing() as writer:
             writer.commit()
             assert self._index is not None
             self._index.reload()
 
-    def rebuild(self, docs: Iterable[LexDoc]) -> int:
-        """Drop everything and index `docs` from scratch (one commit)."""
-        writer = self._require_writer()
-        with self._lock:
+    def rebuild(self, docs: Iterable[LexDoc], *, fresh: bool = False) -> int:
+        """Drop everything and index `docs` from scratch (one commit). `fresh` (forced for a
+        damaged index) builds in a new folder that then replaces the old one, never opened."""
+        if fresh or self.problem is not None:
+            return self._rebuild_aside(docs)
+        with self._writing() as writer:
             writer.delete_all_documents()
             n = 0
             for doc in docs:
-                writer.add_document(self._document(doc))
+                writer.add_document(to_document(doc))
                 n += 1
             writer.commit()
             assert self._index is not None
             self._index.reload()
         return n
 
-    def _require_writer(self) -> tantivy.IndexWriter:
-        if self._writer is None:
+    def _rebuild_aside(self, docs: Iterable[LexDoc]) -> int:
+        """Index `docs` into `<path>.new`, then swap it in by renames: whatever damage the old
+        folder held is discarded unread, and readers see the old index or the new, never an
+        empty one. A crash midway leaves the folder missing or stale: rebuilt on next open."""
+        self._require_writable()
+        new, old = (self.path.with_name(self.path.name + end) for end in (".new", ".old"))
+        with self._lock:
+            self._close_writer()
+            self._index = None
+            try:
+                wipe(new)
+                wipe(old)
+                new.mkdir(parents=True)
+                index = tantivy.Index(self._schema, path=str(new))
+                index.register_tokenizer(ANALYZER_NAME, self._analyzer)
+                writer = index.writer(heap_size=WRITER_HEAP_BYTES, num_threads=1)
+                n = 0
+                for doc in docs:
+                    writer.add_document(to_document(doc))
+                    n += 1
+                writer.commit()
+                writer.wait_merging_threads()
+                if self.path.exists() or self.path.is_symlink():
+                    os.replace(self.path, old)
+                os.replace(new, self.path)
+                wipe(old)
+                self._attach()
+            except TANTIVY_ERRORS as exc:
+                self._note(f"{self.path} cannot be rebuilt: {exc}")
+                raise StoreCorruptedError(
+                    f"the lexical index at {self.path} cannot be rebuilt ({exc}); "
+                    "free the folder and run `hymem reindex`"
+                ) from exc
+        return n
+
+    def _require_writable(self) -> None:
+        if not self.writable:
             raise RuntimeError("lexical index opened without a writer")
-        return self._writer
+
+    @contextmanager
+    def _writing(self) -> Iterator[tantivy.IndexWriter]:
+        """The writer, under the lock; a damaged index (known or found now) raises
+        StoreCorruptedError, so the caller can rebuild instead of seeing tantivy's ValueError."""
+        self._require_writable()
+        with self._lock:
+            if self._writer is None or self.problem is not None:
+                raise StoreCorruptedError(self._damaged())
+            try:
+                yield self._writer
+            except TANTIVY_ERRORS as exc:
+                self._note(f"{self.path} failed a write: {exc}")
+                raise StoreCorruptedError(self._damaged()) from exc
+
+    def _damaged(self) -> str:
+        return f"lexical index damaged: {self.problem}; run `hymem reindex`"
 
     # --- reads --------------------------------------------------------------------------------
-
-    def _filters(
-        self,
-        user_id: str,
-        level: Level,
-        statuses: Sequence[str] | None,
-        time_range: tuple[datetime | None, datetime | None] | None,
-    ) -> list[tuple[tantivy.Occur, tantivy.Query]]:
-        s = self._schema
-        must = [
-            tantivy.Query.term_query(s, "user_id", user_id),
-            tantivy.Query.term_query(s, "level", level.value),
-        ]
-        if statuses is not None and level is Level.SUMMARY:
-            must.append(tantivy.Query.term_set_query(s, "status", list(statuses)))
-        if time_range is not None:
-            since, until = time_range
-            if since is not None:
-                must.append(
-                    tantivy.Query.range_query(
-                        s,
-                        "t_end",
-                        tantivy.FieldType.Integer,
-                        lower_bound=micros(since),
-                        upper_bound=_FAR,
-                    )
-                )
-            if until is not None:
-                must.append(
-                    tantivy.Query.range_query(
-                        s,
-                        "t_start",
-                        tantivy.FieldType.Integer,
-                        lower_bound=-_FAR,
-                        upper_bound=micros(until),
-                    )
-                )
-        return [(tantivy.Occur.Must, tantivy.Query.const_score_query(q, 0.0)) for q in must]
 
     def search(
         self,
@@ -223,31 +245,54 @@ class LexicalIndex:
     ) -> list[tuple[str, float]]:
         index = self._index
         words = query_terms(text)
-        if index is None or not words or k <= 0 or (statuses is not None and not statuses):
+        if not self.available or not words or k <= 0 or (statuses is not None and not statuses):
             return []
+        assert index is not None
         s = self._schema
         should = [(tantivy.Occur.Should, tantivy.Query.term_query(s, "text", t)) for t in words]
         query = tantivy.Query.boolean_query(
             [
                 (tantivy.Occur.Must, tantivy.Query.boolean_query(should)),
-                *self._filters(user_id, level, statuses, time_range),
+                *filter_clauses(s, user_id, level, statuses, time_range),
             ]
         )
-        searcher = index.searcher()
-        # Tantivy allocates its top-k heap up front: never more slots than documents exist
-        limit = min(k, searcher.num_docs)
-        if limit <= 0:
+        try:
+            searcher = index.searcher()
+            # Tantivy allocates its top-k heap up front: never more slots than documents exist
+            limit = min(k, searcher.num_docs)
+            if limit <= 0:
+                return []
+            result = searcher.search(query, limit, count=False)
+            return [(searcher.doc(addr)["id"][0], float(score)) for score, addr in result.hits]
+        except TANTIVY_ERRORS as exc:
+            self._failed(index, "a search", exc)
             return []
-        result = searcher.search(query, limit, count=False)
-        return [(searcher.doc(addr)["id"][0], float(score)) for score, addr in result.hits]
 
     def reload(self) -> None:
-        """Pick up commits made by another process (read-only stores)."""
-        if self._index is not None:
-            self._index.reload()
+        """Pick up commits made by another process (read-only stores). An unusable index is
+        reopened once its meta.json has changed (a writer rebuilt it), else left alone."""
+        index = self._index
+        if self.problem is None:
+            try:
+                if index is not None:
+                    index.reload()
+            except TANTIVY_ERRORS as exc:
+                self._failed(index, "to reload", exc)
+            return
+        with self._lock:
+            stamp = self._meta_stamp()
+            if self.writable or self.problem is None or stamp in (None, self._stamp):
+                return
+            self._stamp = stamp
+            try:
+                self._attach()
+            except TANTIVY_ERRORS:
+                return  # still damaged: already reported
+        log.info("lexical.available", path=str(self.path))
 
     def count(self, level: Level, status: str | None = None) -> int:
-        if self._index is None:
+        index = self._index
+        if not self.available or index is None:
             return 0
         s = self._schema
         q = tantivy.Query.term_query(s, "level", level.value)
@@ -258,22 +303,28 @@ class LexicalIndex:
                     (tantivy.Occur.Must, tantivy.Query.term_query(s, "status", status)),
                 ]
             )
-        return int(self._index.searcher().search(q, 1, count=True).count or 0)
-
-    def num_docs(self) -> int:
-        return 0 if self._index is None else int(self._index.searcher().num_docs)
+        try:
+            return int(index.searcher().search(q, 1, count=True).count or 0)
+        except TANTIVY_ERRORS as exc:
+            self._failed(index, "a count", exc)
+            return 0
 
 
 def wipe(path: Path) -> None:
-    """Remove an index folder (used when its schema version is unknown)."""
-    if path.exists():
+    """Remove an index folder (to rebuild it from scratch), or whatever took its name."""
+    if path.is_dir() and not path.is_symlink():
         shutil.rmtree(path)
-        log.warning("lexical.wiped", path=str(path))
+    elif path.exists() or path.is_symlink():
+        path.unlink()
+    else:
+        return
+    log.info("lexical.wiped", path=str(path))
 
 
 __all__ = [
     "LEXICAL_SCHEMA_VERSION",
     "MAX_QUERY_TERMS",
+    "TANTIVY_ERRORS",
     "LexDoc",
     "LexicalIndex",
     "query_terms",

@@ -3,7 +3,10 @@
 `lexical_sync.json` records the LanceDB table versions (and the lexical schema version) the index
 last matched. On open, a record that differs from LanceDB's versions, or per-level counts that
 differ, mean the index missed a write (a crash between the two, a deleted folder), and it is
-rebuilt from LanceDB. The document builders here are the one mapping from rows to `LexDoc`s.
+rebuilt from LanceDB. An index that cannot be used at all (missing, unreadable: see
+`LexicalIndex.problem`) or a record that cannot be read is worse than stale: `unusable` says
+why, a writer rebuilds from a fresh folder and a reader stops searching it. The document
+builders here are the one mapping from rows to `LexDoc`s.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from hymem.errors import StoreCorruptedError
 from hymem.indexes import filters as F
 from hymem.indexes import schema as S
 from hymem.indexes.lexical import LEXICAL_SCHEMA_VERSION, LexDoc, LexicalIndex
@@ -72,9 +76,32 @@ class LexicalSync:
         """Note that the index now matches LanceDB's current table versions."""
         write_json_atomic(self._file, self._state())
 
+    def _recorded(self) -> dict[str, Any] | None:
+        try:
+            return read_json(self._file)
+        except StoreCorruptedError:
+            return None  # `unusable` reports it
+
+    def unusable(self) -> str | None:
+        """Why the index cannot be trusted at all (not merely stale), or None."""
+        if self._lex.problem is not None:
+            return f"lexical index unusable: {self._lex.problem}"
+        try:
+            read_json(self._file)
+        except StoreCorruptedError as exc:
+            return f"sync record unreadable: {exc}"
+        return None
+
+    def disable(self, reason: str) -> None:
+        """Stop lexical search on a read-only store (which may not rebuild)."""
+        self._lex.disable(reason)
+
     def disagreement(self) -> str | None:
         """Why the lexical index disagrees with LanceDB, or None when it agrees."""
-        if read_json(self._file) != self._state():
+        unusable = self.unusable()
+        if unusable is not None:
+            return unusable
+        if self._recorded() != self._state():
             return "sync record differs from LanceDB versions"
         for level, table in ((Level.SUMMARY, S.SUMMARIES), (Level.SEGMENT, S.SEGMENTS)):
             if self._lex.count(level) != self._lance.count(table):
@@ -90,13 +117,16 @@ class LexicalSync:
         for batch in self._lance.batches(S.SEGMENTS, None, LEX_COLS, REBUILD_BATCH_ROWS):
             yield from (segment_doc(r) for r in batch.to_pylist())
 
-    def rebuild(self, progress: Callable[[int], None] | None = None) -> dict[str, int]:
+    def rebuild(
+        self, progress: Callable[[int], None] | None = None, *, fresh: bool = False
+    ) -> dict[str, int]:
         """Re-index every summary and segment from LanceDB (one Tantivy commit), then record
-        the sync; returns documents per level."""
+        the sync; returns documents per level. `fresh` (forced for a damaged index) builds a
+        new folder instead of reusing the one on disk."""
         docs = self._docs()
         if progress is not None:
             docs = _reporting(docs, progress)
-        self._lex.rebuild(docs)
+        self._lex.rebuild(docs, fresh=fresh)
         self.record()
         return {lvl.value: self._lex.count(lvl) for lvl in Level}
 

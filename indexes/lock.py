@@ -8,7 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import filelock
-from hymem.errors import EmbedderMismatchError, SchemaVersionError, StoreError, StoreLockedError
+from hymem.errors import (
+    EmbedderMismatchError,
+    SchemaVersionError,
+    StoreCorruptedError,
+    StoreLockedError,
+)
 from hymem.time import utcnow
 
 LOCK_FILE = "writer.lock"
@@ -45,15 +50,18 @@ def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
 
 
 def read_json(path: Path) -> dict[str, Any] | None:
+    """The JSON object in `path`, None when there is no file. Anything else (unreadable, not
+    UTF-8, not JSON, not an object) is a StoreCorruptedError naming the file, which callers
+    that can repair it catch."""
     try:
         with open(path, encoding="utf-8") as fh:
             data = json.load(fh)
     except FileNotFoundError:
         return None
-    except (OSError, json.JSONDecodeError) as exc:
-        raise StoreError(f"cannot read {path}: {exc}") from exc
+    except (OSError, ValueError) as exc:  # JSONDecodeError and UnicodeDecodeError included
+        raise StoreCorruptedError(f"cannot read {path}: {exc}") from exc
     if not isinstance(data, dict):
-        raise StoreError(f"{path} does not hold a JSON object")
+        raise StoreCorruptedError(f"{path} does not hold a JSON object")
     return data
 
 
@@ -64,6 +72,15 @@ def new_meta(schema_version: int, embedder_name: str, dim: int) -> dict[str, Any
         "dim": dim,
         "created_at": utcnow().isoformat(timespec="seconds"),  # naive UTC, like every stamp
     }
+
+
+def meta_from_rows(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The meta dict mirrored in the `meta` table (key/value strings), None when empty."""
+    meta: dict[str, Any] = {r["key"]: r["value"] for r in rows}
+    for key in ("schema_version", "dim"):
+        if str(meta.get(key, "")).isdigit():
+            meta[key] = int(meta[key])
+    return meta or None
 
 
 def check_meta(
@@ -89,6 +106,7 @@ __all__ = [
     "META_FILE",
     "WriterLock",
     "check_meta",
+    "meta_from_rows",
     "new_meta",
     "read_json",
     "write_json_atomic",

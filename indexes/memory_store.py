@@ -78,6 +78,10 @@ class InMemoryStore:
     def read_only(self) -> bool:
         return self._read_only
 
+    @property
+    def lexical_unavailable(self) -> bool:
+        return False  # nothing derived to damage
+
     def read_only_view(self) -> InMemoryStore:
         return InMemoryStore(
             self.dim,

@@ -67,6 +67,13 @@ class Storage(Protocol):
     @property
     def read_only(self) -> bool: ...
 
+    @property
+    def lexical_unavailable(self) -> bool:
+        """True while lexical search cannot be served (its derived index is damaged or missing
+        and, on a read-only handle, not yet rebuilt by the writer): `lexical_search` then finds
+        nothing and hybrid search is dense only, its hits flagged."""
+        ...
+
     def meta(self) -> dict[str, Any]:
         """schema_version, embedder, dim, created_at: what the store was built with."""
         ...

@@ -8,9 +8,12 @@ when done. On open a leftover journal is settled before anything is served:
   pending, so the next flush redoes it. Either way no half-commit is ever served.
 * apply_summary_changes: if every new version is in LanceDB the status changes are re-applied
   (idempotent); otherwise the partial new versions are deleted.
+* a journal that cannot be read, or is not one of these: settled by the rows' own state
+  (`repair.RowSettler`).
 
-Tantivy is then rebuilt whenever its sync record or its per-level counts disagree with LanceDB
-(`lexical_sync.LexicalSync`). A read-only store repairs nothing: it only warns.
+Tantivy is then rebuilt whenever its sync record or its per-level counts disagree with LanceDB,
+or it cannot be read at all (`lexical_sync.LexicalSync`). A read-only store repairs nothing: it
+warns, and stops searching a lexical index it cannot use (dense search still serves).
 """
 
 from __future__ import annotations
@@ -21,7 +24,9 @@ from typing import Any
 from hymem.indexes import schema as S
 from hymem.indexes.commits import CommitWriter, Journal
 from hymem.indexes.lexical_sync import LexicalSync
+from hymem.indexes.repair import RowSettler, well_formed
 from hymem.indexes.turn_log import TurnLog
+from hymem.indexes.vectors import LanceTables
 from hymem.logging import get_logger
 from hymem.types import StatusChange, TurnStatus
 
@@ -38,18 +43,18 @@ class Recovery:
         sync: LexicalSync,
         writer: CommitWriter,
         turns: TurnLog,
+        lance: LanceTables,
     ) -> None:
         self._folder = folder
         self._journal = journal
         self._sync = sync
         self._writer = writer
         self._turns = turns
+        self._lance = lance
 
     def repair_on_open(self, *, read_only: bool) -> None:
         if read_only:
-            reason = self._sync.disagreement()
-            if reason:
-                log.warning("store.lexical_stale", path=str(self._folder), reason=reason)
+            self._check_read_only()
             return
         entry = self._journal.pending()
         if entry is not None:
@@ -60,15 +65,27 @@ class Recovery:
             self._sync.rebuild()
         self._journal.clear()
 
+    def _check_read_only(self) -> None:
+        """Warn about what a writer would repair; stop searching an index that is unusable
+        (damaged, missing, or with an unreadable sync record) rather than trusting it."""
+        unusable = self._sync.unusable()
+        if unusable is not None:
+            log.warning("store.lexical_unavailable", path=str(self._folder), reason=unusable)
+            self._sync.disable(unusable)
+            return
+        reason = self._sync.disagreement()
+        if reason:
+            log.warning("store.lexical_stale", path=str(self._folder), reason=reason)
+
     def settle(self, entry: dict[str, Any]) -> None:
         """Roll a journaled write forward or back (see the module docstring), then re-index."""
-        if entry.get("op") == "commit_segments":
-            complete = self._settle_commit(entry)
-        elif entry.get("op") == "apply_summary_changes":
-            complete = self._settle_changes(entry)
+        if not well_formed(entry):
+            self._settle_by_rows(entry)
         else:
-            complete = None
-        if complete is not None:
+            if entry["op"] == "commit_segments":
+                complete = self._settle_commit(entry)
+            else:
+                complete = self._settle_changes(entry)
             log.warning(
                 "store.journal_settled",
                 op=entry["op"],
@@ -88,6 +105,12 @@ class Recovery:
         self._turns.set_status(user, entry["turns"], TurnStatus.PENDING)
         log.warning("store.journal_settled", op=entry["op"], user_id=user, rolled="back")
         self._sync.rebuild()
+
+    def _settle_by_rows(self, entry: dict[str, Any]) -> None:
+        error = entry.get("error") or f"unrecognised entry (op {entry.get('op')!r})"
+        log.warning("store.journal_unreadable", path=str(self._journal.file), error=error)
+        repair = RowSettler(self._lance, self._writer, self._turns).settle()
+        log.warning("store.journal_settled", op="unknown", rolled="by_rows", **repair.as_dict())
 
     def _settle_commit(self, entry: dict[str, Any]) -> bool:
         user, seg_ids, sum_ids = entry["user_id"], entry["segment_ids"], entry["summary_ids"]

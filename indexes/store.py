@@ -9,15 +9,21 @@ Layout under `path`:
     writer.lock       filelock held by the single writer for the store's lifetime
     meta.json         schema_version, embedder name, dimension, created_at (mirrored in `meta`)
 
+Damage to what can be rebuilt is repaired, never fatal: a lost or garbage meta.json is read from
+the `meta` table (and rewritten by a writer), the lexical index and its sync record are rebuilt
+from LanceDB (a reader searches dense only meanwhile, `lexical_unavailable`), and an unreadable
+journal is settled by the rows' own state (`repair.py`).
+
 `Store` keeps the `Storage` protocol (`indexes/protocol.py`) by composition: it opens the folder,
 guards every call (open? writable?), serialises writes with one lock, and delegates to small
 collaborators that each know one concern:
 
+    FolderMeta    meta.json and its `meta` table copy     (folder.py)
     TurnLog       turns, the write-ahead log              (turn_log.py)
     RecordReader  segment/summary reads, dense + lexical  (records.py)
     DenseRows     exact in-memory dense search per user   (dense_rows.py, dense_cache.py)
     CommitWriter  the journaled multi-table writes        (commits.py)
-    Recovery      journal settling and lexical repair     (recovery.py)
+    Recovery      journal settling and lexical repair     (recovery.py, repair.py)
     LexicalSync   Tantivy's sync record and rebuild       (lexical_sync.py)
     Compactor     compaction and ANN indexes, on the      (maintenance.py)
                   store's `hymem-index-*` thread          (index_worker.py)
@@ -32,17 +38,16 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
 from hymem.errors import ReadOnlyStoreError, StoreClosedError, StoreError
 from hymem.indexes import schema as S
 from hymem.indexes.commits import CommitWriter, Journal
 from hymem.indexes.dense_cache import DenseCache
 from hymem.indexes.dense_rows import DenseRows
 from hymem.indexes.faults import storage_faults
+from hymem.indexes.folder import FolderMeta, read_meta_file
 from hymem.indexes.lexical import LexicalIndex
 from hymem.indexes.lexical_sync import LexicalSync
-from hymem.indexes.lock import META_FILE, WriterLock, check_meta, new_meta, read_json
-from hymem.indexes.lock import write_json_atomic as _write_json
+from hymem.indexes.lock import WriterLock
 from hymem.indexes.maintenance import VECTOR_INDEX_MIN_ROWS, Compactor
 from hymem.indexes.protocol import (
     ACTIVE_ONLY,
@@ -69,15 +74,10 @@ from hymem.types import (
 )
 
 SCHEMA_VERSION = S.SCHEMA_VERSION
-_TABLES = (S.TURNS, S.SEGMENTS, S.SUMMARIES, S.TRACES)
 # Default bound of the in-memory dense index (MemoryConfig.dense_cache_mb): 1M MiniLM vectors.
 DEFAULT_DENSE_CACHE_BYTES = 2048 * 1024 * 1024
 
 log = get_logger("hymem.indexes.store")
-
-
-def _check_meta(meta: dict[str, Any], path: Path, embedder_name: str, dim: int) -> None:
-    check_meta(meta, path, schema_version=SCHEMA_VERSION, embedder_name=embedder_name, dim=dim)
 
 
 class Store:
@@ -105,6 +105,7 @@ class Store:
         self.dense_cache = DenseCache(dense_cache_bytes, dim)
         self._write_lock = threading.RLock()
         self._lock: WriterLock | None = None
+        self._meta: dict[str, Any] = {}
         self._closed = True
 
     @classmethod
@@ -131,7 +132,7 @@ class Store:
             dense_cache_bytes=dense_cache_bytes,
         )
         if read_only:
-            if not (self.path / META_FILE).exists():
+            if not self.path.is_dir():
                 raise StoreError(f"no hymem memory at {self.path} to open read-only")
         else:
             if self.path.exists() and not self.path.is_dir():
@@ -153,14 +154,23 @@ class Store:
     def _open_parts(self) -> None:
         """Check the folder's meta, open the tables and the lexical index, wire the
         collaborators, then repair whatever a crash left (before serving anything)."""
-        meta = read_json(self.path / META_FILE)
-        if meta is not None:
-            _check_meta(meta, self.path, self.embedder_name, self.dim)
+        meta, damage = read_meta_file(self.path)
+        if meta is None and self.read_only and not (self.path / "lance").is_dir():
+            raise StoreError(f"no hymem memory at {self.path} to open read-only")
         self._lance = LanceTables(self.path / "lance", read_only=self.read_only)
-        if meta is None:
-            meta = self._meta_from_table()
-        created = self._open_tables(meta)
-        self._lex = LexicalIndex(self.path / "tantivy", writable=not self.read_only)
+        folder = FolderMeta(
+            self.path,
+            self._lance,
+            read_only=self.read_only,
+            embedder_name=self.embedder_name,
+            dim=self.dim,
+        )
+        if meta is not None:
+            folder.check(meta)
+        self._meta, created = folder.open(meta, damage)
+        self._lex = LexicalIndex(
+            self.path / "tantivy", writable=not self.read_only, expected=not created
+        )
         self._turns = TurnLog(self._lance)
         self._dense = DenseRows(self._lance, self.dense_cache, self.dim, read_only=self.read_only)
         self._records = RecordReader(
@@ -183,49 +193,17 @@ class Store:
         if created:
             self._sync.record()  # a new, empty store is in sync by construction
         self._journal = journal
-        self._recovery = Recovery(self.path, journal, self._sync, self._commits, self._turns)
+        self._recovery = Recovery(
+            self.path, journal, self._sync, self._commits, self._turns, self._lance
+        )
         self._recovery.repair_on_open(read_only=self.read_only)
 
-    def _open_tables(self, meta: dict[str, Any] | None) -> bool:
-        """Open (or, when writable, create) the tables; True when the store is new."""
-        if self.read_only:
-            for name in _TABLES:
-                if not self._lance.open_existing(name):
-                    raise StoreError(f"{self.path} is missing its {name!r} table")
-            return False
-        self._lance.ensure(S.TURNS, S.turns_schema())
-        self._lance.ensure(S.SEGMENTS, S.segments_schema(self.dim))
-        self._lance.ensure(S.SUMMARIES, S.summaries_schema(self.dim))
-        self._lance.ensure(S.TRACES, S.traces_schema())
-        self._lance.ensure(S.META, S.meta_schema())
-        if meta is not None:
-            return False
-        self._write_meta(new_meta(SCHEMA_VERSION, self.embedder_name, self.dim))
-        return True
-
-    def _meta_from_table(self) -> dict[str, Any] | None:
-        """The `meta` table's copy, for a folder whose meta.json was lost; checked like it."""
-        if not self._lance.open_existing(S.META):
-            return None
-        meta: dict[str, Any] = {r["key"]: r["value"] for r in self._lance.rows(S.META, None)}
-        if not meta:
-            return None
-        for key in ("schema_version", "dim"):
-            if str(meta.get(key, "")).isdigit():
-                meta[key] = int(meta[key])
-        _check_meta(meta, self.path, self.embedder_name, self.dim)
-        if not self.read_only:
-            _write_json(self.path / META_FILE, meta)
-        return meta
-
-    def _write_meta(self, meta: dict[str, Any]) -> None:
-        rows = [{"key": k, "value": str(v)} for k, v in meta.items()]
-        self._lance.delete(S.META, "true")
-        self._lance.add(S.META, pa.Table.from_pylist(rows, schema=S.meta_schema()))
-        _write_json(self.path / META_FILE, meta)
-
     def meta(self) -> dict[str, Any]:
-        return read_json(self.path / META_FILE) or {}
+        return dict(self._meta)
+
+    @property
+    def lexical_unavailable(self) -> bool:
+        return not self._lex.available
 
     def close(self) -> None:
         if self._closed:
@@ -433,7 +411,7 @@ class Store:
     def reindex(self, progress: Callable[[int], None] | None = None) -> dict[str, int]:
         self._check_writable()
         with self._write_lock, storage_faults(self.path, "rebuilding the lexical index"):
-            counts = self._sync.rebuild(progress)
+            counts = self._sync.rebuild(progress, fresh=True)  # never opens a damaged folder
         log.info("store.reindex", path=str(self.path), **counts)
         return counts
 

@@ -54,13 +54,14 @@ def search(
             mode=mode,  # type: ignore[arg-type]
             include_inactive=include_inactive,
         )
+        degraded = mode != "dense" and mem.store.lexical_unavailable
     if as_json:
         for hit in hits:
             typer.echo(hit.model_dump_json())
-    elif not hits:
-        _console.print("no hits")
-    else:
-        _console.print(_hits_table(hits))
+        return
+    if degraded:  # JSON hits carry it as `lexical_unavailable`
+        _console.print("lexical index unavailable: dense hits only (`hymem reindex` rebuilds it)")
+    _console.print(_hits_table(hits) if hits else "no hits")
 
 
 @app.command("stats")

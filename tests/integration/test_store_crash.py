@@ -121,12 +121,32 @@ def test_failure_after_lancedb_write_rolls_forward_on_open(tmp_path: Path) -> No
     store = open_store(tmp_path / "m", emb)
     store.append_turns(make_turns("u", 2, prefix="t"))
     store._lex.commit = _fail  # type: ignore[method-assign]  # crash before Tantivy commits
+    store._settle_quietly = lambda **_: None  # type: ignore[method-assign]  # the process dies
     with pytest.raises(OSError, match="injected"):
         commit_texts(store, emb, "u", ["zq1a fact"], segment_id="g1", turn_ids=["t0", "t1"])
     store.close()
     with open_store(tmp_path / "m", emb) as store:
         assert store.counts("u")["pending_turns"] == 0
         assert {t.segment_id for t in store.get_turns("u")} == {"g1"}
+        _assert_consistent(store)
+
+
+def test_a_failure_in_a_live_process_rolls_back_at_once(tmp_path: Path) -> None:
+    """The caller was told the commit failed, so its rows must not be served meanwhile and
+    its turns must read as pending (the next flush redoes it), even if every row landed."""
+    emb = HashingEmbedder(64)
+    with open_store(tmp_path / "m", emb) as store:
+        store.append_turns(make_turns("u", 2, prefix="t"))
+        real_commit = store._lex.commit
+        store._lex.commit = _fail  # type: ignore[method-assign]
+        with pytest.raises(OSError, match="injected"):
+            commit_texts(store, emb, "u", ["zq1a fact"], segment_id="g1", turn_ids=["t0", "t1"])
+        store._lex.commit = real_commit  # type: ignore[method-assign]
+        counts = store.counts("u")
+        assert (counts["segments"], counts["summaries"], counts["pending_turns"]) == (0, 0, 2)
+        assert store.dense_search("u", emb.embed(["zq1a fact"])[0], 5) == []
+        assert not (tmp_path / "m" / "journal.json").exists()
+        commit_texts(store, emb, "u", ["zq1a fact"], segment_id="g1", turn_ids=["t0", "t1"])
         _assert_consistent(store)
 
 

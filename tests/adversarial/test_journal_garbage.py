@@ -1,0 +1,168 @@
+"""A `journal.json` that cannot be read is an unfinished commit of unknown content.
+
+The writer settles it by the rows' own state: rows that are complete and consistent stay; a
+segment none of whose turns was marked stored (its commit never finished) goes, with its
+summaries; stored turns whose segment is gone are pending again; summaries whose segment is gone
+go (the pending turns bring them back). The lexical index is rebuilt. Each case is a real
+commit interrupted by an injected fault, its journal then overwritten with garbage."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hymem.embedders import HashingEmbedder
+from hymem.indexes import schema as S
+from hymem.indexes.store import Store
+from hymem.types import Level, StatusChange, SummaryStatus, TurnStatus
+
+from tests.fixtures_store import DIM, commit_texts, make_records, make_turns, open_store
+from tests.log_events import capture_events
+
+pytestmark = pytest.mark.integration
+
+JOURNALS = [b"\x00garbage{", b"[1, 2]", b'{"op": "commit_segments"}', b'{"op": "rename_moon"}']
+
+
+class Injected(OSError):
+    pass
+
+
+def _fail(*_: Any, **__: Any) -> None:
+    raise Injected("injected fault")
+
+
+def _settled_store(folder: Path, journal: bytes) -> tuple[Store, list[dict[str, Any]]]:
+    (folder / "journal.json").write_bytes(journal)
+    with capture_events() as events:
+        store = open_store(folder, HashingEmbedder(DIM))
+    return store, events
+
+
+def _assert_consistent(store: Store) -> None:
+    """Lexical agrees with LanceDB, no orphan summary, turns agree with segments."""
+    for level, table in ((Level.SUMMARY, S.SUMMARIES), (Level.SEGMENT, S.SEGMENTS)):
+        assert store._lex.count(level) == store._lance.count(table)
+    segments = {r["id"]: r for r in store._lance.rows(S.SEGMENTS, None, ["id", "turn_ids"])}
+    summaries = store._lance.rows(S.SUMMARIES, None, ["id", "segment_id"])
+    assert {s["segment_id"] for s in summaries} <= set(segments), "orphan summaries"
+    for turn in store.get_turns("u"):
+        if turn.status is TurnStatus.STORED:
+            assert turn.segment_id in segments
+        else:
+            assert turn.segment_id is None
+            assert not any(turn.id in seg["turn_ids"] for seg in segments.values())
+    assert not (store.path / "journal.json").exists()
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    """One finished commit (g0 over t0, t1: acknowledged, must survive) and two pending turns."""
+    emb = HashingEmbedder(DIM)
+    with open_store(tmp_path / "m", emb) as store:
+        store.append_turns(make_turns("u", 4, prefix="t"))
+        commit_texts(store, emb, "u", ["zq0a kept fact"], segment_id="g0", turn_ids=["t0", "t1"])
+    return tmp_path / "m"
+
+
+def _interrupted_commit(folder: Path, inject: Callable[[Store], None]) -> None:
+    """Commit g1 over t2, t3 with `inject` making it fail part-way, then close."""
+    emb = HashingEmbedder(DIM)
+    store = open_store(folder, emb)
+    inject(store)
+    # as if the process died right after the failure: no in-process rollback runs
+    store._settle_quietly = lambda **_: None  # type: ignore[method-assign]
+    with pytest.raises(Injected):
+        commit_texts(store, emb, "u", ["zq1a new fact"], segment_id="g1", turn_ids=["t2", "t3"])
+    store.close()
+
+
+def _before_turn_status(store: Store) -> None:
+    store._lex.commit = _fail  # type: ignore[method-assign]  # rows in, turns not yet stored
+
+
+def _before_summaries(store: Store) -> None:
+    real_add = store._lance.add
+
+    def add(name: str, data: Any) -> None:
+        if name == S.SUMMARIES:
+            raise Injected("injected fault")
+        real_add(name, data)
+
+    store._lance.add = add  # type: ignore[method-assign]
+
+
+@pytest.mark.parametrize("journal", JOURNALS)
+@pytest.mark.parametrize("inject", [_before_turn_status, _before_summaries])
+def test_unfinished_commit_is_rolled_back_by_its_rows(
+    folder: Path, journal: bytes, inject: Callable[[Store], None]
+) -> None:
+    _interrupted_commit(folder, inject)
+    store, events = _settled_store(folder, journal)
+    with store:
+        counts = store.counts("u")
+        assert (counts["segments"], counts["summaries"], counts["pending_turns"]) == (1, 1, 2)
+        assert [i for i, _ in store.lexical_search("u", "zq0a", 5)] == ["g0-s0"]
+        _assert_consistent(store)
+        # the next flush redoes it once
+        emb = HashingEmbedder(DIM)
+        for _ in range(2):
+            commit_texts(store, emb, "u", ["zq1a new fact"], segment_id="g1", turn_ids=["t2", "t3"])
+        assert store.counts("u")["segments"] == 2 and store.counts("u")["summaries"] == 2
+        _assert_consistent(store)
+    settled = [e for e in events if e["event"] == "store.journal_settled"]
+    assert settled and settled[0]["rolled"] == "by_rows" and settled[0]["segments_removed"] == 1
+
+
+def test_stored_turns_whose_segment_vanished_are_pending_again(folder: Path) -> None:
+    """A re-commit of g0 that deleted g0's segment, then died before deleting its summaries."""
+    emb = HashingEmbedder(DIM)
+    store = open_store(folder, emb)
+    store._commits.delete_summaries = _fail  # type: ignore[method-assign]
+    with pytest.raises(Injected):
+        commit_texts(store, emb, "u", ["zq0a kept fact"], segment_id="g0", turn_ids=["t0", "t1"])
+    store.close()
+    store, events = _settled_store(folder, b"\xff\xfe")
+    with store:
+        counts = store.counts("u")
+        assert (counts["segments"], counts["summaries"], counts["pending_turns"]) == (0, 0, 4)
+        _assert_consistent(store)
+    settled = next(e for e in events if e["event"] == "store.journal_settled")
+    assert (settled["turns_pending"], settled["summaries_removed"]) == (2, 1)
+
+
+def test_interrupted_status_change_keeps_both_complete_versions(folder: Path) -> None:
+    emb = HashingEmbedder(DIM)
+    store = open_store(folder, emb)
+    _, (new,) = make_records(emb, "u", ["zq0b newer fact"], segment_id="g0", id_prefix="v2-")
+    store._commits.apply_status = _fail  # type: ignore[method-assign]  # after the insert
+    with pytest.raises(Injected):
+        store.apply_summary_changes(
+            "u", [new], [StatusChange(summary_id="g0-s0", status=SummaryStatus.SUPERSEDED)]
+        )
+    store.close()
+    store, _ = _settled_store(folder, b"")
+    with store:
+        assert {s.id for s in store.get_summaries("u")} == {"g0-s0", new.id}
+        assert [i for i, _ in store.lexical_search("u", "zq0b", 5)] == [new.id]
+        assert store.counts("u")["pending_turns"] == 2
+        _assert_consistent(store)
+
+
+def test_garbage_journal_on_a_clean_store_changes_no_row(folder: Path) -> None:
+    with open_store(folder, HashingEmbedder(DIM), read_only=True) as reader:
+        before = reader.counts()
+    store, events = _settled_store(folder, b"garbage")
+    with store:
+        assert store.counts() == before
+        _assert_consistent(store)
+    assert any(e["event"] == "store.journal_unreadable" for e in events)
+
+
+def test_a_reader_opens_beside_a_garbage_journal(folder: Path) -> None:
+    (folder / "journal.json").write_bytes(b"garbage")
+    with open_store(folder, HashingEmbedder(DIM), read_only=True) as reader:
+        assert [i for i, _ in reader.lexical_search("u", "zq0a", 5)] == ["g0-s0"]
+    assert (folder / "journal.json").read_bytes() == b"garbage"
