@@ -20,7 +20,7 @@ from datetime import datetime
 from pathlib import Path
 
 import tantivy
-from hymem.errors import StoreCorruptedError
+from hymem.errors import StoreCorruptedError, StoreLockedError
 from hymem.indexes.analysis import ANALYZER_NAME, build_analyzer
 from hymem.indexes.lexical_docs import (
     LEXICAL_SCHEMA_VERSION,
@@ -90,8 +90,22 @@ class LexicalIndex:
         probe = tantivy.Query.term_query(self._schema, "text", "probe")
         index.searcher().search(probe, 1, count=True)
         # One indexing thread: commits are small batches, and the cores go to the embedder.
-        writer = index.writer(heap_size=WRITER_HEAP_BYTES, num_threads=1) if self.writable else None
+        writer = self._new_writer(index) if self.writable else None
         self._index, self._writer, self.problem = index, writer, None
+
+    def _new_writer(self, index: tantivy.Index) -> tantivy.IndexWriter:
+        """Tantivy's own writer lock is the second guard behind `writer.lock`: if that file
+        was deleted under a live writer, a second process gets past it but not past this,
+        and must stop with StoreLockedError (treating it as damage would wipe a live index)."""
+        try:
+            return index.writer(heap_size=WRITER_HEAP_BYTES, num_threads=1)
+        except ValueError as exc:
+            if "lock" not in str(exc).lower():
+                raise
+            raise StoreLockedError(
+                f"{self.path.parent} is being written by another process (its writer.lock "
+                "file may have been deleted); close the other writer or open read_only=True"
+            ) from exc
 
     def _meta_stamp(self) -> tuple[int, int, int] | None:
         try:
