@@ -223,6 +223,95 @@ def fill(
     return {u: np.stack(v) for u, v in per_user.items() if v}
 
 
+def bulk_fill(
+    store: Store,
+    n: int,
+    users: int,
+    base_text: list[str],
+    base_vec: np.ndarray,
+    rng: np.random.Generator,
+    batch: int = 100_000,
+) -> dict[str, np.ndarray]:
+    """The same rows as `fill`, loaded straight into LanceDB in large batches, then indexed the
+    way a store repairs itself (`reindex` rebuilds Tantivy from LanceDB; `optimize` builds the
+    scalar and IVF_PQ indexes). For the 1M store only: committing a million summaries through
+    the write path would take most of an hour and measures the write path (write_path.py), not
+    search."""
+    import pyarrow as pa
+    from hymem.indexes import schema as S
+
+    t0 = np.datetime64("2023-01-01T00:00:00", "us")
+    dim = base_vec.shape[1]
+    per_user: dict[str, list[np.ndarray]] = {f"user{u}": [] for u in range(users)}
+    lance = store._lance
+    for start in tqdm(range(0, n, batch), desc=f"bulk fill {n:,}", unit="batch", leave=False):
+        idx = np.arange(start, min(n, start + batch))
+        base = idx % len(base_text)
+        vecs = base_vec[base] + rng.normal(0, 0.02, (len(idx), dim)).astype(np.float32)
+        vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+        user_of = [f"user{i % users}" for i in idx]
+        seg_of = [f"{u}-g{i // (50 * users)}" for u, i in zip(user_of, idx, strict=True)]
+        when = t0 + idx.astype("timedelta64[h]")
+        texts = [
+            f"{base_text[b]} {TAGS[int(t)]}"
+            for b, t in zip(base, rng.integers(len(TAGS), size=len(idx)), strict=True)
+        ]
+        flat = pa.FixedSizeListArray.from_arrays(pa.array(vecs.reshape(-1)), dim)
+        none = pa.nulls(len(idx), pa.string())
+        lance.add(
+            S.SUMMARIES,
+            pa.table(
+                {
+                    "id": [f"{u}-s{i}" for u, i in zip(user_of, idx, strict=True)],
+                    "user_id": user_of,
+                    "segment_id": seg_of,
+                    "text": texts,
+                    "vector": flat,
+                    "time_start": pa.array(when, S.TS),
+                    "time_end": pa.array(when, S.TS),
+                    "topic": none,
+                    "status": ["active"] * len(idx),
+                    "version": pa.array(np.ones(len(idx), np.int64)),
+                    "superseded_by": none,
+                    "previous_id": none,
+                    "reason": none,
+                    "evidence_id": none,
+                    "origin": ["summary"] * len(idx),
+                    "created_at": pa.array(when, S.TS),
+                    "updated_at": pa.array(when, S.TS),
+                },
+                schema=S.summaries_schema(dim),
+            ),
+        )
+        first = np.unique(np.asarray(seg_of), return_index=True)[1]
+        lance.add(
+            S.SEGMENTS,
+            pa.table(
+                {
+                    "id": [seg_of[j] for j in first],
+                    "user_id": [user_of[j] for j in first],
+                    "session_ids": [["s"]] * len(first),
+                    "turn_ids": [[] for _ in first],
+                    "text": [f"A: {base_text[base[j]]}" for j in first],
+                    "time_start": pa.array(when[first], S.TS),
+                    "time_end": pa.array(when[first], S.TS),
+                    "token_count": pa.array(np.full(len(first), 20, np.int64)),
+                    "compressed_text": pa.nulls(len(first), pa.string()),
+                    "vector": pa.FixedSizeListArray.from_arrays(
+                        pa.array(vecs[first].reshape(-1)), dim
+                    ),
+                    "created_at": pa.array(when[first], S.TS),
+                },
+                schema=S.segments_schema(dim),
+            ),
+        )
+        for u, v in zip(user_of, vecs, strict=True):
+            per_user[u].append(v)
+    store.reindex()
+    store.optimize()
+    return {u: np.stack(v) for u, v in per_user.items() if v}
+
+
 def rss_mb() -> float:
     with open("/proc/self/status") as fh:
         for line in fh:
@@ -253,7 +342,8 @@ def run_size(
         dense_cache_bytes=args.cache_mb * 1024 * 1024,
     )
     t = time.perf_counter()
-    user_vecs = fill(store, n, args.users, base_text, base_vec, rng)
+    loader = bulk_fill if n >= args.bulk_from else fill
+    user_vecs = loader(store, n, args.users, base_text, base_vec, rng)
     build_s = time.perf_counter() - t
     searcher = HybridSearcher(store, emb)
     ann = Store.open(
@@ -320,6 +410,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--index-min-rows", type=int, default=20_000)
     ap.add_argument(
         "--cache-mb", type=int, default=2048, help="in-memory dense index budget (0 = off)"
+    )
+    ap.add_argument(
+        "--bulk-from",
+        type=int,
+        default=500_000,
+        help="sizes from this up are bulk-loaded into LanceDB instead of committed",
     )
     ap.add_argument("--workdir", type=Path, default=None)
     args = ap.parse_args(argv)
