@@ -76,9 +76,7 @@ class MemoryConfig(BaseSettings):
     )
 
     # --- read path ------------------------------------------------------------------------
-    max_k: int = Field(
-        MAX_K, ge=1, le=100_000, description="largest k, N or d a call may ask for"
-    )
+    max_k: int = Field(MAX_K, ge=1, le=100_000, description="largest k, N or d a call may ask for")
     max_query_chars: int = Field(
         MAX_QUERY_CHARS, ge=100, description="longest question or search query accepted"
     )

@@ -1,4 +1,6 @@
-"""Storage faults as hymem errors: a full disk raises `StorageFullError` wherever it strikes.
+"""Storage faults as hymem errors: a full disk raises `StorageFullError` wherever it strikes,
+and damaged LanceDB data (a missing or truncated fragment) a `StoreCorruptedError` that says what
+to run, instead of LanceDB's raw `RuntimeError("lance error: ...")` on every call.
 
 LanceDB and Tantivy report ENOSPC from Rust as a RuntimeError, ValueError or OSError whose
 message carries "No space left on device (os error 28)"; Python's own writes (the journal, the
@@ -13,7 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from hymem.errors import HymemError, StorageFullError
+from hymem.errors import HymemError, StorageFullError, StoreCorruptedError
 
 _FULL_ERRNOS = {errno.ENOSPC, errno.EDQUOT}
 _FULL_TEXT = ("no space left on device", "os error 28", "disk quota exceeded", "os error 122")
@@ -33,9 +35,27 @@ def is_disk_full(exc: BaseException) -> bool:
     return False
 
 
+def is_damage(exc: BaseException) -> bool:
+    """Whether `exc` is LanceDB failing to read its own files (not a full disk)."""
+    text = str(exc)
+    return isinstance(exc, RuntimeError | OSError) and (
+        "lance error" in text.lower() or "LanceError" in text
+    )
+
+
+def damage_message(folder: Path, action: str, exc: BaseException) -> str:
+    first = str(exc).split(", /rustc/")[0][:400]  # Rust appends source locations
+    return (
+        f"{action} failed: the memory at {folder} is damaged ({first}). Run `hymem doctor "
+        f"--store {folder}` to see what, and `hymem repair --store {folder}` to restore the "
+        "newest readable version of each damaged table"
+    )
+
+
 @contextmanager
 def storage_faults(folder: Path, action: str) -> Iterator[None]:
-    """Re-raise a full-disk failure of `action` as StorageFullError; anything else unchanged."""
+    """Re-raise a full-disk failure of `action` as StorageFullError and LanceDB damage as
+    StoreCorruptedError; anything else unchanged."""
     try:
         yield
     except HymemError:
@@ -46,7 +66,9 @@ def storage_faults(folder: Path, action: str) -> Iterator[None]:
                 f"{action} failed: the disk holding {folder} is full ({exc}). Free space and "
                 "retry: nothing was stored that the call did not report"
             ) from exc
+        if is_damage(exc):
+            raise StoreCorruptedError(damage_message(folder, action, exc)) from exc
         raise
 
 
-__all__ = ["is_disk_full", "storage_faults"]
+__all__ = ["damage_message", "is_damage", "is_disk_full", "storage_faults"]

@@ -20,6 +20,7 @@ from hymem.indexes import filters as F
 from hymem.indexes import schema as S
 from hymem.indexes.lexical import LEXICAL_SCHEMA_VERSION, LexDoc, LexicalIndex
 from hymem.indexes.lock import read_json, write_json_atomic
+from hymem.indexes.table_state import TableState
 from hymem.indexes.vectors import LanceTables
 from hymem.types import Level, SummaryStatus
 
@@ -64,6 +65,7 @@ class LexicalSync:
         self._file = folder / SYNC_FILE
         self._lance = lance
         self._lex = lex
+        self.tables = TableState(folder, lance)
 
     def _state(self) -> dict[str, Any]:
         return {
@@ -73,8 +75,10 @@ class LexicalSync:
         }
 
     def record(self) -> None:
-        """Note that the index now matches LanceDB's current table versions."""
+        """Note that the index now matches LanceDB's current table versions (and what each
+        table holds now, for the damage check on open: `table_state`)."""
         write_json_atomic(self._file, self._state())
+        self.tables.record()
 
     def _recorded(self) -> dict[str, Any] | None:
         try:

@@ -80,10 +80,12 @@ class RowSettler:
         self._writer = writer
         self._turns = turns
 
-    def settle(self) -> RowRepair:
+    def settle(self, *, summaries_lost: bool = False) -> RowRepair:
+        """`summaries_lost` (after `hymem repair` restored an older summaries table): a segment
+        left with no summary at all is unfinished too, so its turns are summarised again."""
         repair = RowRepair()
         for user in self._users():
-            self._settle_user(user, repair)
+            self._settle_user(user, repair, summaries_lost)
         return repair
 
     def _users(self) -> list[str]:
@@ -92,12 +94,16 @@ class RowSettler:
             found.update(self._lance.query(table, None, ["user_id"]).column("user_id").to_pylist())
         return sorted(found)
 
-    def _settle_user(self, user: str, repair: RowRepair) -> None:
+    def _settle_user(self, user: str, repair: RowRepair, summaries_lost: bool) -> None:
         where = F.eq("user_id", user)
         turns = self._lance.rows(S.TURNS, where, ["id", "status", "segment_id"])
         segments = self._lance.rows(S.SEGMENTS, where, ["id", "turn_ids"])
         pending = {t["id"] for t in turns if t["status"] == TurnStatus.PENDING.value}
         unfinished = [s["id"] for s in segments if s["turn_ids"] and set(s["turn_ids"]) <= pending]
+        if summaries_lost:
+            linked = self._lance.rows(S.SUMMARIES, where, ["segment_id"])
+            summarised = {r["segment_id"] for r in linked} | set(unfinished)
+            unfinished += [s["id"] for s in segments if s["id"] not in summarised]
         if unfinished:
             removed = self._writer.replace_rows(user, unfinished, [])
             repair.segments_removed += len(unfinished)

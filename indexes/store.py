@@ -59,6 +59,8 @@ from hymem.indexes.protocol import (
 )
 from hymem.indexes.records import RecordReader
 from hymem.indexes.recovery import Recovery
+from hymem.indexes.repair import RowRepair, RowSettler
+from hymem.indexes.table_state import TableState
 from hymem.indexes.trace_table import TraceTable
 from hymem.indexes.turn_log import TurnLog
 from hymem.indexes.vectors import LanceTables
@@ -145,11 +147,21 @@ class Store:
                 self._open_parts()
         except BaseException:
             self._closed = True
+            self._release_parts()  # a failed open holds nothing: no thread, no Tantivy lock
             if self._lock is not None:
                 self._lock.release()
             raise
         log.info("store.open", path=str(self.path), read_only=read_only, dim=self.dim)
         return self
+
+    def _release_parts(self) -> None:
+        for part in ("_compactor", "_lex"):
+            obj = getattr(self, part, None)
+            if obj is not None:
+                try:
+                    obj.close()
+                except Exception as exc:  # the open's own error is the one to raise
+                    log.warning("store.release_failed", part=part, error=repr(exc))
 
     def _open_parts(self) -> None:
         """Check the folder's meta, open the tables and the lexical index, wire the
@@ -167,6 +179,9 @@ class Store:
         )
         if meta is not None:
             folder.check(meta)
+        # before any table is (re)created: a missing or rolled-back table is damage to report,
+        # never something to paper over with an empty one
+        TableState(self.path, self._lance).check()
         self._meta, created = folder.open(meta, damage)
         self._lex = LexicalIndex(
             self.path / "tantivy", writable=not self.read_only, expected=not created
@@ -236,11 +251,13 @@ class Store:
         self, user_id: str, *, ids: Sequence[str] | None = None, status: TurnStatus | None = None
     ) -> list[TurnRecord]:
         self._check_open()
-        return self._turns.get(user_id, ids=ids, status=status)
+        with storage_faults(self.path, "reading turns"):
+            return self._turns.get(user_id, ids=ids, status=status)
 
     def next_seq(self, user_id: str) -> int:
         self._check_open()
-        return self._turns.next_seq(user_id)
+        with storage_faults(self.path, "reading turns"):
+            return self._turns.next_seq(user_id)
 
     def append_turns(
         self, turns: Sequence[TurnRecord], *, fresh_ids: Collection[str] = ()
@@ -309,7 +326,8 @@ class Store:
     # --- reads ---------------------------------------------------------------------------
     def get_segments(self, user_id: str, ids: Sequence[str]) -> list[SegmentRecord]:
         self._check_open()
-        return self._records.get_segments(user_id, ids)
+        with storage_faults(self.path, "reading segments"):
+            return self._records.get_segments(user_id, ids)
 
     def get_summaries(
         self,
@@ -320,9 +338,10 @@ class Store:
         with_vectors: bool = False,
     ) -> list[SummaryRecord]:
         self._check_open()
-        return self._records.get_summaries(
-            user_id, ids=ids, statuses=statuses, with_vectors=with_vectors
-        )
+        with storage_faults(self.path, "reading summaries"):
+            return self._records.get_summaries(
+                user_id, ids=ids, statuses=statuses, with_vectors=with_vectors
+            )
 
     def iter_summaries(
         self,
@@ -333,17 +352,20 @@ class Store:
         batch_size: int = SCAN_BATCH_ROWS,
     ) -> Iterator[list[SummaryRecord]]:
         self._check_open()
-        return self._records.iter_summaries(
+        batches = self._records.iter_summaries(
             user_id, statuses=statuses, with_vectors=with_vectors, batch_size=batch_size
         )
+        return _guarded(batches, self.path, "reading summaries")
 
     def users(self) -> list[str]:
         self._check_open()
-        return self._records.users()
+        with storage_faults(self.path, "listing users"):
+            return self._records.users()
 
     def counts(self, user_id: str | None = None) -> dict[str, int]:
         self._check_open()
-        return self._records.counts(user_id)
+        with storage_faults(self.path, "counting rows"):
+            return self._records.counts(user_id)
 
     # --- search primitives (fusion lives in indexes/hybrid.py) ---------------------------
     def dense_rows(
@@ -357,9 +379,10 @@ class Store:
         time_range: TimeRange | None = None,
     ) -> list[Row]:
         self._check_open()
-        return self._records.dense_rows(
-            user_id, vector, k, level=Level(level), statuses=statuses, time_range=time_range
-        )
+        with storage_faults(self.path, "a dense search"):
+            return self._records.dense_rows(
+                user_id, vector, k, level=Level(level), statuses=statuses, time_range=time_range
+            )
 
     def dense_search(
         self,
@@ -393,7 +416,8 @@ class Store:
 
     def hydrate(self, user_id: str, level: Level, ids: Sequence[str]) -> dict[str, Row]:
         self._check_open()
-        return self._records.hydrate(user_id, Level(level), ids)
+        with storage_faults(self.path, "reading hits"):
+            return self._records.hydrate(user_id, Level(level), ids)
 
     # --- traces --------------------------------------------------------------------------
     def write_trace(self, trace: dict[str, Any]) -> None:
@@ -405,9 +429,18 @@ class Store:
         self, user_id: str | None = None, since: datetime | None = None
     ) -> list[dict[str, Any]]:
         self._check_open()
-        return self._traces.read(user_id, since)
+        with storage_faults(self.path, "reading traces"):
+            return self._traces.read(user_id, since)
 
     # --- maintenance ---------------------------------------------------------------------
+    def settle_rows(self, *, summaries_lost: bool = False) -> RowRepair:
+        """Make turns, segments and summaries agree by their own state (`repair.RowSettler`):
+        what `hymem repair` runs after restoring damaged tables."""
+        self._check_writable()
+        with self._write_lock:
+            settler = RowSettler(self._lance, self._commits, self._turns)
+            return settler.settle(summaries_lost=summaries_lost)
+
     def reindex(self, progress: Callable[[int], None] | None = None) -> dict[str, int]:
         self._check_writable()
         with self._write_lock, storage_faults(self.path, "rebuilding the lexical index"):
@@ -420,6 +453,13 @@ class Store:
         with storage_faults(self.path, "optimizing"):
             self._compactor.optimize()  # takes the write lock itself, after the maintenance lock
         log.info("store.optimize", path=str(self.path))
+
+
+def _guarded(
+    batches: Iterator[list[SummaryRecord]], folder: Path, action: str
+) -> Iterator[list[SummaryRecord]]:
+    with storage_faults(folder, action):
+        yield from batches
 
 
 __all__ = ["HIT_COLUMNS", "SCHEMA_VERSION", "Store", "TimeRange"]

@@ -67,6 +67,12 @@ class LanceTables:
         else:
             self._tables[name] = self._db.create_table(name, schema=schema, exist_ok=True)
 
+    def drop(self, name: str) -> None:
+        """Remove a table (only `hymem repair`, for a table no version of which reads)."""
+        self._tables.pop(name, None)
+        if name in self.names():
+            self._db.drop_table(name)
+
     def open_existing(self, name: str) -> bool:
         if name in self._tables:
             return True

@@ -107,3 +107,53 @@ def reindex(
     _console.print(
         f"indexed {result.get('summary', 0)} summaries, {result.get('segment', 0)} segments"
     )
+
+
+@app.command("doctor")
+def doctor(
+    store: StorePath = DEFAULT_STORE,
+    as_json: Annotated[bool, typer.Option("--json", help="one JSON object")] = False,
+) -> None:
+    """Read every table whole and compare it with the last commit's record; exit 1 if damaged."""
+    from hymem.indexes.doctor import diagnose
+
+    with _console.status("reading every table"):
+        found = diagnose(store)
+    if as_json:
+        typer.echo(json.dumps(found.as_dict(), default=str))
+    else:
+        table = Table("table", "version", "rows read", "last commit", "problem")
+        for t in found.tables:
+            table.add_row(
+                t.name,
+                str(t.version),
+                str(t.rows),
+                f"{t.recorded_rows} rows, v{t.recorded_version}",
+                t.problem() or "ok",
+            )
+        _console.print(table)
+        if found.journal_pending:
+            _console.print("an unfinished commit is journaled: the next writer open settles it")
+        _console.print("healthy" if found.healthy else "damaged: run `hymem repair`")
+    if not found.healthy:
+        raise typer.Exit(1)
+
+
+@app.command("repair")
+def repair(store: StorePath = DEFAULT_STORE) -> None:
+    """Restore each damaged table to its newest readable version, then rebuild what is derived;
+    says what was lost."""
+    from hymem.indexes.doctor import repair as run_repair
+
+    with _console.status("repairing"):
+        report = run_repair(store)
+    table = Table("table", "action", "version", "rows", "rows lost")
+    for t in report.tables:
+        version = f"{t.from_version} -> {t.to_version}" if t.to_version is not None else "-"
+        table.add_row(t.name, t.action, version, str(t.rows), str(t.rows_lost))
+    _console.print(table)
+    _console.print(
+        f"{report.turns_pending} turns pending again (the next flush summarises them), "
+        f"{report.segments_removed} segments and {report.summaries_removed} summaries removed, "
+        f"lexical index rebuilt ({report.lexical.get('summary', 0)} summaries)"
+    )

@@ -40,7 +40,6 @@ MAX_SPEAKER_CHARS = 256
 MAX_ID_CHARS = 512
 
 
-
 @dataclass(frozen=True, slots=True)
 class NormalisedMessage:
     """One accepted message, ready to become a TurnRecord."""
