@@ -77,6 +77,27 @@ class Recovery:
         if reason:
             log.warning("store.lexical_stale", path=str(self._folder), reason=reason)
 
+    def settle_leftover(self) -> None:
+        """A journaled write that failed in this process (a full disk, say) left its journal:
+        settle it, as an open would, before the next one overwrites the record of it."""
+        entry = self._journal.pending()
+        if entry is not None:
+            self.settle(entry)
+            self._journal.clear()
+
+    def after_failure(self, *, roll_back: bool = False) -> None:
+        """After a failed journaled write: settle it now if the store lets us (a disk still
+        full may not); otherwise the journal stays for the next write or open to settle.
+        `roll_back`: undo it even if every row landed (its caller was told it failed)."""
+        try:
+            entry = self._journal.pending()
+            if entry is not None and roll_back:
+                self.roll_back(entry)
+                self._journal.clear()
+            self.settle_leftover()
+        except Exception as exc:  # the original failure is what the caller must see
+            log.warning("store.settle_deferred", path=str(self._folder), error=repr(exc))
+
     def settle(self, entry: dict[str, Any]) -> None:
         """Roll a journaled write forward or back (see the module docstring), then re-index."""
         if not well_formed(entry):

@@ -270,26 +270,6 @@ class Store:
             self._compactor.note_write(vector_tables=False)
         return [t.id for t in new]
 
-    def _settle_quietly(self, *, roll_back: bool = False) -> None:
-        """After a failed journaled write: settle it now if the store lets us (a disk still
-        full may not); otherwise the journal stays for the next write or open to settle."""
-        try:
-            entry = self._journal.pending()
-            if entry is not None and roll_back:
-                self._recovery.roll_back(entry)
-                self._journal.clear()
-            self._settle_leftover()
-        except Exception as exc:  # the original failure is what the caller must see
-            log.warning("store.settle_deferred", path=str(self.path), error=repr(exc))
-
-    def _settle_leftover(self) -> None:
-        """A journaled write that failed in this process (a full disk, say) left its journal:
-        settle it, as an open would, before the next one overwrites the record of it."""
-        entry = self._journal.pending()
-        if entry is not None:
-            self._recovery.settle(entry)
-            self._journal.clear()
-
     # --- journaled writes ----------------------------------------------------------------
     def commit_segments(
         self,
@@ -301,10 +281,10 @@ class Store:
         self._check_writable()
         with self._write_lock, storage_faults(self.path, "committing segments"):
             try:
-                self._settle_leftover()
+                self._recovery.settle_leftover()
                 self._commits.commit_segments(user_id, segments, summaries, stored_turn_ids)
             except BaseException:
-                self._settle_quietly(roll_back=True)  # undo it now, so it is never served
+                self._recovery.after_failure(roll_back=True)  # undone now: never served
                 self.dense_cache.invalidate(user_id)  # whatever landed is read afresh
                 raise
             self._dense.committed(user_id, segments, summaries)
@@ -315,10 +295,10 @@ class Store:
         self._check_writable()
         with self._write_lock, storage_faults(self.path, "applying summary changes"):
             try:
-                self._settle_leftover()
+                self._recovery.settle_leftover()
                 self._commits.apply_summary_changes(user_id, new, changes)
             except BaseException:
-                self._settle_quietly()
+                self._recovery.after_failure()
                 raise
             finally:  # statuses moved: the user's summaries are read afresh on next search
                 self.dense_cache.invalidate(user_id, [S.SUMMARIES])
