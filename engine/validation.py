@@ -29,27 +29,26 @@ def _check_encodable(value: str, what: str) -> None:
         )
 
 
+def _check_identifier(value: object, name: str, max_chars: int, blank: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise UserInputError(blank)
+    if len(value) > max_chars:
+        raise UserInputError(f"{name} is longer than {max_chars} characters")
+    if "\x00" in value:
+        raise UserInputError(f"{name} must not contain NUL characters")
+    _check_encodable(value, name)
+    return value
+
+
 def check_user_id(user_id: object) -> str:
     """user_id is the isolation boundary, so it is mandatory and must be a non-blank string."""
-    if not isinstance(user_id, str) or not user_id.strip():
-        raise UserInputError("user_id is required and must be a non-empty string")
-    if len(user_id) > MAX_USER_ID_CHARS:
-        raise UserInputError(f"user_id is longer than {MAX_USER_ID_CHARS} characters")
-    if "\x00" in user_id:
-        raise UserInputError("user_id must not contain NUL characters")
-    _check_encodable(user_id, "user_id")
-    return user_id
+    blank = "user_id is required and must be a non-empty string"
+    return _check_identifier(user_id, "user_id", MAX_USER_ID_CHARS, blank)
 
 
 def check_session_id(session_id: object) -> str:
-    if not isinstance(session_id, str) or not session_id.strip():
-        raise UserInputError("session_id must be a non-empty string")
-    if len(session_id) > MAX_SESSION_ID_CHARS:
-        raise UserInputError(f"session_id is longer than {MAX_SESSION_ID_CHARS} characters")
-    if "\x00" in session_id:
-        raise UserInputError("session_id must not contain NUL characters")
-    _check_encodable(session_id, "session_id")
-    return session_id
+    blank = "session_id must be a non-empty string"
+    return _check_identifier(session_id, "session_id", MAX_SESSION_ID_CHARS, blank)
 
 
 def check_query(query: object, *, max_chars: int = MAX_QUERY_CHARS) -> str:
