@@ -194,3 +194,18 @@ def test_a_read_only_ask_writes_no_trace_and_logs_no_failure(tmp_path: Path) -> 
 def test_every_error_above_is_one_tree() -> None:
     for exc in (ConfigError, StoreError, UserInputError):
         assert issubclass(exc, HymemError)
+
+
+def test_aware_datetime_extremes_are_user_errors(mem: Memory) -> None:
+    """Before: OverflowError from converting an aware datetime.max to UTC."""
+    from datetime import datetime, timedelta, timezone
+
+    west, east = timezone(timedelta(hours=-5)), timezone(timedelta(hours=5))
+    msg = [{"role": "user", "content": "hello"}]
+    with pytest.raises(UserInputError, match="out of range"):
+        mem.add(msg, user_id="alice", timestamp=datetime.max.replace(tzinfo=west))
+    with pytest.raises(UserInputError, match="out of range"):
+        mem.add([{**msg[0], "timestamp": datetime.min.replace(tzinfo=east)}], user_id="alice")
+    with pytest.raises(UserInputError, match="out of range"):
+        mem.search("cat", user_id="alice", since=datetime.max.replace(tzinfo=west))
+    assert mem.store.counts("alice")["turns"] == 0
