@@ -14,6 +14,7 @@ back to and how many rows the last commit had that are now lost.
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,7 @@ from hymem.indexes.table_state import WATCHED, TableState
 from hymem.indexes.vectors import LanceTables
 
 SCAN_ROWS = 10_000
+MAX_QUARANTINED = 16  # newest manifests moved aside before a table is given up as unreadable
 
 
 @dataclass
@@ -140,10 +142,31 @@ def _schemas(dim: int) -> dict[str, pa.Schema]:
     }
 
 
-def _restore(lance: LanceTables, check: TableCheck, dim: int) -> TableRepair:
+def _open_or_quarantine(lance: LanceTables, folder: Path, name: str) -> bool:
+    """Open the table, moving unreadable newest manifests aside (to `damaged/<table>/`, never
+    deleted) until one opens; False when none does."""
+    versions = folder / "lance" / f"{name}.lance" / "_versions"
+    for _ in range(MAX_QUARANTINED):
+        try:
+            if lance.open_existing(name):
+                return True
+        except Exception:
+            pass
+        manifests = sorted(versions.glob("*.manifest"))  # newest first (u64::MAX - version)
+        if not manifests:
+            return False
+        dest = folder / "damaged" / name
+        dest.mkdir(parents=True, exist_ok=True)
+        for path in (manifests[0], versions / "latest_version_hint.json"):
+            if path.exists():
+                shutil.move(str(path), str(dest / path.name))
+    return False
+
+
+def _restore(lance: LanceTables, check: TableCheck, dim: int, folder: Path) -> TableRepair:
     """The newest version of the table that reads whole, made current; else an empty table."""
     recorded = check.recorded_rows or 0
-    if check.exists and lance.open_existing(check.name):
+    if check.exists and _open_or_quarantine(lance, folder, check.name):
         table = lance.table(check.name)
         versions = sorted((_version_of(v) for v in table.list_versions()), reverse=True)
         for v in versions:
@@ -197,7 +220,7 @@ def repair(folder: str | Path) -> RepairReport:
             if check.problem() is None:
                 report.tables.append(TableRepair(check.name, "unchanged", rows=check.rows or 0))
                 continue
-            report.tables.append(_restore(lance, check, dim))
+            report.tables.append(_restore(lance, check, dim, folder))
         for name in WATCHED:
             lance.open_existing(name)
         TableState(folder, lance).record()  # what the tables hold now is the new baseline

@@ -126,3 +126,31 @@ def test_doctor_and_repair_commands(folder: Path) -> None:
     assert fixed.exit_code == 0, fixed.output
     assert "recreated empty" in fixed.output and "pending again" in fixed.output
     assert runner.invoke(app, ["doctor", "-s", str(folder)]).exit_code == 0
+
+
+@pytest.mark.parametrize("what", ["manifest", "fragment"])
+def test_truncated_files_are_typed_errors_and_repairable(
+    folder: Path, what: str, opened: list[Memory]
+) -> None:
+    """Before: raw RuntimeErrors on open or on every call."""
+    table = folder / "lance" / "summaries.lance"
+    if what == "manifest":
+        victim = _manifests(table)[0]
+    else:
+        victim = max((table / "data").glob("*.lance"), key=lambda p: p.stat().st_mtime_ns)
+    with victim.open("r+b") as fh:
+        fh.truncate(16)
+    with pytest.raises(StoreCorruptedError, match="hymem"):
+        mem = Memory(folder, config=CFG, read_only=True)
+        opened.append(mem)
+        mem.store.get_summaries("u")
+        mem.search("beagle", user_id="u")
+    for mem in opened:
+        mem.close()
+    assert not diagnose(folder).healthy
+    repair(folder)
+    with Memory(folder, config=CFG) as mem:
+        mem.flush(user_id="u")
+        assert mem.stats(user_id="u")["pending_turns"] == 0
+        assert mem.store.get_summaries("u")
+    assert diagnose(folder).healthy
