@@ -131,13 +131,26 @@ def build_manifest(
     }
 
 
+def _added_at_default(a: object, b: object) -> set[str]:
+    """Keys of config `b` missing from config `a` whose value in `b` is MemoryConfig's default."""
+    if not isinstance(a, dict) or not isinstance(b, dict):
+        return set()
+    defaults = MemoryConfig.defaults().model_dump(mode="json")
+    return {k for k in b.keys() - a.keys() if k in defaults and b[k] == defaults[k]}
+
+
 def check_resumable(old: dict[str, Any], new: dict[str, Any]) -> None:
     """Refuses to mix answers produced under different settings into one predictions file."""
+
+    old_config, new_config = old.get("config"), new.get("config")
+    # A setting one side lacks (added by a newer hymem) that the other holds at its default
+    # changes nothing the run produced: resuming across that upgrade is safe.
+    added = _added_at_default(old_config, new_config) | _added_at_default(new_config, old_config)
 
     def essential(m: dict[str, Any], key: str) -> Any:
         value = m.get(key)
         if key == "config" and isinstance(value, dict):
-            return {k: v for k, v in value.items() if k not in _OPERATIONAL}
+            return {k: v for k, v in value.items() if k not in _OPERATIONAL and k not in added}
         return value
 
     diffs = [k for k in FINGERPRINT_KEYS if essential(old, k) != essential(new, k)]

@@ -103,3 +103,14 @@ def test_judge_config_swaps_only_the_model_and_rejects_bad_specs() -> None:
     )
     with pytest.raises(ConfigError, match="--judge"):
         judge_config(cfg, "gpt-4")
+
+
+def test_a_run_resumes_across_a_setting_added_at_its_default() -> None:
+    from hymem.config import MemoryConfig
+    from hymem.evaluation.manifest import check_resumable
+
+    cfg = MemoryConfig.defaults().model_dump(mode="json")
+    old = {"config": {k: v for k, v in cfg.items() if k != "retry_window_s"}}
+    check_resumable(old, {"config": cfg})  # added by an upgrade, at its default: fine
+    with pytest.raises(ConfigError, match="config"):
+        check_resumable(old, {"config": {**cfg, "retry_window_s": 5.0}})
