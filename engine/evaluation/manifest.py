@@ -43,6 +43,11 @@ _OPERATIONAL = {
     "sleep_workers",
     "llm_cache_dir",
     "embed_batch_size",
+    # limits and resources: they refuse or bound work, never change what a run produces
+    "max_k",
+    "max_query_chars",
+    "dense_cache_mb",
+    "search_threads",
 }
 
 

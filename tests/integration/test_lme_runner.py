@@ -183,3 +183,12 @@ def test_bad_items_are_counted_and_the_run_goes_on(lme_variant: Variant, tmp_pat
         "details": None
     } == {"questions": 1, "sessions": 0, "turns": 0, "details": None}
     assert LME_ABSTENTION not in {r.question_id for r in rows(out)}
+
+
+def test_rankings_go_deeper_than_max_k(tmp_path: Path) -> None:
+    """hymem's rankings search as deep as the haystack needs (50 to 3,200 hits), whatever
+    `max_k` bounds ordinary calls to. Before: the dev run stopped with k=3,200 > max_k."""
+    options = LmeOptions(dataset=LME_MINI, out=tmp_path / "run", dashboard=False)
+    config = MemoryConfig.defaults(embedder="hashing", max_k=30)
+    result = run_longmemeval(options, config, embedder=HashingEmbedder(256), show_progress=False)
+    assert result.ingested and rows(tmp_path / "run")

@@ -30,6 +30,7 @@ from hymem.evaluation.longmemeval.metrics import evidence_of
 from hymem.evaluation.longmemeval.records import LmePrediction, RetrievalRecord
 from hymem.evaluation.longmemeval.systems import (
     HYMEM_QA,
+    MAX_SEARCH_K,
     RETRIEVAL_SYSTEMS,
     QuestionRetriever,
     answer_flat,
@@ -128,6 +129,8 @@ def run_longmemeval(
     (out / "ingest").mkdir(parents=True, exist_ok=True)
     _write_skipped(out, dataset, questions)
     _write_selection(out, questions)
+    if config.max_k < MAX_SEARCH_K:  # hymem's rankings go as deep as the haystack needs
+        config = type(config)(**{**config.model_dump(), "max_k": MAX_SEARCH_K})
     # The flat dense baseline embeds the same user turns the write path just embedded.
     memo = MemoEmbedder(
         embedder or resolve_embedder(config.embedder, batch_size=config.embed_batch_size)
