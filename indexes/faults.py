@@ -14,9 +14,11 @@ import errno
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TypeVar
 
 from hymem.errors import HymemError, StorageFullError, StoreCorruptedError
 
+T = TypeVar("T")
 _FULL_ERRNOS = {errno.ENOSPC, errno.EDQUOT}
 _FULL_TEXT = ("no space left on device", "os error 28", "disk quota exceeded", "os error 122")
 
@@ -71,4 +73,10 @@ def storage_faults(folder: Path, action: str) -> Iterator[None]:
         raise
 
 
-__all__ = ["damage_message", "is_damage", "is_disk_full", "storage_faults"]
+def guarded(items: Iterator[T], folder: Path, action: str) -> Iterator[T]:
+    """`items`, with `storage_faults` applied while a lazy scan is consumed."""
+    with storage_faults(folder, action):
+        yield from items
+
+
+__all__ = ["damage_message", "guarded", "is_damage", "is_disk_full", "storage_faults"]

@@ -103,4 +103,24 @@ class FolderMeta:
         return meta
 
 
-__all__ = ["FolderMeta", "read_meta_file"]
+def open_folder(
+    folder: Path, *, read_only: bool, embedder_name: str, dim: int
+) -> tuple[LanceTables, dict[str, Any], bool]:
+    """Check the folder's meta and open its tables: (tables, meta, created). A missing or
+    rolled-back table is damage to report before any table is (re)created, never something to
+    paper over with an empty one (`table_state`)."""
+    from hymem.indexes.table_state import TableState
+
+    meta, damage = read_meta_file(folder)
+    if meta is None and read_only and not (folder / "lance").is_dir():
+        raise StoreError(f"no hymem memory at {folder} to open read-only")
+    lance = LanceTables(folder / "lance", read_only=read_only)
+    keeper = FolderMeta(folder, lance, read_only=read_only, embedder_name=embedder_name, dim=dim)
+    if meta is not None:
+        keeper.check(meta)
+    TableState(folder, lance).check()
+    meta, created = keeper.open(meta, damage)
+    return lance, meta, created
+
+
+__all__ = ["FolderMeta", "open_folder", "read_meta_file"]

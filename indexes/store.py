@@ -43,8 +43,8 @@ from hymem.indexes import schema as S
 from hymem.indexes.commits import CommitWriter, Journal
 from hymem.indexes.dense_cache import DenseCache
 from hymem.indexes.dense_rows import DenseRows
-from hymem.indexes.faults import storage_faults
-from hymem.indexes.folder import FolderMeta, read_meta_file
+from hymem.indexes.faults import guarded, storage_faults
+from hymem.indexes.folder import open_folder
 from hymem.indexes.lexical import LexicalIndex
 from hymem.indexes.lexical_sync import LexicalSync
 from hymem.indexes.lock import WriterLock
@@ -60,10 +60,8 @@ from hymem.indexes.protocol import (
 from hymem.indexes.records import RecordReader
 from hymem.indexes.recovery import Recovery
 from hymem.indexes.repair import RowRepair, RowSettler
-from hymem.indexes.table_state import TableState
 from hymem.indexes.trace_table import TraceTable
 from hymem.indexes.turn_log import TurnLog
-from hymem.indexes.vectors import LanceTables
 from hymem.logging import get_logger
 from hymem.types import (
     Level,
@@ -166,23 +164,9 @@ class Store:
     def _open_parts(self) -> None:
         """Check the folder's meta, open the tables and the lexical index, wire the
         collaborators, then repair whatever a crash left (before serving anything)."""
-        meta, damage = read_meta_file(self.path)
-        if meta is None and self.read_only and not (self.path / "lance").is_dir():
-            raise StoreError(f"no hymem memory at {self.path} to open read-only")
-        self._lance = LanceTables(self.path / "lance", read_only=self.read_only)
-        folder = FolderMeta(
-            self.path,
-            self._lance,
-            read_only=self.read_only,
-            embedder_name=self.embedder_name,
-            dim=self.dim,
+        self._lance, self._meta, created = open_folder(
+            self.path, read_only=self.read_only, embedder_name=self.embedder_name, dim=self.dim
         )
-        if meta is not None:
-            folder.check(meta)
-        # before any table is (re)created: a missing or rolled-back table is damage to report,
-        # never something to paper over with an empty one
-        TableState(self.path, self._lance).check()
-        self._meta, created = folder.open(meta, damage)
         self._lex = LexicalIndex(
             self.path / "tantivy", writable=not self.read_only, expected=not created
         )
@@ -335,7 +319,7 @@ class Store:
         batches = self._records.iter_summaries(
             user_id, statuses=statuses, with_vectors=with_vectors, batch_size=batch_size
         )
-        return _guarded(batches, self.path, "reading summaries")
+        return guarded(batches, self.path, "reading summaries")
 
     def users(self) -> list[str]:
         self._check_open()
@@ -433,13 +417,6 @@ class Store:
         with storage_faults(self.path, "optimizing"):
             self._compactor.optimize()  # takes the write lock itself, after the maintenance lock
         log.info("store.optimize", path=str(self.path))
-
-
-def _guarded(
-    batches: Iterator[list[SummaryRecord]], folder: Path, action: str
-) -> Iterator[list[SummaryRecord]]:
-    with storage_faults(folder, action):
-        yield from batches
 
 
 __all__ = ["HIT_COLUMNS", "SCHEMA_VERSION", "Store", "TimeRange"]

@@ -21,10 +21,10 @@ replaces rather than duplicates.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 from hymem.config import MemoryConfig
@@ -39,8 +39,9 @@ from hymem.types import AddResult, SegmentRecord, SummaryRecord, TurnRecord, Tur
 from hymem.validation import check_session_id
 from hymem.write.buffer import BufferedSegment, plan_flush
 from hymem.write.compression import LLMLinguaCompressor, attention_boundaries, load_compressor
-from hymem.write.messages import NormalisedMessage, normalise_messages
-from hymem.write.pending import PendingTurns
+from hymem.write.messages import normalise_messages
+from hymem.write.pending import PendingTurns, repeats_last_call
+from hymem.write.pooling import cached_values, pooled_vector
 from hymem.write.records import (
     build_segment,
     build_summaries,
@@ -55,10 +56,6 @@ log = get_logger("hymem.write.ingestor")
 # write instead of one per buffer: ~120 ms each, which was a third of a LongMemEval history's
 # ingest). At most this many: a crash before the commit re-summarises at most this many buffers.
 COMMIT_EVERY_BUFFERS = 16
-
-
-K = TypeVar("K")
-V = TypeVar("V")
 
 
 @dataclass
@@ -83,23 +80,6 @@ class _Prepared:
     lines: list[str]
     tokens: list[int]
     vectors: np.ndarray
-
-
-def _cached(
-    cache: dict[K, V], keys: list[K], compute: Callable[[list[K]], Iterable[V]], limit: int
-) -> list[V]:
-    """The values for `keys` (distinct), computing the missing ones in one batch.
-
-    A cache, never state: past `limit` entries it is dropped whole before the fresh values go
-    in, which only costs recomputing them later. Values are taken before that, so a key this
-    call needs is never lost to the drop."""
-    missing = [k for k in keys if k not in cache]
-    fresh = dict(zip(missing, compute(missing), strict=True)) if missing else {}
-    values = [fresh[k] if k in fresh else cache[k] for k in keys]
-    if len(cache) + len(fresh) > limit:
-        cache.clear()
-    cache.update(fresh)
-    return values
 
 
 class Ingestor:
@@ -147,7 +127,13 @@ class Ingestor:
         call_time = parse_timestamp(timestamp) if timestamp is not None else self._clock()
         accepted = normalise_messages(messages, default_time=call_time)
         with self._lock, self._reload_on_error(user_id):
-            retried = self._retry_of(user_id, session_id, accepted)
+            retried = repeats_last_call(
+                self._pending.last_call(user_id),
+                session_id,
+                accepted,
+                self._clock(),
+                self._config.retry_window_s,
+            )
             if retried is not None:
                 log.info("ingest.retry_recognised", user_id=user_id, turns=len(retried))
                 result = AddResult(turn_ids=[t.id for t in retried], new_turn_ids=[])
@@ -182,25 +168,6 @@ class Ingestor:
             result = AddResult(turn_ids=[r.id for r in records], new_turn_ids=list(inserted))
             self._process(user_id, force=False, result=result)
         return result
-
-    def _retry_of(
-        self, user_id: str, session_id: str, accepted: list[NormalisedMessage]
-    ) -> list[TurnRecord] | None:
-        """The previous call's turns when this call repeats it (see README, "Retrying add()"):
-        no message has an id, the same session, speakers and texts in the same order, and the
-        previous call was accepted less than `retry_window_s` ago. None: a new call."""
-        window = self._config.retry_window_s
-        if window <= 0 or any(m.id is not None for m in accepted):
-            return None
-        last = self._pending.last_call(user_id)
-        if len(last) != len(accepted) or not last:
-            return None
-        same = all(
-            (t.session_id, t.speaker, t.text) == (session_id, m.speaker, m.text)
-            for t, m in zip(last, accepted, strict=True)
-        )
-        age = (self._clock() - last[0].created_at).total_seconds()
-        return last if same and age <= window else None
 
     def flush(self, *, user_id: str) -> AddResult:
         """Summarise and store every pending turn of `user_id` now (in buffer-sized calls)."""
@@ -306,7 +273,7 @@ class Ingestor:
         def count(ks: list[tuple[str, str]]) -> list[int]:
             return [count_tokens(f"{turns[k][0].speaker}: {turns[k][1]}") for k in ks]
 
-        return _cached(self._tokens, list(turns), count, self._config.ingest_cache_items)
+        return cached_values(self._tokens, list(turns), count, self._config.ingest_cache_items)
 
     def _prepare(self, pending: list[TurnRecord], texts: list[str], tokens: list[int]) -> _Prepared:
         by_key = {(t.user_id, t.id): t for t in pending}
@@ -314,7 +281,7 @@ class Ingestor:
         def embed(ks: list[tuple[str, str]]) -> np.ndarray:
             return self._embedder.embed([by_key[k].text for k in ks])
 
-        vectors = _cached(self._vectors, list(by_key), embed, self._config.ingest_cache_items)
+        vectors = cached_values(self._vectors, list(by_key), embed, self._config.ingest_cache_items)
         lines = [segment_line(t, text) for t, text in zip(pending, texts, strict=True)]
         return _Prepared(texts=texts, lines=lines, tokens=tokens, vectors=np.stack(vectors))
 
@@ -324,7 +291,7 @@ class Ingestor:
         if compressor is None:
             return [t.text for t in pending]
         by_key = {(t.user_id, t.id): t for t in pending}
-        return _cached(
+        return cached_values(
             self._compressed,
             list(by_key),
             lambda ks: compressor.compress([by_key[k].text for k in ks]),
@@ -425,13 +392,3 @@ class Ingestor:
         vecs = dict(zip(unique, self._embedder.embed(unique), strict=True))
         for rec in summaries:
             rec.vector = [float(x) for x in vecs[rec.text]]
-
-
-def pooled_vector(turn_vectors: np.ndarray) -> list[float]:
-    """A segment's vector: the normalised mean of its turns' unit vectors.
-
-    Every turn counts, however long the segment (one embedding of the joined text would stop at
-    the model's input limit), and no text is embedded twice."""
-    mean = np.asarray(turn_vectors, dtype=np.float32).mean(axis=0)
-    norm = float(np.linalg.norm(mean))
-    return [float(x) for x in (mean / norm if norm > 0 else mean)]

@@ -11,9 +11,11 @@ the store's writer lock, which is the only process that changes turns.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from datetime import datetime
 
 from hymem.indexes.store import Store
 from hymem.types import TurnRecord, TurnStatus
+from hymem.write.messages import NormalisedMessage
 
 
 class PendingTurns:
@@ -79,4 +81,26 @@ class PendingTurns:
         self._last_call.clear()
 
 
-__all__ = ["PendingTurns"]
+def repeats_last_call(
+    last: list[TurnRecord],
+    session_id: str,
+    accepted: Sequence[NormalisedMessage],
+    now: datetime,
+    window_s: float,
+) -> list[TurnRecord] | None:
+    """The previous call's turns when this call repeats it (see README, "Retrying add()"):
+    no message has an id, the same session, speakers and texts in the same order, and the
+    previous call was accepted less than `window_s` ago. None: a new call."""
+    if window_s <= 0 or not last or any(m.id is not None for m in accepted):
+        return None
+    if len(last) != len(accepted):
+        return None
+    same = all(
+        (t.session_id, t.speaker, t.text) == (session_id, m.speaker, m.text)
+        for t, m in zip(last, accepted, strict=True)
+    )
+    age = (now - last[0].created_at).total_seconds()
+    return last if same and age <= window_s else None
+
+
+__all__ = ["PendingTurns", "repeats_last_call"]
