@@ -32,6 +32,7 @@ from hymem.indexes.lexical_docs import (
     query_terms,
     to_document,
 )
+from hymem.indexes.mapped_files import segment_file_sizes, shrunk_file
 from hymem.logging import get_logger
 from hymem.types import Level
 
@@ -61,6 +62,7 @@ class LexicalIndex:
         self._index: tantivy.Index | None = None
         self.problem: str | None = None  # why the index cannot be used; None when it can
         self._stamp: tuple[int, int, int] | None = None  # meta.json when `problem` was noted
+        self._sizes: dict[str, int] = {}  # segment files as last mapped (see mapped_files.py)
         self._open(expected)
 
     @property
@@ -85,13 +87,37 @@ class LexicalIndex:
     def _attach(self) -> None:
         """Open the index on disk and search it once (which opens every segment's files), so
         damage shows here rather than in a later search; then create the writer."""
-        index = tantivy.Index(self._schema, path=str(self.path), reuse=True)
-        index.register_tokenizer(ANALYZER_NAME, self._analyzer)
+        index = self._index_at(self.path, reuse=True)
         probe = tantivy.Query.term_query(self._schema, "text", "probe")
         index.searcher().search(probe, 1, count=True)
         # One indexing thread: commits are small batches, and the cores go to the embedder.
         writer = self._new_writer(index) if self.writable else None
         self._index, self._writer, self.problem = index, writer, None
+        self._sizes = segment_file_sizes(self.path)
+
+    def _intact(self, index: tantivy.Index) -> bool:
+        """False (and the index marked unusable) if a segment file shrank since it was mapped:
+        touching the map again would kill the process with SIGBUS."""
+        damage = shrunk_file(self.path, self._sizes)
+        if damage is None:
+            return True
+        self._failed(index, "a size check", damage)
+        return False
+
+    def _reloaded(self, index: tantivy.Index) -> None:
+        index.reload()
+        self._sizes = segment_file_sizes(self.path)
+
+    def _index_at(self, path: Path, *, reuse: bool) -> tantivy.Index:
+        """Open (or create) the index at `path` with a manual reload policy. Tantivy's default
+        policy starts a thread that watches meta.json and reloads segments from their memory
+        maps on its own; a segment file truncated meanwhile (damage, or a test damaging a
+        closed store) then faults that thread with SIGBUS, killing the process. Manual reloads
+        read segments only inside hymem's calls (`commit`, `rebuild`, `reload`)."""
+        index = tantivy.Index(self._schema, path=str(path), reuse=reuse)
+        index.config_reader(reload_policy="manual", num_warmers=0)
+        index.register_tokenizer(ANALYZER_NAME, self._analyzer)
+        return index
 
     def _new_writer(self, index: tantivy.Index) -> tantivy.IndexWriter:
         """Tantivy's own writer lock is the second guard behind `writer.lock`: if that file
@@ -171,7 +197,7 @@ class LexicalIndex:
         with self._writing() as writer:
             writer.commit()
             assert self._index is not None
-            self._index.reload()
+            self._reloaded(self._index)
 
     def rebuild(self, docs: Iterable[LexDoc], *, fresh: bool = False) -> int:
         """Drop everything and index `docs` from scratch (one commit). `fresh` (forced for a
@@ -186,7 +212,7 @@ class LexicalIndex:
                 n += 1
             writer.commit()
             assert self._index is not None
-            self._index.reload()
+            self._reloaded(self._index)
         return n
 
     def _rebuild_aside(self, docs: Iterable[LexDoc]) -> int:
@@ -202,8 +228,7 @@ class LexicalIndex:
                 wipe(new)
                 wipe(old)
                 new.mkdir(parents=True)
-                index = tantivy.Index(self._schema, path=str(new))
-                index.register_tokenizer(ANALYZER_NAME, self._analyzer)
+                index = self._index_at(new, reuse=False)
                 writer = index.writer(heap_size=WRITER_HEAP_BYTES, num_threads=1)
                 n = 0
                 for doc in docs:
@@ -270,6 +295,8 @@ class LexicalIndex:
                 *filter_clauses(s, user_id, level, statuses, time_range),
             ]
         )
+        if not self._intact(index):
+            return []
         try:
             searcher = index.searcher()
             # Tantivy allocates its top-k heap up front: never more slots than documents exist
@@ -288,8 +315,8 @@ class LexicalIndex:
         index = self._index
         if self.problem is None:
             try:
-                if index is not None:
-                    index.reload()
+                if index is not None and self._intact(index):
+                    self._reloaded(index)
             except TANTIVY_ERRORS as exc:
                 self._failed(index, "to reload", exc)
             return
@@ -306,7 +333,7 @@ class LexicalIndex:
 
     def count(self, level: Level, status: str | None = None) -> int:
         index = self._index
-        if not self.available or index is None:
+        if not self.available or index is None or not self._intact(index):
             return 0
         s = self._schema
         q = tantivy.Query.term_query(s, "level", level.value)
