@@ -4,10 +4,12 @@ A user's memory is a few thousand to a few hundred thousand rows, and every quer
 to one user, so an exact matrix-vector product over that user's rows costs what the numpy floor
 costs (7 ms at 100k rows on 2 cores) and has recall 1.0, where LanceDB's user-prefiltered
 IVF_PQ query costs 3x that and misses a few neighbours. So the store keeps, per (table, user),
-the unit vectors plus the columns every dense filter reads (status code, time bounds), loaded on
-the user's first search and then kept fresh by the writer's own commits (`upsert`) or dropped
-when a write cannot be applied as a delta (`invalidate`). Text and the other hit columns stay in
-LanceDB and are read for the k winners only.
+the unit vectors plus the columns every dense filter reads (status code, time bounds) and the
+columns a hit shows (text, its segment or turns), loaded on the user's first search and then
+kept fresh by the writer's own commits (`upsert`) or dropped when a write cannot be applied as a
+delta (`invalidate`). Serving the winners' rows from here, not by an `id IN (...)` query, is
+what keeps hybrid search near its floor: at 100k summaries each LanceDB lookup of 20 ids cost
+10-20 ms, as much as the query embedding (profile in benchmarks/RESULTS.md).
 
 Memory is bounded: entries are evicted least-recently-searched first past `budget_bytes`, and a
 user whose rows alone would not fit is searched through LanceDB (its ANN index) instead. A
@@ -21,6 +23,8 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
 
 import numpy as np
 from hymem.indexes.protocol import TimeRange
@@ -28,9 +32,12 @@ from hymem.time import micros
 from hymem.types import SummaryStatus
 
 STATUS_CODES: dict[str, int] = {s.value: n for n, s in enumerate(SummaryStatus)}
+STATUS_NAMES: dict[int, str] = {n: s for s, n in STATUS_CODES.items()}
 NO_STATUS = -1  # segments have no status
-# Estimated bytes per row besides the vector: the id (string + dict slot) and the filter arrays.
-ROW_OVERHEAD_BYTES = 120
+# Estimated bytes per row besides the vector and the text: the id (string + dict slot), the
+# filter arrays, and the text's and link's object headers; text lengths are counted as loaded.
+ROW_OVERHEAD_BYTES = 240
+_EPOCH = datetime(1970, 1, 1)  # the store's timestamps are naive UTC (hymem.time.micros)
 
 
 @dataclass
@@ -43,6 +50,16 @@ class Columns:
     lo: np.ndarray  # int64 micros: coalesce(time_start, time_end); meaningless where undated
     hi: np.ndarray  # int64 micros: coalesce(time_end, time_start)
     dated: np.ndarray  # bool: at least one time bound is set
+    text: list[str]
+    link: list[Any]  # a summary's segment_id, a segment's turn_ids
+    has_start: np.ndarray  # bool: time_start is set (then it is `lo`)
+    has_end: np.ndarray  # bool: time_end is set (then it is `hi`)
+
+
+def text_bytes(cols: Columns) -> int:
+    """The text and link content of `cols`, for the memory budget."""
+    links = sum(len(x) if isinstance(x, str) else 24 * len(x or ()) for x in cols.link)
+    return sum(len(t) for t in cols.text) + links
 
 
 @dataclass
@@ -57,6 +74,11 @@ class Entry:
     lo: np.ndarray
     hi: np.ndarray
     dated: np.ndarray
+    text: list[str]
+    link: list[Any]
+    has_start: np.ndarray
+    has_end: np.ndarray
+    content_bytes: int = 0
     version: int | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -66,7 +88,7 @@ class Entry:
 
     @property
     def nbytes(self) -> int:
-        return self.mat.nbytes + len(self.mat) * ROW_OVERHEAD_BYTES
+        return self.mat.nbytes + len(self.mat) * ROW_OVERHEAD_BYTES + self.content_bytes
 
 
 def unit_rows(vectors: np.ndarray) -> np.ndarray:
@@ -86,6 +108,11 @@ def new_entry(cols: Columns, version: int | None) -> Entry:
         lo=np.asarray(cols.lo, dtype=np.int64),
         hi=np.asarray(cols.hi, dtype=np.int64),
         dated=np.asarray(cols.dated, dtype=bool),
+        text=list(cols.text),
+        link=list(cols.link),
+        has_start=np.asarray(cols.has_start, dtype=bool),
+        has_end=np.asarray(cols.has_end, dtype=bool),
+        content_bytes=text_bytes(cols),
         version=version,
     )
 
@@ -108,9 +135,12 @@ def upsert_rows(entry: Entry, cols: Columns) -> None:
         _grow(entry, max(need, 2 * len(entry.mat), 16))
     for k in fresh:
         at = entry.n
+        entry.text.append(cols.text[k])
+        entry.link.append(cols.link[k])
         _set_row(entry, at, cols, mat, k)
         entry.pos[cols.ids[k]] = at
-        entry.ids.append(cols.ids[k])
+        entry.ids.append(cols.ids[k])  # last: this makes the row visible (n grows)
+    entry.content_bytes += text_bytes(cols)  # replaced rows' old text is not subtracted
 
 
 def _set_row(entry: Entry, at: int, cols: Columns, mat: np.ndarray, k: int) -> None:
@@ -119,6 +149,10 @@ def _set_row(entry: Entry, at: int, cols: Columns, mat: np.ndarray, k: int) -> N
     entry.lo[at] = cols.lo[k]
     entry.hi[at] = cols.hi[k]
     entry.dated[at] = cols.dated[k]
+    entry.has_start[at] = cols.has_start[k]
+    entry.has_end[at] = cols.has_end[k]
+    entry.text[at] = cols.text[k]
+    entry.link[at] = cols.link[k]
 
 
 def _grow(entry: Entry, capacity: int) -> None:
@@ -131,6 +165,37 @@ def _grow(entry: Entry, capacity: int) -> None:
 
     entry.mat, entry.status = grown(entry.mat), grown(entry.status)
     entry.lo, entry.hi, entry.dated = grown(entry.lo), grown(entry.hi), grown(entry.dated)
+    entry.has_start, entry.has_end = grown(entry.has_start), grown(entry.has_end)
+
+
+def _when(value: np.int64) -> datetime:
+    return _EPOCH + timedelta(microseconds=int(value))
+
+
+def hit_rows(entry: Entry, user_id: str, ids: Sequence[str], *, summary: bool) -> dict[str, dict]:
+    """The rows of `ids` the entry holds, with the columns LanceDB would return for a hit
+    (`protocol.HIT_COLUMNS`); ids it does not hold are left out, as a lookup would."""
+    out: dict[str, dict] = {}
+    with entry.lock:
+        n = entry.n
+        for item in ids:
+            at = entry.pos.get(item)
+            if at is None or at >= n:
+                continue
+            row: dict[str, Any] = {
+                "id": item,
+                "user_id": user_id,
+                "text": entry.text[at],
+                "time_start": _when(entry.lo[at]) if entry.has_start[at] else None,
+                "time_end": _when(entry.hi[at]) if entry.has_end[at] else None,
+            }
+            if summary:
+                row["segment_id"] = entry.link[at]
+                row["status"] = STATUS_NAMES[int(entry.status[at])]
+            else:
+                row["turn_ids"] = list(entry.link[at] or [])
+            out[item] = row
+    return out
 
 
 def filter_mask(
@@ -282,6 +347,7 @@ __all__ = [
     "DenseCache",
     "Entry",
     "filter_mask",
+    "hit_rows",
     "new_entry",
     "top_k",
     "unit_rows",

@@ -1,8 +1,9 @@
 """The dense branch of a LanceDB-backed store: from memory when the user fits, else LanceDB.
 
 `DenseRows` decides per query: a user whose rows fit the `DenseCache` budget is searched exactly
-in memory (see `dense_cache`), and only the k winners' hit columns are read from LanceDB; any
-other user goes to LanceDB's own vector search (IVF_PQ once the table is indexed). It also turns
+in memory (see `dense_cache`), the winners' rows coming from the same entry; any other user goes
+to LanceDB's own vector search (IVF_PQ once the table is indexed). `hydrate` serves the lexical
+branch's ids from the entry too, when it is loaded and current. It also turns
 LanceDB columns and committed records into the cache's `Columns`, which is how the writer keeps
 cached users fresh without re-reading them.
 """
@@ -17,13 +18,23 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from hymem.indexes import filters as F
 from hymem.indexes import schema as S
-from hymem.indexes.dense_cache import NO_STATUS, STATUS_CODES, Columns, DenseCache, Entry, top_k
+from hymem.indexes.dense_cache import (
+    NO_STATUS,
+    STATUS_CODES,
+    Columns,
+    DenseCache,
+    Entry,
+    hit_rows,
+    top_k,
+)
 from hymem.indexes.protocol import HIT_COLUMNS, Row, TimeRange, Vector
 from hymem.indexes.vectors import LanceTables
 from hymem.time import micros
 from hymem.types import Level, SegmentRecord, SummaryRecord, SummaryStatus
 
-_FILTER_COLUMNS = ["id", "vector", "time_start", "time_end"]
+_FILTER_COLUMNS = ["id", "vector", "time_start", "time_end", "text"]
+# What links a row to the level below: kept in the entry so hits need no LanceDB lookup.
+_LINK = {S.SUMMARIES: "segment_id", S.SEGMENTS: "turn_ids"}
 
 
 def table_for(level: Level) -> str:
@@ -42,6 +53,7 @@ def columns_from_arrow(data: pa.Table, dim: int) -> Columns:
     start, end = (_micros_or_none(data.column(c)) for c in ("time_start", "time_end"))
     lo = np.where(start.mask, end.filled(0), start.filled(0))
     hi = np.where(end.mask, start.filled(0), end.filled(0))
+    link = "segment_id" if "segment_id" in data.column_names else "turn_ids"
     return Columns(
         ids=data.column("id").to_pylist(),
         vectors=np.asarray(flat, dtype=np.float32).reshape(n, dim),
@@ -49,6 +61,10 @@ def columns_from_arrow(data: pa.Table, dim: int) -> Columns:
         lo=lo.astype(np.int64),
         hi=hi.astype(np.int64),
         dated=~(start.mask & end.mask),
+        text=data.column("text").to_pylist(),
+        link=data.column(link).to_pylist(),
+        has_start=~np.ma.getmaskarray(start),
+        has_end=~np.ma.getmaskarray(end),
     )
 
 
@@ -79,6 +95,10 @@ def columns_from_records(records: Sequence[SegmentRecord | SummaryRecord], dim: 
         lo=np.asarray([t(v) for v in starts], dtype=np.int64),
         hi=np.asarray([t(v) for v in ends], dtype=np.int64),
         dated=np.asarray([v is not None for v in starts], dtype=bool),
+        text=[r.text for r in records],
+        link=[r.segment_id if isinstance(r, SummaryRecord) else list(r.turn_ids) for r in records],
+        has_start=np.asarray([r.time_start is not None for r in records], dtype=bool),
+        has_end=np.asarray([r.time_end is not None for r in records], dtype=bool),
     )
 
 
@@ -112,11 +132,20 @@ class DenseRows:
         best = top_k(entry, vector, k, st, time_range)
         if not best:
             return []
-        rows = self._lance.rows(
-            table, F.user_ids(user_id, [i for i, _ in best]), HIT_COLUMNS[level]
-        )
-        by_id = {r["id"]: r for r in rows}
+        by_id = hit_rows(entry, user_id, [i for i, _ in best], summary=level is Level.SUMMARY)
         return [{**by_id[i], "_distance": d} for i, d in best if i in by_id]
+
+    def hydrate(self, user_id: str, level: Level, ids: Sequence[str]) -> dict[str, Row] | None:
+        """The hit rows of `ids` from the user's loaded entry (ids it lacks are not in the
+        table), or None when no current entry is loaded: then LanceDB must be asked."""
+        if not self.cache.enabled:
+            return None
+        table = table_for(level)
+        version = self._lance.version(table) if self._read_only else None
+        entry = self.cache.get(table, user_id, version)
+        if entry is None:
+            return None
+        return hit_rows(entry, user_id, ids, summary=level is Level.SUMMARY)
 
     def _entry(self, table: str, user_id: str) -> Entry | None:
         version = self._lance.version(table) if self._read_only else None
@@ -129,7 +158,9 @@ class DenseRows:
 
         def load() -> tuple[Columns, int | None]:
             loaded_at = self._lance.version(table)
-            cols = [*_FILTER_COLUMNS, "status"] if table == S.SUMMARIES else _FILTER_COLUMNS
+            cols = [*_FILTER_COLUMNS, _LINK[table]]
+            if table == S.SUMMARIES:
+                cols.append("status")
             data = self._lance.query(table, F.eq("user_id", user_id), cols)
             return columns_from_arrow(data, self._dim), loaded_at
 

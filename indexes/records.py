@@ -170,6 +170,9 @@ class RecordReader:
     def hydrate(self, user_id: str, level: Level, ids: Sequence[str]) -> dict[str, Row]:
         if not ids:
             return {}
+        cached = self._dense.hydrate(user_id, level, ids)
+        if cached is not None:
+            return cached
         rows = self._lance.rows(table_for(level), F.user_ids(user_id, ids), HIT_COLUMNS[level])
         return {r["id"]: r for r in rows}
 

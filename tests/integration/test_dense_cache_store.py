@@ -5,13 +5,14 @@ reloaded by a read-only handle when the writer moves the table on."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import timedelta
 
 import pytest
 from hymem.indexes import schema as S
 from hymem.indexes.store import Store
-from hymem.types import StatusChange, SummaryStatus
+from hymem.types import Level, StatusChange, SummaryStatus
 
-from tests.fixtures_store import make_segment, make_summary, vec
+from tests.fixtures_store import BASE_TIME, make_segment, make_summary, vec
 
 pytestmark = pytest.mark.integration
 
@@ -86,3 +87,45 @@ def test_a_reader_reloads_after_the_writer_commits(make_store: Callable[..., Sto
     late = make_summary("u", "late", "written after the reader cached", vector=vec(0.0, 0.0, 1.0))
     writer.commit_segments("u", [make_segment("u", "seg2")], [late], [])
     assert reader.dense_search("u", vec(0.0, 0.0, 1.0), 1)[0][0] == "late"
+
+
+def _mixed(store: Store) -> None:
+    """Rows whose times are set, open-ended or missing, at both levels."""
+    day = timedelta(days=1)
+    segs = [
+        make_segment("u", "g1", turn_ids=["t1", "t2"], start=BASE_TIME, end=BASE_TIME + day),
+        make_segment("u", "g2", turn_ids=[], start=None, end=None),
+    ]
+    sums = [
+        make_summary("u", "a", "dated fact", segment_id="g1", end=BASE_TIME + day),
+        make_summary("u", "b", "open fact", segment_id="g1", start=None, end=BASE_TIME),
+        make_summary("u", "c", "undated fact", segment_id="g2", start=None),
+    ]
+    store.commit_segments("u", segs, sums, [])
+
+
+@pytest.mark.parametrize("level", [Level.SUMMARY, Level.SEGMENT])
+def test_hit_rows_from_memory_equal_lancedbs(
+    make_store: Callable[..., Store], level: Level
+) -> None:
+    """The cache serves the winners' and the lexical ids' rows itself (no `id IN` lookup):
+    they must be exactly what LanceDB returns, before and after a committed delta."""
+    writer = make_store()
+    _mixed(writer)
+    q = vec(1.0, 0.2)
+    for _ in range(2):
+        direct = make_store(read_only=True, dense_cache_bytes=0)  # LanceDB answers everything
+        served = writer.dense_rows("u", q, 10, level=level, statuses=None)
+        table = S.SUMMARIES if level is Level.SUMMARY else S.SEGMENTS
+        assert writer.dense_cache.get(table, "u") is not None
+        expected = direct.dense_rows("u", q, 10, level=level, statuses=None)
+        assert len(served) == len(expected) >= 2
+        for got, want in zip(served, expected, strict=True):
+            assert got.pop("_distance") == pytest.approx(want.pop("_distance"), abs=1e-5)
+            assert got == want
+        ids = [r["id"] for r in expected] + ["not-there"]
+        assert writer.hydrate("u", level, ids) == direct.hydrate("u", level, ids)
+        late = make_summary("u", "d", "a later fact", segment_id="g3", start=None, end=None)
+        writer.commit_segments(
+            "u", [make_segment("u", "g3", turn_ids=["t9"], start=None)], [late], []
+        )

@@ -12,6 +12,7 @@ from hymem.indexes.dense_cache import (
     STATUS_CODES,
     Columns,
     DenseCache,
+    hit_rows,
     new_entry,
     top_k,
     unit_rows,
@@ -32,8 +33,12 @@ def cols(n: int, dim: int = 8, seed: int = 0, prefix: str = "r", **over: object)
         "lo": times,
         "hi": times,
         "dated": np.ones(n, dtype=bool),
+        "text": [f"text of {prefix}{i}" for i in range(n)],
+        "link": [f"seg{i // 4}" for i in range(n)],
     }
     base.update(over)
+    base.setdefault("has_start", np.asarray(base["dated"], dtype=bool))
+    base.setdefault("has_end", np.asarray(base["dated"], dtype=bool))
     return Columns(**base)  # type: ignore[arg-type]
 
 
@@ -144,3 +149,29 @@ def test_version_mismatch_reads_as_a_miss() -> None:
     cache.load("summaries", "u", lambda: (cols(2), 7))
     assert cache.get("summaries", "u", 7) is not None
     assert cache.get("summaries", "u", 8) is None
+
+
+def test_hit_rows_follow_upserts_and_leave_unknown_ids_out() -> None:
+    cache = DenseCache(budget_bytes=1 << 30, dim=8)
+    undated = np.asarray([True, False, True])
+    cache.load("summaries", "u", lambda: (cols(3, dated=undated), None))
+    cache.upsert("summaries", "u", cols(1, text=["rewritten"], link=["segX"]), None)  # r0
+    cache.upsert("summaries", "u", cols(20, prefix="new"), None)  # grows the arrays
+    entry = cache.get("summaries", "u")
+    assert entry is not None
+    rows = hit_rows(entry, "u", ["r0", "r1", "new19", "gone"], summary=True)
+    assert set(rows) == {"r0", "r1", "new19"}
+    assert rows["r0"] == {
+        "id": "r0",
+        "user_id": "u",
+        "text": "rewritten",
+        "segment_id": "segX",
+        "status": "active",
+        "time_start": T0,
+        "time_end": T0,
+    }
+    assert rows["r1"]["time_start"] is None and rows["r1"]["time_end"] is None
+    assert rows["new19"]["time_start"] == T0 + timedelta(days=19)
+    segment = hit_rows(new_entry(cols(1, link=[["t1", "t2"]]), None), "u", ["r0"], summary=False)
+    assert segment["r0"]["turn_ids"] == ["t1", "t2"] and "status" not in segment["r0"]
+    assert entry.nbytes > entry.mat.nbytes  # text counts against the budget
