@@ -104,8 +104,9 @@ class MemoryConfig(BaseSettings):
         2048,
         ge=0,
         description=(
-            "memory for exact in-memory dense search (a user's vectors are loaded on their first"
-            " search; least recently searched users are evicted past this); 0 = always LanceDB"
+            "memory for exact in-memory dense search (a user's vectors and hit text load on"
+            " their first search; least recently searched users are evicted past this);"
+            " 0 = always LanceDB"
         ),
     )
 
