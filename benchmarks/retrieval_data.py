@@ -112,6 +112,14 @@ def queries(n: int, rng: np.random.Generator) -> list[str]:
     return out
 
 
+def noisy_vectors(base_vec: np.ndarray, base: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """The base sentences' vectors plus Gaussian noise (sigma 0.02), re-normalised: distinct
+    vectors whose near-duplicate clusters look like paraphrases."""
+    vecs = base_vec[base] + rng.normal(0, 0.02, (len(base), base_vec.shape[1])).astype(np.float32)
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    return vecs
+
+
 def fill(
     store: Store,
     n: int,
@@ -127,10 +135,7 @@ def fill(
     for start in tqdm(range(0, n, batch), desc=f"fill {n:,}", unit="batch", leave=False):
         idx = np.arange(start, min(n, start + batch))
         base = idx % len(base_text)
-        vecs = base_vec[base] + rng.normal(0, 0.02, (len(idx), base_vec.shape[1])).astype(
-            np.float32
-        )
-        vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+        vecs = noisy_vectors(base_vec, base, rng)
         by_user: dict[str, tuple[list[SegmentRecord], list[SummaryRecord]]] = {}
         for row, i in enumerate(idx):
             user = f"user{i % users}"
@@ -206,8 +211,7 @@ def bulk_fill(
     for start in tqdm(range(0, n, batch), desc=f"bulk fill {n:,}", unit="batch", leave=False):
         idx = np.arange(start, min(n, start + batch))
         base = idx % len(base_text)
-        vecs = base_vec[base] + rng.normal(0, 0.02, (len(idx), dim)).astype(np.float32)
-        vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+        vecs = noisy_vectors(base_vec, base, rng)
         user_of = [f"user{i % users}" for i in idx]
         seg_of = [f"{u}-g{i // (50 * users)}" for u, i in zip(user_of, idx, strict=True)]
         when = t0 + idx.astype("timedelta64[h]")

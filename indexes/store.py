@@ -15,8 +15,8 @@ from LanceDB (a reader searches dense only meanwhile, `lexical_unavailable`), an
 journal is settled by the rows' own state (`repair.py`).
 
 `Store` keeps the `Storage` protocol (`indexes/protocol.py`) by composition: it opens the folder,
-guards every call (open? writable?), serialises writes with one lock, and delegates to small
-collaborators that each know one concern:
+guards every call (open? writable?), serialises writes with one lock (its reads and searches
+are in `store_reads.py`), and delegates to small collaborators that each know one concern:
 
     FolderMeta    meta.json and its `meta` table copy     (folder.py)
     TurnLog       turns, the write-ahead log              (turn_log.py)
@@ -33,8 +33,7 @@ collaborators that each know one concern:
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Collection, Iterator, Sequence
-from datetime import datetime
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -43,32 +42,27 @@ from hymem.indexes import schema as S
 from hymem.indexes.commits import CommitWriter, Journal
 from hymem.indexes.dense_cache import DenseCache
 from hymem.indexes.dense_rows import DenseRows
-from hymem.indexes.faults import guarded, storage_faults
+from hymem.indexes.faults import storage_faults
 from hymem.indexes.folder import open_folder
 from hymem.indexes.lexical import LexicalIndex
 from hymem.indexes.lexical_sync import LexicalSync
 from hymem.indexes.lock import WriterLock
 from hymem.indexes.maintenance import VECTOR_INDEX_MIN_ROWS, Compactor
 from hymem.indexes.protocol import (
-    ACTIVE_ONLY,
     HIT_COLUMNS,
-    SCAN_BATCH_ROWS,
-    Row,
     TimeRange,
-    Vector,
 )
 from hymem.indexes.records import RecordReader
 from hymem.indexes.recovery import Recovery
 from hymem.indexes.repair import RowRepair, RowSettler
+from hymem.indexes.store_reads import StoreReads
 from hymem.indexes.trace_table import TraceTable
 from hymem.indexes.turn_log import TurnLog
 from hymem.logging import get_logger
 from hymem.types import (
-    Level,
     SegmentRecord,
     StatusChange,
     SummaryRecord,
-    SummaryStatus,
     TurnRecord,
     TurnStatus,
 )
@@ -80,7 +74,7 @@ DEFAULT_DENSE_CACHE_BYTES = 2048 * 1024 * 1024
 log = get_logger("hymem.indexes.store")
 
 
-class Store:
+class Store(StoreReads):
     """Opened once per Memory. Thread-safe for concurrent readers; one writer process.
 
     Each public method's promise is written once, on `Storage`; here they only guard and
@@ -287,114 +281,11 @@ class Store:
             finally:  # statuses moved: the user's summaries are read afresh on next search
                 self.dense_cache.invalidate(user_id, [S.SUMMARIES])
 
-    # --- reads ---------------------------------------------------------------------------
-    def get_segments(self, user_id: str, ids: Sequence[str]) -> list[SegmentRecord]:
-        self._check_open()
-        with storage_faults(self.path, "reading segments"):
-            return self._records.get_segments(user_id, ids)
-
-    def get_summaries(
-        self,
-        user_id: str,
-        *,
-        ids: Sequence[str] | None = None,
-        statuses: Sequence[SummaryStatus] | None = ACTIVE_ONLY,
-        with_vectors: bool = False,
-    ) -> list[SummaryRecord]:
-        self._check_open()
-        with storage_faults(self.path, "reading summaries"):
-            return self._records.get_summaries(
-                user_id, ids=ids, statuses=statuses, with_vectors=with_vectors
-            )
-
-    def iter_summaries(
-        self,
-        user_id: str | None = None,
-        *,
-        statuses: Sequence[SummaryStatus] | None = ACTIVE_ONLY,
-        with_vectors: bool = True,
-        batch_size: int = SCAN_BATCH_ROWS,
-    ) -> Iterator[list[SummaryRecord]]:
-        self._check_open()
-        batches = self._records.iter_summaries(
-            user_id, statuses=statuses, with_vectors=with_vectors, batch_size=batch_size
-        )
-        return guarded(batches, self.path, "reading summaries")
-
-    def users(self) -> list[str]:
-        self._check_open()
-        with storage_faults(self.path, "listing users"):
-            return self._records.users()
-
-    def counts(self, user_id: str | None = None) -> dict[str, int]:
-        self._check_open()
-        with storage_faults(self.path, "counting rows"):
-            return self._records.counts(user_id)
-
-    # --- search primitives (fusion lives in indexes/hybrid.py) ---------------------------
-    def dense_rows(
-        self,
-        user_id: str,
-        vector: Vector,
-        k: int,
-        *,
-        level: Level = Level.SUMMARY,
-        statuses: Sequence[SummaryStatus] | None = ACTIVE_ONLY,
-        time_range: TimeRange | None = None,
-    ) -> list[Row]:
-        self._check_open()
-        with storage_faults(self.path, "a dense search"):
-            return self._records.dense_rows(
-                user_id, vector, k, level=Level(level), statuses=statuses, time_range=time_range
-            )
-
-    def dense_search(
-        self,
-        user_id: str,
-        vector: Vector,
-        k: int,
-        *,
-        level: Level = Level.SUMMARY,
-        statuses: Sequence[SummaryStatus] | None = ACTIVE_ONLY,
-        time_range: TimeRange | None = None,
-    ) -> list[tuple[str, float]]:
-        rows = self.dense_rows(
-            user_id, vector, k, level=level, statuses=statuses, time_range=time_range
-        )
-        return S.similarities(rows)
-
-    def lexical_search(
-        self,
-        user_id: str,
-        text: str,
-        k: int,
-        *,
-        level: Level = Level.SUMMARY,
-        statuses: Sequence[SummaryStatus] | None = ACTIVE_ONLY,
-        time_range: TimeRange | None = None,
-    ) -> list[tuple[str, float]]:
-        self._check_open()
-        return self._records.lexical_search(
-            user_id, text, k, level=Level(level), statuses=statuses, time_range=time_range
-        )
-
-    def hydrate(self, user_id: str, level: Level, ids: Sequence[str]) -> dict[str, Row]:
-        self._check_open()
-        with storage_faults(self.path, "reading hits"):
-            return self._records.hydrate(user_id, Level(level), ids)
-
     # --- traces --------------------------------------------------------------------------
     def write_trace(self, trace: dict[str, Any]) -> None:
         self._check_writable()
         with self._write_lock, storage_faults(self.path, "writing a trace"):
             self._traces.write(trace)
-
-    def read_traces(
-        self, user_id: str | None = None, since: datetime | None = None
-    ) -> list[dict[str, Any]]:
-        self._check_open()
-        with storage_faults(self.path, "reading traces"):
-            return self._traces.read(user_id, since)
 
     # --- maintenance ---------------------------------------------------------------------
     def settle_rows(self, *, summaries_lost: bool = False) -> RowRepair:

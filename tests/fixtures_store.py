@@ -306,3 +306,15 @@ def stored_segments(store: Storage, user_id: str) -> list[SegmentRecord]:
     """The segments that own the user's stored turns, in turn order."""
     turns = store.get_turns(user_id, status=TurnStatus.STORED)
     return store.get_segments(user_id, [t.segment_id for t in turns if t.segment_id])
+
+
+def assert_turns_agree(store: Store, segments: dict[str, dict[str, Any]]) -> None:
+    """Stored turns point at an existing segment; pending ones at none and are in no segment;
+    no journal is left behind (the invariant every crash and repair test ends on)."""
+    for turn in store.get_turns("u"):
+        if turn.status is TurnStatus.STORED:
+            assert turn.segment_id in segments
+        else:
+            assert turn.segment_id is None
+            assert not any(turn.id in seg["turn_ids"] for seg in segments.values())
+    assert not (store.path / "journal.json").exists()

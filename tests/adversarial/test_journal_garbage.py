@@ -16,9 +16,16 @@ import pytest
 from hymem.embedders import HashingEmbedder
 from hymem.indexes import schema as S
 from hymem.indexes.store import Store
-from hymem.types import Level, StatusChange, SummaryStatus, TurnStatus
+from hymem.types import Level, StatusChange, SummaryStatus
 
-from tests.fixtures_store import DIM, commit_texts, make_records, make_turns, open_store
+from tests.fixtures_store import (
+    DIM,
+    assert_turns_agree,
+    commit_texts,
+    make_records,
+    make_turns,
+    open_store,
+)
 from tests.log_events import capture_events
 
 pytestmark = pytest.mark.integration
@@ -48,13 +55,7 @@ def _assert_consistent(store: Store) -> None:
     segments = {r["id"]: r for r in store._lance.rows(S.SEGMENTS, None, ["id", "turn_ids"])}
     summaries = store._lance.rows(S.SUMMARIES, None, ["id", "segment_id"])
     assert {s["segment_id"] for s in summaries} <= set(segments), "orphan summaries"
-    for turn in store.get_turns("u"):
-        if turn.status is TurnStatus.STORED:
-            assert turn.segment_id in segments
-        else:
-            assert turn.segment_id is None
-            assert not any(turn.id in seg["turn_ids"] for seg in segments.values())
-    assert not (store.path / "journal.json").exists()
+    assert_turns_agree(store, segments)
 
 
 @pytest.fixture

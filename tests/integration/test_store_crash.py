@@ -21,7 +21,13 @@ from hymem.indexes.lexical import LEXICAL_SCHEMA_VERSION
 from hymem.indexes.store import Store
 from hymem.types import Level, StatusChange, SummaryStatus, TurnStatus
 
-from tests.fixtures_store import commit_texts, make_records, make_turns, open_store
+from tests.fixtures_store import (
+    assert_turns_agree,
+    commit_texts,
+    make_records,
+    make_turns,
+    open_store,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -59,13 +65,7 @@ def _assert_consistent(store: Store) -> None:
     for seg_id in segments:
         token = seg_id.replace("g", "zq") + "a"
         assert seg_id in [i for i, _ in store.lexical_search("u", token, 5, level=Level.SEGMENT)]
-    for turn in store.get_turns("u"):
-        if turn.status is TurnStatus.STORED:
-            assert turn.segment_id in segments
-        else:
-            assert turn.segment_id is None
-            assert not any(turn.id in seg["turn_ids"] for seg in segments.values())
-    assert not (store.path / "journal.json").exists()
+    assert_turns_agree(store, segments)
 
 
 def _run_and_kill(folder: Path, start: int, after: int, rng: random.Random) -> list[int]:
