@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 from hymem import Memory
-from hymem.embedders import Embedder, resolve_embedder
+from hymem.embedders import Embedder, TokenVectors, resolve_embedder
 from hymem.evaluation.locomo_data import load_locomo
 from rich.console import Console
 from rich.table import Table
@@ -49,6 +49,7 @@ class TimedEmbedder:
         self.name, self.dim = inner.name, inner.dim
         self.seconds = 0.0
         self.texts = 0
+        self.token_texts = 0  # of which through the token pass (turns, added words)
 
     def embed(self, texts: list[str]) -> np.ndarray:
         started = time.perf_counter()
@@ -57,6 +58,15 @@ class TimedEmbedder:
         finally:
             self.seconds += time.perf_counter() - started
             self.texts += len(texts)
+
+    def embed_with_tokens(self, texts: list[str]) -> tuple[np.ndarray, list[TokenVectors]]:
+        started = time.perf_counter()
+        try:
+            return self.inner.embed_with_tokens(texts)  # type: ignore[attr-defined]
+        finally:
+            self.seconds += time.perf_counter() - started
+            self.texts += len(texts)
+            self.token_texts += len(texts)
 
 
 @dataclass
@@ -111,7 +121,7 @@ def fresh_memory(embedder: TimedEmbedder) -> Iterator[Memory]:
 
 
 def run_mode(history: History, embedder: TimedEmbedder, mode: str) -> dict[str, Any]:
-    embedder.seconds, embedder.texts = 0.0, 0
+    embedder.seconds, embedder.texts, embedder.token_texts = 0.0, 0, 0
     with fresh_memory(embedder) as mem:
         started = time.perf_counter()
         for sid, stamp, msgs in history.sessions:
@@ -127,6 +137,7 @@ def run_mode(history: History, embedder: TimedEmbedder, mode: str) -> dict[str, 
         "seconds": seconds,
         "embed_s": embedder.seconds,
         "embedded": embedder.texts,
+        "token_pass": embedder.token_texts,
         "segments": stats["segments"],
         "summaries": stats["summaries"],
         "pending": stats["pending_turns"],
@@ -170,6 +181,7 @@ def main() -> None:
         "embed s",
         "other s",
         "texts embedded",
+        "of which token pass",
         "segments",
         "summaries",
     ):
@@ -194,6 +206,7 @@ def main() -> None:
                 f"{r['embed_s']:.1f}",
                 f"{r['seconds'] - r['embed_s']:.1f}",
                 str(r["embedded"]),
+                str(r["token_pass"]),
                 str(r["segments"]),
                 str(r["summaries"]),
             )

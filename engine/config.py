@@ -74,6 +74,13 @@ class MemoryConfig(BaseSettings):
         ge=1,
         description="pending turns' vectors, token counts and compressions kept between calls",
     )
+    pool_summary_vectors: bool = Field(
+        True,
+        description=(
+            "give a summary taken from a turn's sentence a vector pooled from that turn's "
+            "token vectors instead of embedding its text again (hymem.write.spans)"
+        ),
+    )
 
     # --- read path ------------------------------------------------------------------------
     max_k: int = Field(MAX_K, ge=1, le=100_000, description="largest k, N or d a call may ask for")

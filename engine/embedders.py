@@ -7,6 +7,9 @@
   Loads lazily on first embed so opening a Memory stays cheap.
 * `HashingEmbedder`: deterministic feature hashing of word unigrams + bigrams for fast unit tests.
 * `resolve_embedder(spec)`: "hashing" / "hashing:DIM" or a sentence-transformers name/path.
+* `TokenEmbedder`: an embedder that can also return each text's contextual token vectors from
+  the same forward pass (`embed_with_tokens`), so the write path can pool a summary's vector from
+  the turn it was taken from instead of running the model on it again (see `hymem.write.spans`).
 
 The embedder's `name` and `dim` are stored with the data; a store refuses to open with another.
 """
@@ -18,6 +21,7 @@ import itertools
 import re
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -40,6 +44,24 @@ class Embedder(Protocol):
     dim: int
 
     def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+@dataclass(frozen=True, slots=True)
+class TokenVectors:
+    """One text's contextual token vectors (special tokens dropped), each with its character
+    span in the text. A text past the model's input limit covers only its head."""
+
+    vectors: np.ndarray  # (n, dim) float16: a pooling input, not a stored vector
+    spans: np.ndarray  # (n, 2) int32 character [start, end) of each token
+
+
+@runtime_checkable
+class TokenEmbedder(Embedder, Protocol):
+    """An embedder that also hands back the token vectors its sentence vectors pool."""
+
+    def embed_with_tokens(self, texts: Sequence[str]) -> tuple[np.ndarray, list[TokenVectors]]:
+        """(unit sentence vectors exactly as `embed` gives them, token vectors per text)."""
+        ...
 
 
 def _normalise(mat: np.ndarray) -> np.ndarray:
@@ -186,6 +208,42 @@ class SentenceTransformerEmbedder:
             out[group] = np.asarray(vecs, dtype=np.float32)
         return out
 
+    def embed_with_tokens(self, texts: Sequence[str]) -> tuple[np.ndarray, list[TokenVectors]]:
+        """`embed`'s vectors plus each text's token vectors, from one forward pass.
+
+        The model's mean pooling of these token vectors is the sentence vector (checked to
+        1e-6 in the tests), so a span's mean is the same kind of vector, read in context."""
+        if len(texts) == 0:
+            return np.zeros((0, self.dim), dtype=np.float32), []
+        model = self._get_model()
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        tokens: list[TokenVectors | None] = [None] * len(texts)
+        for group in length_groups([len(t) for t in texts], self.batch_size):
+            batch = [texts[i] for i in group]
+            outputs = model.encode(
+                batch, batch_size=len(group), output_value=None, show_progress_bar=False
+            )
+            enc = model.tokenizer(
+                batch,
+                return_offsets_mapping=True,
+                truncation=True,
+                max_length=model.max_seq_length,
+            )
+            for row, i in enumerate(group):
+                res = outputs[row]
+                out[i] = res["sentence_embedding"].float().numpy()
+                n = int(res["attention_mask"].sum())
+                ids = res["input_ids"][:n].tolist()
+                if ids != enc["input_ids"][row]:  # pragma: no cover - one tokenizer, one config
+                    raise RuntimeError("token offsets do not match the model's own tokenisation")
+                spans = np.asarray(enc["offset_mapping"][row], dtype=np.int32).reshape(-1, 2)
+                real = spans[:, 1] > spans[:, 0]  # [CLS], [SEP] have empty spans
+                tokens[i] = TokenVectors(
+                    vectors=res["token_embeddings"][:n].float().numpy()[real].astype(np.float16),
+                    spans=spans[real],
+                )
+        return _normalise(out), [t for t in tokens if t is not None]
+
     def __repr__(self) -> str:
         return f"SentenceTransformerEmbedder({self.name!r})"
 
@@ -234,5 +292,7 @@ __all__ = [
     "Embedder",
     "HashingEmbedder",
     "SentenceTransformerEmbedder",
+    "TokenEmbedder",
+    "TokenVectors",
     "resolve_embedder",
 ]

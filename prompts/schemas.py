@@ -12,7 +12,8 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from hymem.textclean import clip, normalise_text
-from pydantic import AfterValidator, BaseModel, Field, field_validator
+from pydantic import AfterValidator, BaseModel, Field, TypeAdapter, field_validator
+from pydantic.json_schema import SkipJsonSchema
 
 # A model's text is normalised exactly like a user's (`hymem.textclean`) and capped: a fact is
 # one sentence of key information, an answer a short reply; what runs past is cut at a word.
@@ -27,13 +28,25 @@ def _clean(limit: int) -> AfterValidator:
 
 
 Fact = Annotated[str, _clean(MAX_FACT_CHARS)]
+FACT = TypeAdapter(Fact)  # a fact's text exactly as SegmentSummary will hold it
 AnswerText = Annotated[str, _clean(MAX_ANSWER_CHARS)]
 FieldText = Annotated[str, _clean(MAX_FIELD_CHARS)]
+
+
+class FactSource(BaseModel):
+    """Where an extractive fact was taken from: the segment line and the verbatim sentence."""
+
+    line: int  # index into SegmentInput.lines
+    text: str  # the sentence (or caption) as it stands in that line's turn
 
 
 class SegmentSummary(BaseModel):
     segment_id: FieldText
     facts: list[Fact] = Field(default_factory=list)  # key-information sentences
+    # Fact text -> its source, filled by the extractive summariser only (it knows exactly).
+    # Not part of the reply schema: a model is never asked for it and `check_summarise` drops
+    # anything a model sends there.
+    sources: SkipJsonSchema[dict[str, FactSource]] = Field(default_factory=dict, exclude=True)
 
     @field_validator("facts")
     @classmethod
@@ -98,7 +111,9 @@ class JudgeOutput(BaseModel):
 
 
 __all__ = [
+    "FACT",
     "DeepAnswerOutput",
+    "FactSource",
     "JudgeOutput",
     "LightAnswerOutput",
     "ReflectOutput",

@@ -14,7 +14,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 
 import numpy as np
-from hymem.embedders import Embedder
+from hymem.embedders import Embedder, TokenEmbedder, TokenVectors
 
 DEFAULT_ITEMS = 8192  # a LongMemEval-S history is ~500 turns; room for several questions
 
@@ -36,6 +36,23 @@ class MemoEmbedder:
     @property
     def dim(self) -> int:
         return self.inner.dim
+
+    def embed_with_tokens(self, texts: Sequence[str]) -> tuple[np.ndarray, list[TokenVectors]]:
+        """Token vectors are never remembered (the write path asks once per turn); the
+        sentence vectors are, for the baselines that embed the same texts next. An inner
+        embedder without token vectors gives none, so every summary is embedded as text."""
+        if not isinstance(self.inner, TokenEmbedder):
+            empty = TokenVectors(np.zeros((0, self.dim), np.float16), np.zeros((0, 2), np.int32))
+            return self.embed(texts), [empty] * len(texts)
+        vectors, tokens = self.inner.embed_with_tokens(texts)
+        with self._lock:
+            self.misses += len(texts)
+            for text, vec in zip(texts, vectors, strict=True):
+                self._memo[text] = vec
+                self._memo.move_to_end(text)
+            while len(self._memo) > self.max_items:
+                self._memo.popitem(last=False)
+        return vectors, tokens
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         with self._lock:

@@ -41,7 +41,7 @@ def check_summarise(
             prev.facts.extend(f for f in seg.facts if f not in prev.facts)
         else:
             seen.add(seg.segment_id)
-            kept.append(seg.model_copy(deep=True))
+            kept.append(seg.model_copy(deep=True, update={"sources": {}}))
     missing = [sid for sid in wanted if sid not in seen]
     if missing:
         raise InvalidReply(

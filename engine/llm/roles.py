@@ -53,6 +53,7 @@ class SegmentInput(BaseModel):
 
 from hymem.prompts.schemas import (  # noqa: E402
     DeepAnswerOutput,
+    FactSource,
     JudgeOutput,
     LightAnswerOutput,
     ReflectOutput,
@@ -144,6 +145,7 @@ when a role is needed, so building the roles stays off the cost of opening a Mem
 __all__ = [
     "ContextItem",
     "DeepAnswerOutput",
+    "FactSource",
     "JudgeOutput",
     "LightAnswerOutput",
     "OutT",

@@ -10,9 +10,10 @@ the next call to retry.
 
 Work is done once: a turn is embedded once (when its buffer may flush, not on every add); a
 segment's vector is the normalised mean of its turns' vectors rather than a second embedding of
-the same text (which MiniLM would also truncate at 256 word pieces); only summaries are embedded
-at flush time, in one batch; and an add whose single-session buffer cannot reach `th` tokens
-plans nothing (see `_may_flush`). Ids are
+the same text (which MiniLM would also truncate at 256 word pieces); a summary taken from a
+turn's sentence is pooled from that turn's token vectors (`summary_vectors`), and only the
+others are embedded at commit time, in one batch; and an add whose single-session buffer cannot
+reach `th` tokens plans nothing (see `_may_flush`). Ids are
 deterministic (turns: the caller's id or a hash of user, session, seq and text; segments: a hash
 of user and turn ids; summaries: a hash of segment id and index), so re-committing after a crash
 replaces rather than duplicates.
@@ -47,8 +48,10 @@ from hymem.write.records import (
     build_summaries,
     default_turn_id,
     segment_line,
+    summary_sources,
 )
 from hymem.write.segmentation import Span, adjacent_similarities, plan_segments
+from hymem.write.summary_vectors import SummarySource, SummaryVectors
 
 log = get_logger("hymem.write.ingestor")
 
@@ -65,6 +68,7 @@ class _Summarised:
     segments: list[SegmentRecord]
     summaries: list[SummaryRecord]
     core_ids: list[str]
+    sources: dict[str, SummarySource]  # summary id -> the turn sentence it was taken from
 
 
 @dataclass
@@ -112,6 +116,7 @@ class Ingestor:
         self._compressed: dict[tuple[str, str], str] = {}
         self._tokens: dict[tuple[str, str], int] = {}
         self._pending = PendingTurns(store)
+        self._summary_vectors = SummaryVectors(embedder, pool=config.pool_summary_vectors)
 
     # --- public ------------------------------------------------------------------------
     def add(
@@ -188,6 +193,7 @@ class Ingestor:
         self._compressed.clear()
         self._tokens.clear()
         self._pending.clear()
+        self._summary_vectors.clear()
 
     @contextmanager
     def _reload_on_error(self, user_id: str) -> Iterator[None]:
@@ -279,7 +285,7 @@ class Ingestor:
         by_key = {(t.user_id, t.id): t for t in pending}
 
         def embed(ks: list[tuple[str, str]]) -> np.ndarray:
-            return self._embedder.embed([by_key[k].text for k in ks])
+            return self._summary_vectors.embed_turns(ks, [by_key[k].text for k in ks])
 
         vectors = cached_values(self._vectors, list(by_key), embed, self._config.ingest_cache_items)
         lines = [segment_line(t, text) for t, text in zip(pending, texts, strict=True)]
@@ -327,12 +333,14 @@ class Ingestor:
         segments: list[SegmentRecord] = []
         inputs: list[SegmentInput] = []
         core_ids: list[str] = []
+        members: list[tuple[SegmentRecord, list[TurnRecord]]] = []
         for span in spans:
             turns = [pending[i] for i in span.all]
             lines = [prepared.lines[i] for i in span.all]
             seg = build_segment(user_id, turns, summariser_lines=lines if compressed else None)
             seg.vector = pooled_vector(prepared.vectors[list(span.all)])
             segments.append(seg)
+            members.append((seg, turns))
             inputs.append(
                 SegmentInput(segment_id=seg.id, lines=lines, session_time=turns[0].timestamp)
             )
@@ -353,7 +361,10 @@ class Ingestor:
         summaries = build_summaries(user_id, segments, res.output.segments)
         if res.fallback:
             log.warning("ingest.summarise_fallback", user_id=user_id, segments=len(segments))
-        return _Summarised(segments, summaries, core_ids)
+        sources = summary_sources(
+            summaries, res.output.segments, {seg.id: seg_turns for seg, seg_turns in members}
+        )
+        return _Summarised(segments, summaries, core_ids, sources)
 
     def _commit(self, user_id: str, parts: list[_Summarised], result: AddResult) -> int:
         """Embed the summaries of `parts` in one call and commit them in one journaled write;
@@ -363,9 +374,12 @@ class Ingestor:
         segments = [s for p in parts for s in p.segments]
         summaries = [s for p in parts for s in p.summaries]
         core_ids = [t for p in parts for t in p.core_ids]
-        self._embed(summaries)
+        pooled = self._summary_vectors.assign(
+            summaries, {k: v for p in parts for k, v in p.sources.items()}
+        )
         self._store.commit_segments(user_id, segments, summaries, core_ids)
         self._pending.stored(user_id, core_ids)
+        self._summary_vectors.forget([(user_id, tid) for tid in core_ids])
         for tid in core_ids:
             self._vectors.pop((user_id, tid), None)
             self._compressed.pop((user_id, tid), None)
@@ -378,17 +392,7 @@ class Ingestor:
             buffers=len(parts),
             segments=len(segments),
             summaries=len(summaries),
+            pooled_vectors=pooled,
             turns=len(core_ids),
         )
         return len(core_ids)
-
-    def _embed(self, summaries: list[SummaryRecord]) -> None:
-        """The summaries in one batched call (segments are pooled, see the module). A text
-        that several summaries share (extractive summaries repeat a fact a turn restates;
-        ~16 % of a LongMemEval history's summary text) is embedded once."""
-        if not summaries:
-            return
-        unique = list(dict.fromkeys(r.text for r in summaries))
-        vecs = dict(zip(unique, self._embedder.embed(unique), strict=True))
-        for rec in summaries:
-            rec.vector = [float(x) for x in vecs[rec.text]]

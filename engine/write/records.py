@@ -18,6 +18,7 @@ from hymem.llm.tokens import count_tokens
 from hymem.logging import get_logger
 from hymem.time import format_line_time, utcnow
 from hymem.types import SegmentRecord, SummaryRecord, TurnRecord
+from hymem.write.summary_vectors import SummarySource
 
 log = get_logger("hymem.write.ingestor")
 
@@ -105,3 +106,25 @@ def build_summaries(
                 )
             )
     return records
+
+
+def summary_sources(
+    summaries: Sequence[SummaryRecord],
+    outputs: Sequence[SegmentSummary],
+    members: dict[str, list[TurnRecord]],
+) -> dict[str, SummarySource]:
+    """Summary id -> the turn sentence its fact was taken from, where the summariser said so
+    (the extractive one does) and the line it named is one of the segment's turns."""
+    by_fact: dict[tuple[str, str], SummarySource] = {}
+    for out in outputs:
+        turns = members.get(out.segment_id, [])
+        for fact, src in out.sources.items():
+            if 0 <= src.line < len(turns):
+                turn = turns[src.line]
+                key = (out.segment_id, " ".join(fact.split()))
+                by_fact.setdefault(key, SummarySource((turn.user_id, turn.id), turn.text, src.text))
+    return {
+        rec.id: by_fact[(rec.segment_id, rec.text)]
+        for rec in summaries
+        if (rec.segment_id, rec.text) in by_fact
+    }

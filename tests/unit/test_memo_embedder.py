@@ -35,3 +35,21 @@ def test_bounded_oldest_forgotten() -> None:
     memo.embed(["x", "y", "z"])
     memo.embed(["x"])  # forgotten: embedded again
     assert inner.seen == ["x", "y", "z", "x"]
+
+
+def test_token_pass_is_remembered_for_the_baselines_that_follow() -> None:
+    from tests.unit.test_summary_vectors import WordTokens
+
+    inner = WordTokens()
+    memo = MemoEmbedder(inner)
+    vectors, tokens = memo.embed_with_tokens(["a cat sat", "a dog"])
+    assert [t.spans.shape[0] for t in tokens] == [3, 2]
+    np.testing.assert_array_equal(memo.embed(["a dog"])[0], vectors[1])  # a memo hit
+    assert inner.calls == [["a cat sat", "a dog"]]
+
+
+def test_no_token_vectors_from_an_embedder_without_them() -> None:
+    memo = MemoEmbedder(Counting())
+    vectors, tokens = memo.embed_with_tokens(["a cat"])
+    assert vectors.shape == (1, 64)
+    assert tokens[0].vectors.shape == (0, 64)  # nothing to pool: summaries are embedded

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
+from typing import TypeVar
 
 from hymem.llm.extractive.pronouns import resolve_first_person, resolve_second_person
 from hymem.llm.extractive.temporal import find_relative_dates, rewrite_relative_dates
@@ -18,6 +19,7 @@ from hymem.llm.extractive.text import (
     PHATIC,
     STOPWORDS,
     DialogueLine,
+    caption_marker,
     caption_of,
     parse_line,
     split_sentences,
@@ -25,7 +27,10 @@ from hymem.llm.extractive.text import (
     words,
     wordset,
 )
-from hymem.llm.roles import SegmentInput, SegmentSummary
+from hymem.llm.roles import FactSource, SegmentInput, SegmentSummary
+from hymem.prompts.schemas import FACT
+
+T = TypeVar("T")
 
 _PREFERENCE = wordset(
     """love loves loved like likes liked enjoy enjoys enjoyed prefer prefers favorite favourite
@@ -106,29 +111,29 @@ def _tidy(fact: str) -> str:
 
 def _line_facts(
     line: DialogueLine, anchor: datetime | None, listener: str | None, names: set[str]
-) -> tuple[list[str], str | None]:
-    """(facts, best fallback sentence) of one dialogue line."""
+) -> tuple[list[tuple[str, str]], tuple[str, str] | None]:
+    """((fact, source sentence) pairs, best fallback pair) of one dialogue line."""
     speaker = line.speaker
-    facts: list[str] = []
+    facts: list[tuple[str, str]] = []
     caption = caption_of(line.text)
     if caption:
         who = speaker or "Someone"
-        facts.append(f"{who} shared {caption}.")
-    fallback: str | None = None
+        facts.append((f"{who} shared {caption}.", caption_marker(line.text) or caption))
+    fallback: tuple[str, str] | None = None
     fallback_len = 0
-    kept: list[tuple[int, str]] = []  # (content words, fact) in dialogue order
+    kept: list[tuple[int, tuple[str, str]]] = []  # (content words, fact) in dialogue order
     for sentence in split_sentences(strip_captions(line.text)):
         resolved = _resolve(sentence, speaker, listener, anchor)
         n_content = len(content_words(sentence, names))
         if n_content > fallback_len and not sentence.strip().endswith("?"):
-            fallback, fallback_len = _attribute(resolved, speaker), n_content
+            fallback, fallback_len = (_attribute(resolved, speaker), sentence), n_content
         if is_informative(sentence, names):
-            kept.append((n_content, _attribute(resolved, speaker)))
+            kept.append((n_content, (_attribute(resolved, speaker), sentence)))
     facts.extend(_richest(kept, MAX_FACTS_PER_LINE - len(facts)))
     return facts, fallback
 
 
-def _richest(kept: list[tuple[int, str]], limit: int) -> list[str]:
+def _richest(kept: list[tuple[int, T]], limit: int) -> list[T]:
     """The `limit` facts with most content words (earlier first on ties), in dialogue order."""
     if len(kept) <= limit:
         return [fact for _, fact in kept]
@@ -149,24 +154,29 @@ def _resolve(
 
 
 def summarise_segment(segment: SegmentInput) -> SegmentSummary:
-    """Key-information sentences of one segment, in dialogue order, without duplicates."""
-    lines = [parse_line(raw) for raw in segment.lines if raw.strip()]
+    """Key-information sentences of one segment, in dialogue order, without duplicates, each
+    with the line and verbatim sentence it came from."""
+    lines = [parse_line(raw) for raw in segment.lines]
     speakers = list(dict.fromkeys(line.speaker for line in lines if line.speaker))
     names = _name_parts(speakers)
-    facts: dict[str, None] = {}
-    best_fallback: tuple[int, str] | None = None
-    for line in lines:
+    facts: dict[str, FactSource] = {}
+    best_fallback: tuple[int, str, FactSource] | None = None
+    for index, line in enumerate(lines):
+        if not line.text:
+            continue
         listener = None
         if line.speaker and len(speakers) == 2:
             listener = speakers[1] if line.speaker == speakers[0] else speakers[0]
         anchor = line.time or segment.session_time
         line_facts, fallback = _line_facts(line, anchor, listener, names)
-        for fact in line_facts:
-            facts.setdefault(fact, None)
+        for fact, source in line_facts:
+            facts.setdefault(fact, FactSource(line=index, text=source))
         if fallback:
-            n = len(content_words(fallback, names))
+            n = len(content_words(fallback[0], names))
             if best_fallback is None or n > best_fallback[0]:
-                best_fallback = (n, fallback)
+                best_fallback = (n, fallback[0], FactSource(line=index, text=fallback[1]))
     if not facts and best_fallback is not None and best_fallback[0] > 0:
-        facts[best_fallback[1]] = None
-    return SegmentSummary(segment_id=segment.segment_id, facts=list(facts))
+        facts[best_fallback[1]] = best_fallback[2]
+    summary = SegmentSummary(segment_id=segment.segment_id, facts=list(facts))
+    summary.sources = {FACT.validate_python(f): src for f, src in facts.items()}
+    return summary

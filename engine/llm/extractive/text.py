@@ -293,5 +293,11 @@ def caption_of(sentence: str) -> str | None:
     return m.group("what").strip().rstrip(".") if m else None
 
 
+def caption_marker(text: str) -> str | None:
+    """The whole caption marker ("[shares a photo of a dog]") as it stands in the text."""
+    m = _CAPTION.search(text)
+    return m.group(0) if m else None
+
+
 def strip_captions(text: str) -> str:
     return _CAPTION.sub("", text).strip()
