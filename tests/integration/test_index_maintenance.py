@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Callable, Iterator
+from datetime import timedelta
 from pathlib import Path
 
 import numpy as np
 import pytest
 from hymem.indexes import schema as S
+from hymem.indexes import vectors
 from hymem.indexes.maintenance import OPTIMIZE_EVERY, STATE_FILE
 from hymem.indexes.store import Store
 from hymem.types import StatusChange, SummaryRecord, SummaryStatus
@@ -282,6 +285,39 @@ def test_compaction_runs_on_the_cadence_in_the_background(store: Store) -> None:
     wait_idle(store)
     assert store._lance.fragments(S.TURNS) <= 2
     assert store._compactor._writes == 0
+
+
+def test_compaction_prunes_versions_past_the_retention_and_keeps_every_row(
+    store: Store, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """LanceDB keeps every commit's version 7 days by default: a long ingest left 18x its data
+    on disk and made each compaction walk thousands of manifests."""
+    monkeypatch.setattr(store._compactor.worker, "signal", lambda: None)  # no background run
+    for i in range(20):
+        store.append_turns(make_turns("u", 2, prefix=f"b{i}-"))
+    files = tmp_path / "store" / "lance" / f"{S.TURNS}.lance"
+    before = len(store._lance.table(S.TURNS).list_versions())
+    data_before = len(list((files / "data").iterdir()))
+    assert before > 20
+    monkeypatch.setattr(vectors, "VERSION_RETENTION", timedelta(milliseconds=1))
+    time.sleep(0.01)
+    store.optimize()
+    assert len(store._lance.table(S.TURNS).list_versions()) <= 2
+    assert len(list((files / "data").iterdir())) < data_before
+    assert store.counts()["turns"] == 40
+    assert len(store.get_turns("u")) == 40
+
+
+def test_versions_inside_the_retention_survive_compaction(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What `hymem repair` rolls back to: recent versions are not pruned."""
+    monkeypatch.setattr(store._compactor.worker, "signal", lambda: None)
+    for i in range(5):
+        store.append_turns(make_turns("u", 1, prefix=f"b{i}-"))
+    before = len(store._lance.table(S.TURNS).list_versions())
+    store.optimize()
+    assert len(store._lance.table(S.TURNS).list_versions()) > before
 
 
 def test_read_only_and_idle_stores_start_no_maintainer(
