@@ -10,7 +10,7 @@ cached users fresh without re-reading them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 
 import numpy as np
@@ -29,8 +29,11 @@ from hymem.indexes.dense_cache import (
 )
 from hymem.indexes.protocol import HIT_COLUMNS, Row, TimeRange, Vector
 from hymem.indexes.vectors import LanceTables
+from hymem.logging import get_logger
 from hymem.time import micros
 from hymem.types import Level, SegmentRecord, SummaryRecord, SummaryStatus
+
+log = get_logger("hymem.indexes.dense_rows")
 
 _FILTER_COLUMNS = ["id", "vector", "time_start", "time_end", "text"]
 # What links a row to the level below: kept in the entry so hits need no LanceDB lookup.
@@ -110,6 +113,10 @@ class DenseRows:
         self.cache = cache
         self._dim = dim
         self._read_only = read_only
+        # Tables a search had to send to LanceDB because the user's rows do not fit the cache:
+        # only these need an ANN index (`maintenance`); `on_oversized` hears of each once.
+        self.oversized: set[str] = set()
+        self.on_oversized: Callable[[str], None] | None = None
 
     def search(
         self,
@@ -153,7 +160,10 @@ class DenseRows:
         if entry is not None:
             return entry
         rows = self._lance.count(table, F.eq("user_id", user_id))
-        if rows == 0 or not self.cache.fits(rows):
+        if rows == 0:
+            return None
+        if not self.cache.fits(rows):
+            self._note_oversized(table, user_id, rows)
             return None
 
         def load() -> tuple[Columns, int | None]:
@@ -167,6 +177,14 @@ class DenseRows:
         if self._read_only:
             self.cache.invalidate(user_id, [table])  # a stale version: load afresh
         return self.cache.load(table, user_id, load)
+
+    def _note_oversized(self, table: str, user_id: str, rows: int) -> None:
+        if table in self.oversized:
+            return
+        self.oversized.add(table)
+        log.info("dense.user_over_cache", table=table, user_id=user_id, rows=rows)
+        if self.on_oversized is not None:
+            self.on_oversized(table)
 
     def committed(
         self, user_id: str, segments: Sequence[SegmentRecord], summaries: Sequence[SummaryRecord]

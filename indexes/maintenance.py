@@ -6,7 +6,11 @@ scan, and an index trained on a fraction of today's rows clusters them badly. So
 
 * every `OPTIMIZE_EVERY` writes the tables are compacted (fragments merged, BTREE indexes on
   `id`/`user_id` created, new rows folded into the existing indexes);
-* a vector table past `vector_index_min_rows` without an IVF_PQ index gets one;
+* a vector table past `vector_index_min_rows` without an IVF_PQ index gets one, once a search
+  could read it: searches go to LanceDB's index only for a user whose rows do not fit the
+  store's exact in-memory dense cache (or with that cache off), so a store of many users who
+  each fit never pays for an index nobody reads (in a LongMemEval-S run, four builds of 20k to
+  80k rows that slowed the questions ingested meanwhile from ~42 s to 76-94 s);
 * an index is retrained from scratch (`replace=True`, sqrt(rows) partitions) once the table holds
   more than `VECTOR_INDEX_DRIFT` times the rows it was trained on. Compaction only appends new
   rows to the old partitions, so without a retrain the centroids drift from the data. The trained
@@ -25,6 +29,7 @@ write lock, never after it.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -109,9 +114,11 @@ class Compactor:
         write_lock: threading.RLock,
         background: bool = True,
         drift: float = VECTOR_INDEX_DRIFT,
+        needs_ann: Callable[[str], bool] | None = None,
     ) -> None:
         """`write_lock` is the store's; `background=False` (read-only stores) never starts a
-        thread, and a write noted then does its maintenance inline."""
+        thread, and a write noted then does its maintenance inline. `needs_ann(table)` says
+        whether a search could read the table's ANN index (default: always)."""
         self._lance = lance
         self._sync = sync
         self.vector_index_min_rows = vector_index_min_rows
@@ -123,6 +130,7 @@ class Compactor:
         self._writes = 0
         self._worker = IndexWorker(f"hymem-index-{folder.name}", self._maintain)
         self._background = background
+        self._needs_ann = needs_ann or (lambda table: True)
 
     @property
     def worker(self) -> IndexWorker:
@@ -151,11 +159,17 @@ class Compactor:
 
     def optimize(self) -> None:
         """Everything now, synchronously: compact every table, then build or retrain every
-        vector index that is due."""
+        vector index that is due, needed by this process's searches or not (readers in other
+        processes may have a smaller dense cache, or none)."""
         with self._maintenance:
             self._compact()
-            for table in self._due_vector_tables():
+            for table in self._due_vector_tables(needed_only=False):
                 self._build(table)
+
+    def wake(self) -> None:
+        """A search found a table whose index it needs (`needs_ann` changed): check now."""
+        if self._background:
+            self._worker.signal()
 
     def _maintain(self) -> None:
         """The maintainer's run: compact when the cadence says so or before a build, then
@@ -169,10 +183,13 @@ class Compactor:
                     return
                 self._build(table)
 
-    def _due_vector_tables(self) -> list[str]:
-        """Vector tables past the size threshold whose index is missing or has drifted."""
+    def _due_vector_tables(self, *, needed_only: bool = True) -> list[str]:
+        """Vector tables past the size threshold whose index is missing or has drifted; with
+        `needed_only`, only those a search could read (`needs_ann`)."""
         due: list[str] = []
         for table in _VECTOR_TABLES:
+            if needed_only and not self._needs_ann(table):
+                continue
             rows = self._lance.count(table)
             if rows < self.vector_index_min_rows:
                 continue

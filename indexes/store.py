@@ -178,7 +178,9 @@ class Store(StoreReads):
             folder=self.path,
             write_lock=self._write_lock,
             background=not self.read_only,
+            needs_ann=self._needs_ann,
         )
+        self._dense.on_oversized = self._compactor.wake
         journal = Journal(self.path)
         self._commits = CommitWriter(
             self._lance, self._lex, self._turns, journal, self._sync, self._compactor, self.dim
@@ -190,6 +192,11 @@ class Store(StoreReads):
             self.path, journal, self._sync, self._commits, self._turns, self._lance
         )
         self._recovery.repair_on_open(read_only=self.read_only)
+
+    def _needs_ann(self, table: str) -> bool:
+        """Searches read a table's ANN index only for a user too big for the dense cache (or
+        with the cache off); an index nobody reads is not built in the background."""
+        return not self.dense_cache.enabled or table in self._dense.oversized
 
     def meta(self) -> dict[str, Any]:
         return dict(self._meta)

@@ -87,6 +87,15 @@ def stats(
     _console.print(table)
 
 
+@app.command("optimize")
+def optimize(store: StorePath = DEFAULT_STORE, embedder: EmbedderOpt = None) -> None:
+    """Compact the tables, prune old versions and build every due vector index now (what the
+    background maintainer does as needed); for stores served to readers in other processes."""
+    with open_memory(store, embedder=embedder) as mem, _console.status("optimizing tables"):
+        mem.store.optimize()
+    _console.print(f"{store}: optimized")
+
+
 @app.command("reindex")
 def reindex(
     store: StorePath = DEFAULT_STORE,

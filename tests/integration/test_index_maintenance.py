@@ -54,7 +54,7 @@ class Rows:
 
 @pytest.fixture
 def store(make_store: Callable[..., Store]) -> Store:
-    return make_store(vector_index_min_rows=MIN_ROWS)
+    return make_store(vector_index_min_rows=MIN_ROWS, dense_cache_bytes=0)
 
 
 def wait_idle(store: Store) -> None:
@@ -144,7 +144,7 @@ def test_background_index_is_used_and_recall_stays_high(store: Store) -> None:
 def test_drifted_index_is_retrained_and_remembered_across_reopen(
     make_store: Callable[..., Store], tmp_path: Path
 ) -> None:
-    store = make_store("m", vector_index_min_rows=MIN_ROWS)
+    store = make_store("m", vector_index_min_rows=MIN_ROWS, dense_cache_bytes=0)
     rows = Rows()
     rows.commit(store, 300)
     wait_idle(store)
@@ -158,7 +158,7 @@ def test_drifted_index_is_retrained_and_remembered_across_reopen(
     assert store._lance.vector_index_rows(S.SUMMARIES) == 700
     store.close()
     with capture_events() as events:
-        again = make_store("m", vector_index_min_rows=MIN_ROWS)
+        again = make_store("m", vector_index_min_rows=MIN_ROWS, dense_cache_bytes=0)
     assert "store.lexical_rebuild" not in {e["event"] for e in events}  # sync was renewed
     assert again._compactor._state.trained_rows(S.SUMMARIES) == 700
     rows.commit(again, 100)  # 800 <= 1400: the remembered count keeps it from retraining
@@ -170,7 +170,7 @@ def test_drifted_index_is_retrained_and_remembered_across_reopen(
 def test_lost_state_file_counts_the_rows_the_index_covers(
     make_store: Callable[..., Store], tmp_path: Path, damage: str
 ) -> None:
-    store = make_store("m", vector_index_min_rows=MIN_ROWS)
+    store = make_store("m", vector_index_min_rows=MIN_ROWS, dense_cache_bytes=0)
     rows = Rows()
     rows.commit(store, 300)
     wait_idle(store)
@@ -182,7 +182,7 @@ def test_lost_state_file_counts_the_rows_the_index_covers(
         state.unlink()
     else:
         state.write_text("{not json")
-    again = make_store("m", vector_index_min_rows=MIN_ROWS)
+    again = make_store("m", vector_index_min_rows=MIN_ROWS, dense_cache_bytes=0)
     rows.commit(again, 100)
     wait_idle(again)
     assert trained_rows(tmp_path / "m") == 400  # recorded at once, so compaction cannot move it
@@ -194,7 +194,7 @@ def test_lost_state_file_counts_the_rows_the_index_covers(
 def test_writes_during_a_background_build_lose_nothing(
     make_store: Callable[..., Store], watch: Callable[[Store], Builds]
 ) -> None:
-    store = make_store("big", vector_index_min_rows=5000)
+    store = make_store("big", vector_index_min_rows=5000, dense_cache_bytes=0)
     builds = watch(store)
     rows = Rows()
     rows.commit(store, 2500)
@@ -223,7 +223,7 @@ def test_writes_during_a_background_build_lose_nothing(
 def test_close_waits_for_a_running_build_and_joins_the_thread(
     make_store: Callable[..., Store], watch: Callable[[Store], Builds], tmp_path: Path
 ) -> None:
-    store = make_store("m", vector_index_min_rows=MIN_ROWS)
+    store = make_store("m", vector_index_min_rows=MIN_ROWS, dense_cache_bytes=0)
     builds = watch(store)
     builds.gate.clear()
     Rows().commit(store, 300)
@@ -232,7 +232,7 @@ def test_close_waits_for_a_running_build_and_joins_the_thread(
     store.close()  # returns only once the held build has run
     assert builds.finished.is_set()
     assert index_threads() == []
-    again = make_store("m", vector_index_min_rows=MIN_ROWS, read_only=True)
+    again = make_store("m", vector_index_min_rows=MIN_ROWS, read_only=True, dense_cache_bytes=0)
     assert again._lance.vector_indexed(S.SUMMARIES)
     assert trained_rows(tmp_path / "m") == 300
 
@@ -320,10 +320,44 @@ def test_versions_inside_the_retention_survive_compaction(
     assert len(store._lance.table(S.TURNS).list_versions()) > before
 
 
+def test_an_index_no_search_reads_is_built_only_when_asked_for(
+    make_store: Callable[..., Store],
+) -> None:
+    """Every user fits the exact in-memory dense cache, so no search reads IVF_PQ: the
+    maintainer does not build it; `optimize()` (readers elsewhere may lack the cache) does."""
+    store = make_store("m", vector_index_min_rows=MIN_ROWS)
+    rows = Rows()
+    rows.commit(store, 300)
+    wait_idle(store)
+    assert not store._lance.vector_indexed(S.SUMMARIES)
+    assert store.dense_search("u", rows.vectors["g0-s3"].tolist(), 1)[0][0] == "g0-s3"
+    wait_idle(store)
+    assert not store._lance.vector_indexed(S.SUMMARIES)
+    store.optimize()
+    assert store._lance.vector_indexed(S.SUMMARIES)
+
+
+def test_a_user_too_big_for_the_cache_gets_the_index_built(
+    make_store: Callable[..., Store],
+) -> None:
+    store = make_store("m", vector_index_min_rows=MIN_ROWS, dense_cache_bytes=50_000)
+    rows = Rows()
+    rows.commit(store, 300)  # ~1.7 kB a row: far over the 50 kB cache
+    wait_idle(store)
+    assert not store._lance.vector_indexed(S.SUMMARIES)
+    with capture_events() as events:
+        hit = store.dense_search("u", rows.vectors["g0-s3"].tolist(), 1)
+    assert hit[0][0] == "g0-s3"  # answered flat by LanceDB meanwhile
+    assert [e["table"] for e in events if e["event"] == "dense.user_over_cache"] == [S.SUMMARIES]
+    wait_idle(store)
+    assert store._lance.vector_indexed(S.SUMMARIES)
+    assert not store._lance.vector_indexed(S.SEGMENTS)  # no search needed that one
+
+
 def test_read_only_and_idle_stores_start_no_maintainer(
     make_store: Callable[..., Store],
 ) -> None:
-    writer = make_store("m", vector_index_min_rows=MIN_ROWS)
+    writer = make_store("m", vector_index_min_rows=MIN_ROWS, dense_cache_bytes=0)
     assert index_threads() == []  # started lazily, by the first write
     Rows().commit(writer, 10)
     assert len(index_threads()) == 1

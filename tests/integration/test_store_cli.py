@@ -1,4 +1,4 @@
-"""`hymem search`, `hymem stats` and `hymem reindex` on a real store folder."""
+"""`hymem search`, `hymem stats`, `hymem reindex` and `hymem optimize` on a real store folder."""
 
 from __future__ import annotations
 
@@ -45,6 +45,21 @@ def test_search_stats_reindex(folder: Path) -> None:
     res = runner.invoke(app, ["reindex", "-s", str(folder), *EMB])
     assert res.exit_code == 0, res.output
     assert "indexed 3 summaries, 2 segments" in res.output
+
+
+def test_optimize_compacts_and_builds_the_due_index(tmp_path: Path) -> None:
+    config = MemoryConfig.defaults(embedder="hashing:64", vector_index_min_rows=256)
+    with Memory(tmp_path / "m", config=config) as mem:
+        for i in range(3):
+            texts = [f"note {i} {j} about item{j}" for j in range(100)]
+            commit_texts(mem.store, mem.embedder, "alice", texts, segment_id=f"g{i}")
+        assert not mem.store._lance.vector_indexed("summaries")  # every user fits the cache
+    res = CliRunner().invoke(
+        app, ["optimize", "-s", str(tmp_path / "m"), "--embedder", "hashing:64"]
+    )
+    assert res.exit_code == 0, res.output
+    index = json.loads((tmp_path / "m" / "vector_index.json").read_text())
+    assert index["summaries"]["trained_rows"] == 300
 
 
 def test_search_rejects_bad_input(folder: Path) -> None:
