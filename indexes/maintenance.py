@@ -166,7 +166,7 @@ class Compactor:
             for table in self._due_vector_tables(needed_only=False):
                 self._build(table)
 
-    def wake(self) -> None:
+    def wake(self, table: str | None = None) -> None:
         """A search found a table whose index it needs (`needs_ann` changed): check now."""
         if self._background:
             self._worker.signal()

@@ -55,7 +55,9 @@ def test_optimize_compacts_and_builds_the_due_index(tmp_path: Path) -> None:
             commit_texts(mem.store, mem.embedder, "alice", texts, segment_id=f"g{i}")
         assert not mem.store._lance.vector_indexed("summaries")  # every user fits the cache
     res = CliRunner().invoke(
-        app, ["optimize", "-s", str(tmp_path / "m"), "--embedder", "hashing:64"]
+        app,
+        ["optimize", "-s", str(tmp_path / "m"), "--embedder", "hashing:64"],
+        env={"HYMEM_VECTOR_INDEX_MIN_ROWS": "256"},
     )
     assert res.exit_code == 0, res.output
     index = json.loads((tmp_path / "m" / "vector_index.json").read_text())
