@@ -24,13 +24,24 @@ from hymem.errors import (
     UserInputError,
 )
 from hymem.memory import Memory
-from hymem.types import AddResult, Answer, Hit, Level, RoleUsage, SummaryRecord, TurnRecord, Usage
+from hymem.types import (
+    AddResult,
+    Answer,
+    Attribution,
+    Hit,
+    Level,
+    RoleUsage,
+    SummaryRecord,
+    TurnRecord,
+    Usage,
+)
 
 __version__ = "0.1.0"
 
 __all__ = [
     "AddResult",
     "Answer",
+    "Attribution",
     "ConfigError",
     "EmbedderMismatchError",
     "Hit",

@@ -28,6 +28,17 @@ class SummaryStatus(StrEnum):
     DELETED = "deleted"
 
 
+class Attribution(StrEnum):
+    """How a summary's `source_turn_ids` were found: the extractive summariser took the fact
+    from those turns' own sentences (`source`), a model named them and they were checked against
+    the segment (`model`), or no usable attribution came back and the summary stands for its
+    whole segment (`segment`, the flagged fallback)."""
+
+    SOURCE = "source"
+    MODEL = "model"
+    SEGMENT = "segment"
+
+
 class TurnStatus(StrEnum):
     PENDING = "pending"
     STORED = "stored"
@@ -79,6 +90,11 @@ class SummaryRecord(_Record):
     time_start: datetime | None = None
     time_end: datetime | None = None
     topic: str | None = None
+    # The turns this sentence rests on: a subset of its segment's (a sleep-time merge holds the
+    # union of its inputs'); `attribution` says how they were found. Empty only on records
+    # built by hand; the write path always fills them.
+    source_turn_ids: list[str] = Field(default_factory=list)
+    attribution: Attribution = Attribution.SEGMENT
     status: SummaryStatus = SummaryStatus.ACTIVE
     version: int = 1
     superseded_by: str | None = None
@@ -108,7 +124,9 @@ class Hit(BaseModel):
     user_id: str
     text: str
     segment_id: str  # for a segment hit, its own id
-    turn_ids: list[str] = Field(default_factory=list)  # filled for segments; empty for summaries
+    # The turns the hit stands for: a segment's own, a summary's source turns.
+    turn_ids: list[str] = Field(default_factory=list)
+    attribution: Attribution | None = None  # summaries only: how `turn_ids` were found
     time_start: datetime | None = None
     time_end: datetime | None = None
     status: SummaryStatus | None = None

@@ -51,15 +51,29 @@ class Columns:
     hi: np.ndarray  # int64 micros: coalesce(time_end, time_start)
     dated: np.ndarray  # bool: at least one time bound is set
     text: list[str]
-    link: list[Any]  # a summary's segment_id, a segment's turn_ids
+    link: list[Any]  # a summary's SummaryLink, a segment's turn_ids
     has_start: np.ndarray  # bool: time_start is set (then it is `lo`)
     has_end: np.ndarray  # bool: time_end is set (then it is `hi`)
 
 
+@dataclass(frozen=True, slots=True)
+class SummaryLink:
+    """What ties a cached summary to the level below: its segment and source turns."""
+
+    segment_id: str
+    source_turn_ids: tuple[str, ...]
+    attribution: str | None
+
+
+def _link_bytes(link: Any) -> int:
+    if isinstance(link, SummaryLink):
+        return 64 + len(link.segment_id) + 24 * len(link.source_turn_ids)
+    return 24 * len(link or ())
+
+
 def text_bytes(cols: Columns) -> int:
     """The text and link content of `cols`, for the memory budget."""
-    links = sum(len(x) if isinstance(x, str) else 24 * len(x or ()) for x in cols.link)
-    return sum(len(t) for t in cols.text) + links
+    return sum(len(t) for t in cols.text) + sum(_link_bytes(x) for x in cols.link)
 
 
 @dataclass
@@ -190,7 +204,10 @@ def hit_rows(entry: Entry, user_id: str, ids: Sequence[str], *, summary: bool) -
                 "time_end": _when(entry.hi[at]) if entry.has_end[at] else None,
             }
             if summary:
-                row["segment_id"] = entry.link[at]
+                link: SummaryLink = entry.link[at]
+                row["segment_id"] = link.segment_id
+                row["source_turn_ids"] = list(link.source_turn_ids)
+                row["attribution"] = link.attribution
                 row["status"] = STATUS_NAMES[int(entry.status[at])]
             else:
                 row["turn_ids"] = list(entry.link[at] or [])

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import datetime
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -24,6 +25,7 @@ from hymem.indexes.dense_cache import (
     Columns,
     DenseCache,
     Entry,
+    SummaryLink,
     hit_rows,
     top_k,
 )
@@ -37,7 +39,7 @@ log = get_logger("hymem.indexes.dense_rows")
 
 _FILTER_COLUMNS = ["id", "vector", "time_start", "time_end", "text"]
 # What links a row to the level below: kept in the entry so hits need no LanceDB lookup.
-_LINK = {S.SUMMARIES: "segment_id", S.SEGMENTS: "turn_ids"}
+_LINK = {S.SUMMARIES: ["segment_id", "source_turn_ids", "attribution"], S.SEGMENTS: ["turn_ids"]}
 
 
 def table_for(level: Level) -> str:
@@ -56,7 +58,18 @@ def columns_from_arrow(data: pa.Table, dim: int) -> Columns:
     start, end = (_micros_or_none(data.column(c)) for c in ("time_start", "time_end"))
     lo = np.where(start.mask, end.filled(0), start.filled(0))
     hi = np.where(end.mask, start.filled(0), end.filled(0))
-    link = "segment_id" if "segment_id" in data.column_names else "turn_ids"
+    if "segment_id" in data.column_names:
+        link = [
+            SummaryLink(seg, tuple(src or ()), attribution)
+            for seg, src, attribution in zip(
+                data.column("segment_id").to_pylist(),
+                data.column("source_turn_ids").to_pylist(),
+                data.column("attribution").to_pylist(),
+                strict=True,
+            )
+        ]
+    else:
+        link = data.column("turn_ids").to_pylist()
     return Columns(
         ids=data.column("id").to_pylist(),
         vectors=np.asarray(flat, dtype=np.float32).reshape(n, dim),
@@ -65,7 +78,7 @@ def columns_from_arrow(data: pa.Table, dim: int) -> Columns:
         hi=hi.astype(np.int64),
         dated=~(start.mask & end.mask),
         text=data.column("text").to_pylist(),
-        link=data.column(link).to_pylist(),
+        link=link,
         has_start=~np.ma.getmaskarray(start),
         has_end=~np.ma.getmaskarray(end),
     )
@@ -99,10 +112,16 @@ def columns_from_records(records: Sequence[SegmentRecord | SummaryRecord], dim: 
         hi=np.asarray([t(v) for v in ends], dtype=np.int64),
         dated=np.asarray([v is not None for v in starts], dtype=bool),
         text=[r.text for r in records],
-        link=[r.segment_id if isinstance(r, SummaryRecord) else list(r.turn_ids) for r in records],
+        link=[_link(r) for r in records],
         has_start=np.asarray([r.time_start is not None for r in records], dtype=bool),
         has_end=np.asarray([r.time_end is not None for r in records], dtype=bool),
     )
+
+
+def _link(rec: SegmentRecord | SummaryRecord) -> Any:
+    if isinstance(rec, SummaryRecord):
+        return SummaryLink(rec.segment_id, tuple(rec.source_turn_ids), rec.attribution.value)
+    return list(rec.turn_ids)
 
 
 class DenseRows:
@@ -168,7 +187,7 @@ class DenseRows:
 
         def load() -> tuple[Columns, int | None]:
             loaded_at = self._lance.version(table)
-            cols = [*_FILTER_COLUMNS, _LINK[table]]
+            cols = [*_FILTER_COLUMNS, *_LINK[table]]
             if table == S.SUMMARIES:
                 cols.append("status")
             data = self._lance.query(table, F.eq("user_id", user_id), cols)

@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-from hymem.errors import StoreCorruptedError, StoreError
+from hymem.errors import SchemaVersionError, StoreCorruptedError, StoreError
 from hymem.indexes import schema as S
 from hymem.indexes.lock import META_FILE, check_meta, meta_from_rows, new_meta, read_json
 from hymem.indexes.lock import write_json_atomic as _write_json
+from hymem.indexes.migrate import can_migrate, migrate
 from hymem.indexes.vectors import LanceTables
 from hymem.logging import get_logger
 
@@ -46,6 +47,17 @@ class FolderMeta:
         self._dim = dim
 
     def check(self, meta: dict[str, Any]) -> None:
+        """`check_meta`, except that a writer accepts an older schema it can upgrade
+        (`upgrade` then does it); a reader is told how to get it upgraded."""
+        found = meta.get("schema_version")
+        if can_migrate(found):
+            if self._read_only:
+                raise SchemaVersionError(
+                    f"{self._folder} was written by an older hymem (schema version {found}); "
+                    f"run `hymem upgrade --store {self._folder}` (or open it once for "
+                    f"writing) to bring it to version {S.SCHEMA_VERSION}"
+                )
+            meta = {**meta, "schema_version": S.SCHEMA_VERSION}
         check_meta(
             meta,
             self._folder,
@@ -53,6 +65,24 @@ class FolderMeta:
             embedder_name=self._embedder_name,
             dim=self._dim,
         )
+
+    def upgrade(self, meta: dict[str, Any]) -> dict[str, Any]:
+        """Bring an older folder's tables to S.SCHEMA_VERSION (`migrate`), then record it:
+        meta.json and its copy move only after every step finished."""
+        found = meta.get("schema_version")
+        if not can_migrate(found) or self._read_only:
+            return meta
+        assert isinstance(found, int)
+        migrate(self._lance, found, str(self._folder))
+        meta = {**meta, "schema_version": S.SCHEMA_VERSION}
+        self._write(meta)
+        return meta
+
+    def _write(self, meta: dict[str, Any]) -> None:
+        rows = [{"key": k, "value": str(v)} for k, v in meta.items()]
+        self._lance.delete(S.META, "true")
+        self._lance.add(S.META, pa.Table.from_pylist(rows, schema=S.meta_schema()))
+        _write_json(self._folder / META_FILE, meta)
 
     def open(self, meta: dict[str, Any] | None, damage: str | None) -> tuple[dict[str, Any], bool]:
         """The folder's meta (from meta.json, else its copy), with the tables open; True when
@@ -63,10 +93,7 @@ class FolderMeta:
         if meta is not None:
             return meta, False
         meta = new_meta(S.SCHEMA_VERSION, self._embedder_name, self._dim)
-        rows = [{"key": k, "value": str(v)} for k, v in meta.items()]
-        self._lance.delete(S.META, "true")
-        self._lance.add(S.META, pa.Table.from_pylist(rows, schema=S.meta_schema()))
-        _write_json(self._folder / META_FILE, meta)
+        self._write(meta)
         return meta, True
 
     def _open_tables(self) -> None:
@@ -120,7 +147,7 @@ def open_folder(
         keeper.check(meta)
     TableState(folder, lance).check()
     meta, created = keeper.open(meta, damage)
-    return lance, meta, created
+    return lance, keeper.upgrade(meta), created
 
 
 __all__ = ["FolderMeta", "open_folder", "read_meta_file"]

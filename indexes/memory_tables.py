@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 from datetime import datetime
+from enum import StrEnum
 from typing import Any, TypeVar
 
 import numpy as np
@@ -39,7 +40,9 @@ def hit_row(level: Level, rec: Record) -> Row:
     row: Row = {}
     for col in HIT_COLUMNS[level]:
         value = getattr(rec, col)
-        row[col] = value.value if col == "status" else (list(value) if col == "turn_ids" else value)
+        if isinstance(value, StrEnum):
+            value = value.value
+        row[col] = list(value) if isinstance(value, list) else value
     return row
 
 

@@ -44,7 +44,17 @@ Vector = Sequence[float] | np.ndarray  # a query vector as the embedder returns 
 
 # The columns of a search row (`dense_rows`, `hydrate`), per level: what a Hit is built from.
 HIT_COLUMNS: dict[Level, list[str]] = {
-    Level.SUMMARY: ["id", "user_id", "text", "segment_id", "time_start", "time_end", "status"],
+    Level.SUMMARY: [
+        "id",
+        "user_id",
+        "text",
+        "segment_id",
+        "time_start",
+        "time_end",
+        "status",
+        "source_turn_ids",
+        "attribution",
+    ],
     Level.SEGMENT: ["id", "user_id", "text", "turn_ids", "time_start", "time_end"],
 }
 

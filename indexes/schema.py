@@ -20,7 +20,7 @@ from hymem.time import to_utc, to_utc_or_none, utcnow
 from hymem.types import SegmentRecord, SummaryRecord, TurnRecord
 from pydantic import BaseModel
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: summaries' source_turn_ids and attribution (`migrate`)
 
 TS = pa.timestamp("us")
 STR_LIST = pa.list_(pa.string())
@@ -91,6 +91,9 @@ def summaries_schema(dim: int) -> pa.Schema:
             ("origin", pa.string()),
             ("created_at", TS),
             ("updated_at", TS),
+            # schema 2, last so that a migrated table (`migrate`) has the same column order
+            ("source_turn_ids", STR_LIST),
+            ("attribution", pa.string()),
         ]
     )
 

@@ -12,7 +12,14 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from hymem.textclean import clip, normalise_text
-from pydantic import AfterValidator, BaseModel, Field, TypeAdapter, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    Field,
+    TypeAdapter,
+    field_validator,
+    model_validator,
+)
 from pydantic.json_schema import SkipJsonSchema
 
 # A model's text is normalised exactly like a user's (`hymem.textclean`) and capped: a fact is
@@ -40,9 +47,46 @@ class FactSource(BaseModel):
     text: str  # the sentence (or caption) as it stands in that line's turn
 
 
+class FactItem(BaseModel):
+    """One key-information sentence and the segment lines it rests on, numbered from 1 as the
+    summariser was shown them. A bare string is a fact without attribution: its summary then
+    stands for the whole segment, flagged (`Attribution.SEGMENT`)."""
+
+    text: Fact
+    turns: list[int] = Field(default_factory=list)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bare_text(cls, v: object) -> object:
+        return {"text": v} if isinstance(v, str) else v
+
+    @field_validator("turns", mode="before")
+    @classmethod
+    def _line_numbers(cls, v: object) -> object:
+        """Numbers as models write them ("#3", "3", 3.0); anything else becomes 0, which no
+        segment has, so `check_summarise` drops the attribution instead of the reply."""
+        if v is None:
+            return []
+        if not isinstance(v, list):
+            v = [v]
+        return [_line_number(x) for x in v]
+
+
+def _line_number(x: object) -> int:
+    if isinstance(x, bool):
+        return 0
+    if isinstance(x, int):
+        return x
+    if isinstance(x, float) and x.is_integer():
+        return int(x)
+    if isinstance(x, str) and x.strip().lstrip("#").isdigit():
+        return int(x.strip().lstrip("#"))
+    return 0
+
+
 class SegmentSummary(BaseModel):
     segment_id: FieldText
-    facts: list[Fact] = Field(default_factory=list)  # key-information sentences
+    facts: list[FactItem] = Field(default_factory=list)  # key-information sentences
     # Fact text -> its source, filled by the extractive summariser only (it knows exactly).
     # Not part of the reply schema: a model is never asked for it and `check_summarise` drops
     # anything a model sends there.
@@ -50,10 +94,14 @@ class SegmentSummary(BaseModel):
 
     @field_validator("facts")
     @classmethod
-    def _keep_facts(cls, v: list[str]) -> list[str]:
+    def _keep_facts(cls, v: list[FactItem]) -> list[FactItem]:
         """Empty facts dropped; at most MAX_FACTS_PER_SEGMENT kept (a runaway list of facts
         would flood the summary tier), the first ones, as the model ordered them."""
-        return [f for f in v if f][:MAX_FACTS_PER_SEGMENT]
+        return [f for f in v if f.text][:MAX_FACTS_PER_SEGMENT]
+
+    @property
+    def texts(self) -> list[str]:
+        return [f.text for f in self.facts]
 
 
 class SummariseOutput(BaseModel):
@@ -113,6 +161,7 @@ class JudgeOutput(BaseModel):
 __all__ = [
     "FACT",
     "DeepAnswerOutput",
+    "FactItem",
     "FactSource",
     "JudgeOutput",
     "LightAnswerOutput",

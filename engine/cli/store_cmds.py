@@ -96,6 +96,15 @@ def optimize(store: StorePath = DEFAULT_STORE, embedder: EmbedderOpt = None) -> 
     _console.print(f"{store}: optimized")
 
 
+@app.command("upgrade")
+def upgrade(store: StorePath = DEFAULT_STORE, embedder: EmbedderOpt = None) -> None:
+    """Bring a folder written by an older hymem to this version's schema (a writer's open
+    does it; readers refuse old folders until then)."""
+    with open_memory(store, embedder=embedder) as mem:
+        version = mem.store.meta().get("schema_version")
+    _console.print(f"{store}: schema version {version}")
+
+
 @app.command("reindex")
 def reindex(
     store: StorePath = DEFAULT_STORE,

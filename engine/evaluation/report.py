@@ -180,8 +180,8 @@ def render_report(summary: dict[str, Any]) -> str:
     lines += [
         "",
         "Evidence recall: share of each question's gold `evidence` turns covered by the turns "
-        "behind what the system retrieved (hymem: the segments of the summaries and segments it "
-        "used; naive RAG: its k turns; full-context: every turn).",
+        "behind what the system retrieved (hymem: each summary's own source turns and each "
+        "segment's turns; naive RAG: its k turns; full-context: every turn).",
         "",
     ]
     retrieval = summary.get("retrieval")
@@ -189,13 +189,21 @@ def render_report(summary: dict[str, Any]) -> str:
         ks = sorted({r["k"] for r in retrieval["rows"]})
         table: dict[tuple[str, str], dict[int, Any]] = {}
         for r in retrieval["rows"]:
-            table.setdefault((r["level"], r["mode"]), {})[r["k"]] = r["recall"]
+            level = r["level"]
+            if r.get("credit") == "segment" and level == "summary":
+                level = "summary, segment-credited (old measure: every turn of its segment)"
+            table.setdefault((level, r["mode"]), {})[r["k"]] = r["recall"]
         lines += [f"## Retrieval only: evidence recall@k ({retrieval['questions']} questions)", ""]
         lines += md_table(
             ["Level", "Mode", *[f"recall@{k}" for k in ks]],
             [[lvl, mode, *[fmt_pct(v.get(k)) for k in ks]] for (lvl, mode), v in table.items()],
         )
-        lines.append("")
+        lines += [
+            "",
+            "A summary hit is credited with its own source turns, a segment hit with its turns. "
+            "The segment-credited rows keep the pre-provenance figure for comparison only.",
+            "",
+        ]
     cons = summary["construction"]
     if cons["per_conversation"]:
         lines += [f"## Construction cost ({label})", ""]

@@ -1,5 +1,7 @@
 """Evidence recall@k of retrieval alone (no model): hybrid vs dense-only vs BM25-only, at the
-summary and the segment level, each hit mapped to the dialogue turns behind it."""
+summary and the segment level, each hit mapped to the dialogue turns behind it: a summary to its
+own source turns, a segment to its turns. Summaries are also scored the pre-provenance way, each
+credited with every turn of its segment, in rows labelled as such (`credit`)."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from hymem.evaluation.metrics import CATEGORY_NAMES, evidence_recall, mean
 from hymem.evaluation.progress import make_progress
-from hymem.evaluation.systems import hits_to_turn_ids
+from hymem.evaluation.systems import Credit, hits_to_turn_ids
 from hymem.types import Level
 
 if TYPE_CHECKING:
@@ -18,6 +20,7 @@ if TYPE_CHECKING:
 MODES = ("hybrid", "dense", "lexical")
 LEVELS = (Level.SUMMARY, Level.SEGMENT)
 KS = (5, 10)
+CREDITS: tuple[Credit, ...] = ("source", "segment")
 
 
 def evaluate_retrieval(
@@ -29,8 +32,9 @@ def evaluate_retrieval(
     ks: Sequence[int] = KS,
     show_progress: bool = True,
 ) -> dict[str, Any]:
-    """{"rows": [{level, mode, k, recall, n, by_category}], "questions": n}. One search at the
-    largest k per (question, level, mode); smaller k are its prefixes, as top-k lists are."""
+    """{"rows": [{level, mode, credit, k, recall, n, by_category}], "questions": n}. One search
+    at the largest k per (question, level, mode); smaller k are its prefixes, as top-k lists
+    are."""
     from hymem.evaluation.runner import eligible_questions
 
     kmax = max(ks)
@@ -49,14 +53,16 @@ def evaluate_retrieval(
                     hits = mem.search(
                         qa.question, user_id=conv.sample_id, k=kmax, level=level, mode=mode
                     )
-                    for k in ks:
-                        turns = hits_to_turn_ids(mem, hits[:k], conv.sample_id)
+                    credits = CREDITS if level is Level.SUMMARY else CREDITS[:1]
+                    for k, credit in ((k, c) for k in ks for c in credits):
+                        turns = hits_to_turn_ids(mem, hits[:k], conv.sample_id, credit=credit)
                         r = evidence_recall(qa.evidence, turns)
                         if r is not None:
-                            scores.setdefault((level.value, mode, k), []).append((qa.category, r))
+                            key = (level.value, mode, credit, k)
+                            scores.setdefault(key, []).append((qa.category, r))
             progress.advance(task)
     rows = []
-    for (level, mode, k), vals in sorted(scores.items()):
+    for (level, mode, credit, k), vals in sorted(scores.items()):
         by_cat: dict[str, float | None] = {}
         for cat in sorted({c for c, _ in vals}):
             by_cat[CATEGORY_NAMES.get(cat, str(cat))] = mean(r for c, r in vals if c == cat)
@@ -64,6 +70,7 @@ def evaluate_retrieval(
             {
                 "level": level,
                 "mode": mode,
+                "credit": credit,
                 "k": k,
                 "recall": mean(r for _, r in vals),
                 "n": len(vals),

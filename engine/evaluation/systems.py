@@ -64,27 +64,44 @@ def to_dia_id(turn_id: str) -> str:
     return m.group(1) if m else turn_id
 
 
-def hit_turn_ids(mem: Memory, hits: Iterable[Hit], user_id: str) -> list[str]:
-    """The stored turns behind retrieved hits, in hit order, each once: a segment hit gives its
-    own turns; a summary hit gives the turns of its (Level-2) segment, in order.
+Credit = Literal["source", "segment"]
 
-    This is the one place a hit becomes turns, for every benchmark: when summaries record the
-    turns they were drawn from, only this function changes."""
+
+def hit_turn_ids(
+    mem: Memory, hits: Iterable[Hit], user_id: str, *, credit: Credit = "source"
+) -> list[str]:
+    """The stored turns behind retrieved hits, in hit order, each once: a segment hit gives its
+    own turns; a summary hit its source turns (`credit="source"`, the honest measure: what
+    the summary line actually says) or, for the older figure that reports must label as such,
+    every turn of its segment (`credit="segment"`). A summary without source turns (built by
+    hand) counts its segment's.
+
+    This is the one place a hit becomes turns, for every benchmark."""
     hits = list(hits)
-    need = [h.segment_id for h in hits if h.level == Level.SUMMARY and h.segment_id]
+    need = [
+        h.segment_id
+        for h in hits
+        if h.level == Level.SUMMARY and h.segment_id and (credit == "segment" or not h.turn_ids)
+    ]
     seg_turns: dict[str, list[str]] = {}
     if need:
         for seg in mem.store.get_segments(user_id, list(dict.fromkeys(need))):
             seg_turns[seg.id] = seg.turn_ids
     out: list[str] = []
     for h in hits:
-        out.extend(h.turn_ids if h.level == Level.SEGMENT else seg_turns.get(h.segment_id, []))
+        if h.level == Level.SEGMENT or (credit == "source" and h.turn_ids):
+            out.extend(h.turn_ids)
+        else:
+            out.extend(seg_turns.get(h.segment_id, []))
     return list(dict.fromkeys(out))
 
 
-def hits_to_turn_ids(mem: Memory, hits: Iterable[Hit], user_id: str) -> list[str]:
+def hits_to_turn_ids(
+    mem: Memory, hits: Iterable[Hit], user_id: str, *, credit: Credit = "source"
+) -> list[str]:
     """`hit_turn_ids` as LoCoMo dia_ids."""
-    return list(dict.fromkeys(to_dia_id(t) for t in hit_turn_ids(mem, hits, user_id)))
+    turns = hit_turn_ids(mem, hits, user_id, credit=credit)
+    return list(dict.fromkeys(to_dia_id(t) for t in turns))
 
 
 def answer_fields(res: SystemResult) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from hymem.llm.roles import (
     LightAnswerOutput,
     ReflectOutput,
     SegmentInput,
+    SegmentSummary,
     SelectOutput,
     SummariseOutput,
     UpdateOutput,
@@ -29,19 +30,22 @@ def check_summarise(
     out: SummariseOutput, segments: Sequence[SegmentInput], notes: list[str]
 ) -> SummariseOutput:
     wanted = [s.segment_id for s in segments]
-    known = set(wanted)
+    line_counts = {s.segment_id: len(s.lines) for s in segments}
     kept = []
     seen: set[str] = set()
     for seg in out.segments:
-        if seg.segment_id not in known:
+        if seg.segment_id not in line_counts:
             notes.append(f"dropped unknown segment_id {seg.segment_id!r}")
-        elif seg.segment_id in seen:
+            continue
+        seg = _checked_turns(seg, line_counts[seg.segment_id], notes)
+        if seg.segment_id in seen:
             notes.append(f"merged repeated segment_id {seg.segment_id!r}")
             prev = next(k for k in kept if k.segment_id == seg.segment_id)
-            prev.facts.extend(f for f in seg.facts if f not in prev.facts)
+            have = {f.text for f in prev.facts}
+            prev.facts.extend(f for f in seg.facts if f.text not in have)
         else:
             seen.add(seg.segment_id)
-            kept.append(seg.model_copy(deep=True, update={"sources": {}}))
+            kept.append(seg)
     missing = [sid for sid in wanted if sid not in seen]
     if missing:
         raise InvalidReply(
@@ -50,6 +54,22 @@ def check_summarise(
         )
     order = {sid: i for i, sid in enumerate(wanted)}
     return SummariseOutput(segments=sorted(kept, key=lambda s: order[s.segment_id]))
+
+
+def _checked_turns(seg: SegmentSummary, lines: int, notes: list[str]) -> SegmentSummary:
+    """A copy without model-sent `sources`, whose facts name only lines the segment has: a fact
+    naming any other line loses its whole attribution (its summary then stands for the whole
+    segment, flagged), since a model that miscounts once may have miscounted throughout."""
+    seg = seg.model_copy(deep=True, update={"sources": {}})
+    for n, fact in enumerate(seg.facts, 1):
+        bad = [t for t in fact.turns if not 1 <= t <= lines]
+        if bad:
+            notes.append(
+                f"fact {n} of segment {seg.segment_id!r} names line(s) {bad} of 1..{lines}; "
+                "attributed to the whole segment"
+            )
+            fact.turns = []
+    return seg
 
 
 def check_light(out: LightAnswerOutput) -> LightAnswerOutput:

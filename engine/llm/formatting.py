@@ -58,11 +58,12 @@ def format_passages(items: Sequence[ContextItem]) -> str:
 
 
 def format_segments(segments: Sequence[SegmentInput]) -> str:
-    """Buffer segments for the summariser, each with the session time that anchors its dates."""
+    """Buffer segments for the summariser, each with the session time that anchors its dates
+    and its lines numbered from 1 (`#3 ...`), the numbers a fact's `turns` name."""
     return "\n\n".join(
         f'<segment id="{seg.segment_id}" session_time="'
         f'{format_time(seg.session_time, weekday=True)}">\n'
-        + "\n".join(line.rstrip() for line in seg.lines)
+        + "\n".join(f"#{n} {line.rstrip()}" for n, line in enumerate(seg.lines, 1))
         + "\n</segment>"
         for seg in segments
     )

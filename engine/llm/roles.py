@@ -53,6 +53,7 @@ class SegmentInput(BaseModel):
 
 from hymem.prompts.schemas import (  # noqa: E402
     DeepAnswerOutput,
+    FactItem,
     FactSource,
     JudgeOutput,
     LightAnswerOutput,
@@ -145,6 +146,7 @@ when a role is needed, so building the roles stays off the cost of opening a Mem
 __all__ = [
     "ContextItem",
     "DeepAnswerOutput",
+    "FactItem",
     "FactSource",
     "JudgeOutput",
     "LightAnswerOutput",

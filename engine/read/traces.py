@@ -62,6 +62,8 @@ class RoundIds:
             "selected_ids": self.selected_ids,
             "segment_ids": self.segment_ids,
             "turn_ids": self.turn_ids,
+            # the light path's summaries stand for these turns (their source_turn_ids)
+            "summary_turn_ids": list(dict.fromkeys(t for h in self.light_hits for t in h.turn_ids)),
         }
 
 

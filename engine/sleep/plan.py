@@ -21,7 +21,7 @@ from datetime import datetime
 from typing import Literal
 
 from hymem.indexes.analysis import content_terms
-from hymem.types import StatusChange, SummaryRecord, SummaryStatus
+from hymem.types import Attribution, StatusChange, SummaryRecord, SummaryStatus
 from pydantic import BaseModel
 
 Action = Literal["update", "delete", "ignore"]
@@ -240,6 +240,7 @@ def _new_version(
 ) -> SummaryRecord:
     evidence = records.get(d.evidence_id) if d.evidence_id else None
     ends = [t for t in (target.time_end, evidence.time_end if evidence else None) if t]
+    inputs = [target] if evidence is None else [target, evidence]
     return SummaryRecord(
         id=nid,
         user_id=target.user_id,
@@ -249,6 +250,8 @@ def _new_version(
         time_start=target.time_start,
         time_end=max(ends) if ends else target.time_end,
         topic=target.topic,
+        source_turn_ids=list(dict.fromkeys(t for r in inputs for t in r.source_turn_ids)),
+        attribution=merged_attribution(inputs),
         status=SummaryStatus.ACTIVE,
         version=version,
         previous_id=target.id,
@@ -258,6 +261,12 @@ def _new_version(
         created_at=now,
         updated_at=now,
     )
+
+
+def merged_attribution(inputs: Sequence[SummaryRecord]) -> Attribution:
+    """A merge is as well attributed as its least attributed input."""
+    order = [Attribution.SOURCE, Attribution.MODEL, Attribution.SEGMENT]
+    return max((Attribution(r.attribution) for r in inputs), key=order.index)
 
 
 # --- lineage, history and restore ---------------------------------------------------------

@@ -13,11 +13,11 @@ import hashlib
 import json
 from collections.abc import Sequence
 
-from hymem.llm.roles import SegmentSummary
+from hymem.llm.roles import FactItem, SegmentSummary
 from hymem.llm.tokens import count_tokens
 from hymem.logging import get_logger
 from hymem.time import format_line_time, utcnow
-from hymem.types import SegmentRecord, SummaryRecord, TurnRecord
+from hymem.types import Attribution, SegmentRecord, SummaryRecord, TurnRecord
 from hymem.write.summary_vectors import SummarySource
 
 log = get_logger("hymem.write.ingestor")
@@ -71,28 +71,31 @@ def build_segment(
 def build_summaries(
     user_id: str, segments: Sequence[SegmentRecord], outputs: Sequence[SegmentSummary]
 ) -> list[SummaryRecord]:
-    """Level-1 records from the summariser's reply, linked to their segments.
+    """Level-1 records from the summariser's reply, linked to their segments and source turns.
 
     Facts for ids the buffer did not contain are dropped (and logged); blank facts are skipped,
     and so is a fact repeated anywhere earlier in the buffer (overlapping segments share turns,
     so the same sentence often comes back twice); a segment with no facts is stored as Level-2
-    only."""
+    only. A fact's `turns` (line numbers, checked by `check_summarise`) become its
+    `source_turn_ids`; a fact without them stands for its whole segment, flagged
+    `Attribution.SEGMENT` and logged."""
     by_id = {s.id: s for s in segments}
-    facts: dict[str, list[str]] = {s.id: [] for s in segments}
+    facts: dict[str, list[tuple[str, list[str], Attribution]]] = {s.id: [] for s in segments}
     seen: set[str] = set()
     for out in outputs:
-        if out.segment_id not in by_id:
+        seg = by_id.get(out.segment_id)
+        if seg is None:
             log.warning("ingest.unknown_segment_in_reply", segment_id=out.segment_id)
             continue
         for fact in out.facts:
-            clean = " ".join(fact.split())
+            clean = " ".join(fact.text.split())
             if clean and clean.casefold() not in seen:
                 seen.add(clean.casefold())
-                facts[out.segment_id].append(clean)
+                facts[seg.id].append((clean, *_attribute(seg, fact, fact.text in out.sources)))
     now = utcnow()
     records = []
     for seg in segments:
-        for index, text in enumerate(facts[seg.id]):
+        for index, (text, turn_ids, attribution) in enumerate(facts[seg.id]):
             records.append(
                 SummaryRecord(
                     id=summary_id(seg.id, index),
@@ -101,11 +104,33 @@ def build_summaries(
                     text=text,
                     time_start=seg.time_start,
                     time_end=seg.time_end,
+                    source_turn_ids=turn_ids,
+                    attribution=attribution,
                     created_at=now,
                     updated_at=now,
                 )
             )
+    unattributed = [r.segment_id for r in records if r.attribution is Attribution.SEGMENT]
+    if unattributed:
+        log.warning(
+            "ingest.summaries_unattributed",
+            user_id=user_id,
+            summaries=len(unattributed),
+            segment_ids=sorted(set(unattributed)),
+        )
     return records
+
+
+def _attribute(
+    seg: SegmentRecord, fact: FactItem, extracted: bool
+) -> tuple[list[str], Attribution]:
+    """(source turn ids, how they were found) of one fact of `seg`; lines are numbered from 1
+    in the segment's turn order."""
+    lines = sorted({t for t in fact.turns if 1 <= t <= len(seg.turn_ids)})
+    if not lines or len(lines) != len(set(fact.turns)):
+        return list(seg.turn_ids), Attribution.SEGMENT
+    kind = Attribution.SOURCE if extracted else Attribution.MODEL
+    return [seg.turn_ids[t - 1] for t in lines], kind
 
 
 def summary_sources(
@@ -118,7 +143,7 @@ def summary_sources(
     by_fact: dict[tuple[str, str], SummarySource] = {}
     for out in outputs:
         turns = members.get(out.segment_id, [])
-        for fact, src in out.sources.items():
+        for fact, src in out.sources.items():  # keyed by the fact's text
             if 0 <= src.line < len(turns):
                 turn = turns[src.line]
                 key = (out.segment_id, " ".join(fact.split()))

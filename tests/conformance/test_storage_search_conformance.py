@@ -12,7 +12,7 @@ from hymem.errors import StoreError
 from hymem.indexes.memory_store import InMemoryStore
 from hymem.indexes.protocol import HIT_COLUMNS, Storage, TimeRange
 from hymem.indexes.store import Store
-from hymem.types import Level, SummaryStatus
+from hymem.types import Attribution, Level, SummaryStatus
 
 from tests.fixtures_store import (
     DIM,
@@ -178,6 +178,47 @@ def test_hydrate_returns_hit_rows_of_known_ids(storage_kit: StorageKit) -> None:
         store.hydrate("u", Level.SUMMARY, []) == {}
         and store.hydrate("v", Level.SEGMENT, ["g"]) == {}
     )
+
+
+def test_summary_provenance_round_trips_through_reads_and_every_search(
+    storage_kit: StorageKit,
+) -> None:
+    """source_turn_ids and attribution come back from get_summaries, dense rows (cached or
+    LanceDB), lexical hydration and a reader's handle, as the writer stored them."""
+    store = storage_kit.store
+    seg = make_segment("u", "g", "raw", turn_ids=["t1", "t2", "t3"])
+    sums = [
+        make_summary(
+            "u",
+            "s1",
+            "Alice adopted a cat",
+            segment_id="g",
+            vector=vec(1.0),
+            source_turn_ids=["t2"],
+            attribution=Attribution.SOURCE,
+        ),
+        make_summary(
+            "u",
+            "s2",
+            "Alice lives in Paris",
+            segment_id="g",
+            vector=vec(0.0, 1.0),
+            source_turn_ids=["t1", "t2", "t3"],
+            attribution=Attribution.SEGMENT,
+        ),
+    ]
+    store.commit_segments("u", [seg], sums, [])
+    want = {"s1": (["t2"], "source"), "s2": (["t1", "t2", "t3"], "segment")}
+    for handle in (store, storage_kit.open_reader()):
+        got = {s.id: (s.source_turn_ids, s.attribution.value) for s in handle.get_summaries("u")}
+        assert got == want
+        dense = handle.dense_rows("u", vec(1.0), 2)
+        assert [(r["id"], r["source_turn_ids"], r["attribution"]) for r in dense] == [
+            ("s1", ["t2"], "source"),
+            ("s2", ["t1", "t2", "t3"], "segment"),
+        ]
+        hydrated = handle.hydrate("u", Level.SUMMARY, ["s2"])["s2"]
+        assert (hydrated["source_turn_ids"], hydrated["attribution"]) == want["s2"]
 
 
 def test_in_memory_bm25_scores_what_tantivy_scores(make_store: Callable[..., Store]) -> None:

@@ -83,12 +83,16 @@ def test_summary_manifest_and_report(cli_run: Path) -> None:
     assert len(summary["construction"]["per_conversation"]) == 2
     assert summary["construction"]["per_conversation"][0]["turns"] == 10
     rows = summary["retrieval"]["rows"]
-    assert {(r["level"], r["mode"], r["k"]) for r in rows} == {
-        (lvl, mode, k)
-        for lvl in ("summary", "segment")
+    assert {(r["level"], r["mode"], r["credit"], r["k"]) for r in rows} == {
+        (lvl, mode, credit, k)
+        for lvl, credit in (("summary", "source"), ("summary", "segment"), ("segment", "source"))
         for mode in ("hybrid", "dense", "lexical")
         for k in (5, 10)
     }
+    summaries = [r for r in rows if r["level"] == "summary"]
+    honest = {(r["mode"], r["k"]): r["recall"] for r in summaries if r["credit"] == "source"}
+    generous = {(r["mode"], r["k"]): r["recall"] for r in summaries if r["credit"] == "segment"}
+    assert all(honest[key] <= generous[key] for key in generous)  # a source turn is in its segment
     manifest = json.loads((cli_run / "manifest.json").read_text())
     assert manifest["dataset_sha256"] == hashlib.sha256(EVAL_MINI.read_bytes()).hexdigest()
     assert manifest["backend"] == "extractive" and manifest["embedder"] == "hashing-256"

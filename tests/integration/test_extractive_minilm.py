@@ -40,11 +40,11 @@ def test_summarise_then_answer_with_real_embeddings(roles: ExtractiveRoles) -> N
         [SegmentInput(segment_id="seg", lines=LINES, session_time=T0)]
     ).output.segments
     assert "Caroline went to a LGBTQ support group on 7 May 2023 and it was powerful." in (
-        summary.facts
+        summary.texts
     )
-    assert not any("Good to see you" in f for f in summary.facts)
+    assert not any("Good to see you" in f for f in summary.texts)
     context = [
-        ContextItem(id=f"f{i}", text=fact, time_start=T0) for i, fact in enumerate(summary.facts)
+        ContextItem(id=f"f{i}", text=fact, time_start=T0) for i, fact in enumerate(summary.texts)
     ]
 
     when = roles.light_answer("When did Caroline go to the LGBTQ support group?", context, [])

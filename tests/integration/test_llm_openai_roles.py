@@ -53,7 +53,7 @@ def test_every_role_sends_its_header_and_parses(
         lines=["[8 May 2023] Caroline: I went yesterday!"],
         session_time=datetime(2023, 5, 8, 13, 56),
     )
-    assert r.summarise([seg]).output.segments[0].facts == [
+    assert r.summarise([seg]).output.segments[0].texts == [
         "Caroline went to a support group on 7 May 2023."
     ]
     assert r.light_answer("When?", MEM, []).prompt_version == "light_answer@2"

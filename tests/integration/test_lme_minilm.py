@@ -30,8 +30,13 @@ def test_minilm_run_scores_every_system(tmp_path: Path, minilm: Any) -> None:
     rows = {r.system: r for r in read_predictions(out / "retrieval.jsonl", RetrievalRecord)}
     for system in ("hymem-summary", "hymem-segment", "dense-turn", "dense-session"):
         assert rows[system].metrics["session"]["recall_any@1"] == 1.0, system
-    for system in ("hymem-summary", "hymem-segment", "dense-turn"):
+    for system in ("hymem-segment", "dense-turn"):
         assert rows[system].metrics["turn"]["recall_any@5"] == 1.0, system
+    # Credited honestly, a summary hit counts only the turns it quotes: the evidence turn is a
+    # question ("I just adopted a golden retriever puppy, what food ...?") that the extractive
+    # summariser does not turn into a fact, so its summaries point at the other answer turns.
+    top = rows["hymem-summary"].turn_ids[:2]
+    assert top and all(t.startswith("answer_ssu01_1_") for t in top)
     assert rows["dense-turn"].ranked_ids[0] == "answer_ssu01_1_1"
     summary = (out / "summary.json").read_text()
     assert "all-MiniLM-L6-v2" in summary

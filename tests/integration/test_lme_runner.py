@@ -88,7 +88,8 @@ def test_hymem_turns_map_back_to_benchmark_ids(full_run: tuple[Path, LmeRunResul
     by_key = {(r.question_id, r.system): r for r in rows(out)}
     summary_row = by_key[("q_ssu_01", "hymem-summary")]
     assert summary_row.ranked_ids[0].startswith("sum-")
-    assert "answer_ssu01_1_1" in summary_row.turn_ids[:5]
+    # a summary maps to the turns it quotes (benchmark ids), not to its whole segment
+    assert summary_row.turn_ids[0].startswith("answer_ssu01_1_")
     assert summary_row.session_ids[0] == "answer_ssu01_1"
     assert summary_row.metrics["session"]["recall_any@5"] == 1.0
     # The assistant-evidence question is scored at turn level only, and says why.

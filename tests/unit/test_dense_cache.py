@@ -12,6 +12,7 @@ from hymem.indexes.dense_cache import (
     STATUS_CODES,
     Columns,
     DenseCache,
+    SummaryLink,
     hit_rows,
     new_entry,
     top_k,
@@ -34,7 +35,7 @@ def cols(n: int, dim: int = 8, seed: int = 0, prefix: str = "r", **over: object)
         "hi": times,
         "dated": np.ones(n, dtype=bool),
         "text": [f"text of {prefix}{i}" for i in range(n)],
-        "link": [f"seg{i // 4}" for i in range(n)],
+        "link": [SummaryLink(f"seg{i // 4}", (f"t{i}",), "source") for i in range(n)],
     }
     base.update(over)
     base.setdefault("has_start", np.asarray(base["dated"], dtype=bool))
@@ -155,7 +156,8 @@ def test_hit_rows_follow_upserts_and_leave_unknown_ids_out() -> None:
     cache = DenseCache(budget_bytes=1 << 30, dim=8)
     undated = np.asarray([True, False, True])
     cache.load("summaries", "u", lambda: (cols(3, dated=undated), None))
-    cache.upsert("summaries", "u", cols(1, text=["rewritten"], link=["segX"]), None)  # r0
+    link = SummaryLink("segX", ("t7", "t8"), "model")
+    cache.upsert("summaries", "u", cols(1, text=["rewritten"], link=[link]), None)  # r0
     cache.upsert("summaries", "u", cols(20, prefix="new"), None)  # grows the arrays
     entry = cache.get("summaries", "u")
     assert entry is not None
@@ -166,6 +168,8 @@ def test_hit_rows_follow_upserts_and_leave_unknown_ids_out() -> None:
         "user_id": "u",
         "text": "rewritten",
         "segment_id": "segX",
+        "source_turn_ids": ["t7", "t8"],
+        "attribution": "model",
         "status": "active",
         "time_start": T0,
         "time_end": T0,

@@ -22,12 +22,12 @@ SENTENCES = [
 def test_a_long_line_keeps_its_richest_facts_in_order() -> None:
     line = "[2023-05-08 13:56] assistant: " + " ".join(SENTENCES)
     summary = summarise_segment(SegmentInput(segment_id="s", lines=[line], session_time=T0))
-    assert len(summary.facts) == MAX_FACTS_PER_LINE
-    kept = [next(i for i, s in enumerate(SENTENCES) if s[:6] in f) for f in summary.facts]
+    assert len(summary.texts) == MAX_FACTS_PER_LINE
+    kept = [next(i for i, s in enumerate(SENTENCES) if s[:6] in f) for f in summary.texts]
     assert kept == [1, 3, 5, 6]  # the four longest lists of places, still in dialogue order
 
 
 def test_a_short_line_keeps_every_fact() -> None:
     line = "[2023-05-08 13:56] Ann: " + " ".join(SENTENCES[:2])
     summary = summarise_segment(SegmentInput(segment_id="s", lines=[line], session_time=T0))
-    assert len(summary.facts) == 2
+    assert len(summary.texts) == 2

@@ -101,7 +101,7 @@ def test_summarise_requires_every_segment_and_drops_unknown() -> None:
         segs,
         notes,
     )
-    assert [(s.segment_id, s.facts) for s in out.segments] == [("s1", ["A", "A2"]), ("s2", ["B"])]
+    assert [(s.segment_id, s.texts) for s in out.segments] == [("s1", ["A", "A2"]), ("s2", ["B"])]
     assert any("'x'" in n for n in notes)
     with pytest.raises(InvalidReply, match="s2"):
         checks.check_summarise(

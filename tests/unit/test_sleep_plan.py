@@ -15,7 +15,7 @@ from hymem.sleep.plan import (
     resolve_conflicts,
     version_id,
 )
-from hymem.types import SummaryStatus
+from hymem.types import Attribution, SummaryStatus
 
 from tests.fixtures_sleep import summary
 
@@ -126,6 +126,27 @@ def test_plan_update_and_delete() -> None:
     assert by_id["c"].status == SummaryStatus.DELETED and by_id["c"].evidence_id == "d"
     assert by_id["c"].reason == "moved" and "b" not in by_id
     assert {p.action for p in plan.planned} == {"update", "delete"}
+
+
+def test_a_merged_version_carries_the_union_of_its_inputs_sources() -> None:
+    recs = {
+        r.id: r
+        for r in [
+            summary("a", "User likes coffee", source_turn_ids=["t1"], attribution="source"),
+            summary(
+                "b", "User prefers cappuccino", source_turn_ids=["t7", "t1"], attribution="model"
+            ),
+        ]
+    }
+    decision = Decision(
+        "a", "update", text="User likes coffee, especially cappuccino", evidence_id="b"
+    )
+    (new,) = plan_changes("u1", [decision], recs, now=NOW).new
+    assert new.source_turn_ids == ["t1", "t7"] and new.attribution is Attribution.MODEL
+    (alone,) = plan_changes(
+        "u1", [Decision("a", "update", text="User likes tea")], recs, now=NOW
+    ).new
+    assert alone.source_turn_ids == ["t1"] and alone.attribution is Attribution.SOURCE
 
 
 def test_plan_skips_inactive_targets_and_does_not_redo_restored_merges() -> None:

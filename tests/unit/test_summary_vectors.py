@@ -84,16 +84,16 @@ def test_extractive_facts_name_their_line_and_verbatim_sentence() -> None:
         "[2023-05-08 13:59] Melanie: Wow, cool! I painted a lake sunrise last year.",
     ]
     out = summarise_segment(SegmentInput(segment_id="s", lines=lines))
-    assert out.facts and set(out.sources) == set(out.facts)
+    assert out.texts and set(out.sources) == set(out.texts)
     for fact, src in out.sources.items():
         assert src.text in lines[src.line], (fact, src)
-    went = next(f for f in out.facts if "support group" in f)
+    went = next(f for f in out.texts if "support group" in f)
     assert out.sources[went] == FactSource(
         line=1, text="I went to a LGBTQ support group yesterday and it was powerful."
     )
-    flag = next(f for f in out.facts if "rainbow flag" in f)
+    flag = next(f for f in out.texts if "rainbow flag" in f)
     assert out.sources[flag].text == "[shares a photo of a rainbow flag]"
-    assert out.sources[next(f for f in out.facts if "lake" in f)].line == 3
+    assert out.sources[next(f for f in out.texts if "lake" in f)].line == 3
 
 
 def test_sources_are_never_asked_of_or_taken_from_a_model() -> None:

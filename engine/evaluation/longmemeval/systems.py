@@ -2,7 +2,7 @@
 
 Retrieval (no model):
     hymem-summary   hymem's light path: `mem.search(level="summary")`, each summary hit mapped to
-                    turns by `hit_turn_ids` (today: its segment's turns, in order), then sessions
+                    turns by `hit_turn_ids` (its own source turns), then sessions
     hymem-segment   hymem's Level-2 retrieval: `mem.search(level="segment")`, the segments' turns
     (both read as deep as the largest k needs, see `QuestionRetriever.hymem_hits`)
     {bm25,dense,hybrid}-{turn,session}   the paper's flat baselines (`flat.py`)

@@ -27,7 +27,7 @@ from hymem.llm.extractive.text import (
     words,
     wordset,
 )
-from hymem.llm.roles import FactSource, SegmentInput, SegmentSummary
+from hymem.llm.roles import FactItem, FactSource, SegmentInput, SegmentSummary
 from hymem.prompts.schemas import FACT
 
 T = TypeVar("T")
@@ -177,6 +177,7 @@ def summarise_segment(segment: SegmentInput) -> SegmentSummary:
                 best_fallback = (n, fallback[0], FactSource(line=index, text=fallback[1]))
     if not facts and best_fallback is not None and best_fallback[0] > 0:
         facts[best_fallback[1]] = best_fallback[2]
-    summary = SegmentSummary(segment_id=segment.segment_id, facts=list(facts))
+    items = [FactItem(text=f, turns=[src.line + 1]) for f, src in facts.items()]
+    summary = SegmentSummary(segment_id=segment.segment_id, facts=items)
     summary.sources = {FACT.validate_python(f): src for f, src in facts.items()}
     return summary

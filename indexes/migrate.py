@@ -1,0 +1,79 @@
+"""Upgrading a store folder written by an older hymem, in place, when a writer opens it.
+
+Schema 1 -> 2: summaries gain `source_turn_ids` and `attribution`. A summary written before them
+cannot say which of its segment's turns it came from, so it gets all of them, flagged
+`attribution="segment"`, exactly like a summary whose model gave no usable attribution. The
+columns are added empty, then filled a batch at a time (a `merge_insert` of just those columns),
+and only then does the folder's meta say 2: a crash anywhere leaves a version-1 folder whose
+next open finishes the job (rows already filled are not touched again).
+
+A reader cannot upgrade (it writes nothing), so it refuses an old folder with a message saying
+how to upgrade it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pyarrow as pa
+from hymem.indexes import schema as S
+from hymem.indexes.vectors import LanceTables
+from hymem.logging import get_logger
+from hymem.types import Attribution
+
+log = get_logger("hymem.indexes.migrate")
+
+FILL_BATCH_ROWS = 10_000
+
+
+def _v1_to_v2(lance: LanceTables) -> int:
+    """Adds and fills the summaries' provenance columns; returns the rows filled."""
+    table = lance.table(S.SUMMARIES)
+    have = set(table.schema.names)
+    wanted = S.summaries_schema(1)
+    new = [wanted.field(c) for c in ("source_turn_ids", "attribution") if c not in have]
+    if new:
+        table.add_columns(new)
+    turns_of: dict[str, list[str]] = {}
+    for batch in lance.batches(S.SEGMENTS, None, ["id", "turn_ids"], FILL_BATCH_ROWS):
+        for seg_id, turn_ids in zip(
+            batch.column("id").to_pylist(), batch.column("turn_ids").to_pylist(), strict=True
+        ):
+            turns_of[seg_id] = list(turn_ids or [])
+    filled = 0
+    todo = "attribution IS NULL"  # rows a crashed earlier run did not reach
+    for batch in lance.batches(S.SUMMARIES, todo, ["id", "segment_id"], FILL_BATCH_ROWS):
+        ids = batch.column("id").to_pylist()
+        segs = batch.column("segment_id").to_pylist()
+        update = pa.table(
+            {
+                "id": pa.array(ids, pa.string()),
+                "source_turn_ids": pa.array([turns_of.get(s, []) for s in segs], S.STR_LIST),
+                "attribution": pa.array([Attribution.SEGMENT.value] * len(ids), pa.string()),
+            }
+        )
+        table.merge_insert("id").when_matched_update_all().execute(update)
+        filled += len(ids)
+    return filled
+
+
+# from-version -> the step to the next version
+MIGRATIONS: dict[int, Callable[[LanceTables], int]] = {1: _v1_to_v2}
+
+
+def can_migrate(found: object) -> bool:
+    """Whether a folder of schema `found` can be brought to S.SCHEMA_VERSION here."""
+    return isinstance(found, int) and found in MIGRATIONS and found < S.SCHEMA_VERSION
+
+
+def migrate(lance: LanceTables, found: int, folder: str) -> None:
+    """Every step from `found` to S.SCHEMA_VERSION, in order (the caller then records the new
+    version in the folder's meta)."""
+    version = found
+    while version < S.SCHEMA_VERSION:
+        rows = MIGRATIONS[version](lance)
+        log.info("store.migrated", path=folder, from_version=version, rows=rows)
+        version += 1
+
+
+__all__ = ["MIGRATIONS", "can_migrate", "migrate"]
