@@ -73,20 +73,23 @@ class FakeEmbedder:
 
 
 class FakeSearcher:
-    """Returns the first k of `hits` (all of one user unless a test plants others)."""
+    """Returns the first k of `hits` at the level asked (all of one user unless a test plants
+    others)."""
 
     def __init__(self, hits: list[Hit]) -> None:
         self.hits = hits
         self.queries: list[tuple[str, int]] = []
+        self.levels: list[Level] = []
         self.time_ranges: list[Any] = []
 
     def search_vector(
-        self, vector: Any, query: str, *, user_id: str, k: int, **_: Any
+        self, vector: Any, query: str, *, user_id: str, k: int, level: Level, **_: Any
     ) -> list[Hit]:
         assert vector is not None
         self.queries.append((query, k))
+        self.levels.append(level)
         self.time_ranges.append(_.get("time_range"))
-        return self.hits[:k]
+        return [h for h in self.hits if h.level == level][:k]
 
 
 def reader_store(segments: Sequence[SegmentRecord]) -> RecordingStore:

@@ -19,6 +19,7 @@ from hymem.indexes.protocol import Storage, TimeRange, Vector
 from hymem.llm.pool import map_concurrent
 from hymem.llm.roles import ContextItem, RoleResult, Roles, RolesProvider
 from hymem.logging import get_logger
+from hymem.read.candidates import fuse_candidates
 from hymem.read.scheduler import (
     Cost,
     DeepAnswerOutcome,
@@ -120,8 +121,8 @@ class Run:
         return self.rounds.setdefault(index, RoundIds())
 
     # --- retrieval -----------------------------------------------------------------------
-    def search(self, query: str, k: int) -> list[Hit]:
-        """Hybrid summary search; the query is embedded once and reused within the ask."""
+    def search(self, query: str, k: int, level: Level = Level.SUMMARY) -> list[Hit]:
+        """Hybrid search; the query is embedded once and reused within the ask."""
         vector = self._vectors.get(query)
         if vector is None:
             vector = self._vectors[query] = self._embedder.embed([query])[0]
@@ -130,7 +131,7 @@ class Run:
             query,
             user_id=self.user_id,
             k=k,
-            level=Level.SUMMARY,
+            level=level,
             time_range=(None, self.as_of) if self.as_of is not None else None,
         )
         return [h for h in hits if h.user_id == self.user_id]
@@ -143,8 +144,11 @@ class Run:
         return hits
 
     def candidates(self, index: int, query: str, n: int) -> list[Hit]:
+        """Summaries and segments fused (`hymem.read.candidates`): no segment is unreachable."""
         with self.timed("retrieve_deep"):
-            hits = self.search(query, n)
+            hits = fuse_candidates(
+                self.search(query, n), self.search(query, n, Level.SEGMENT), n, query
+            )
         self.round(index).candidate_ids = [h.id for h in hits]
         self.round(index).candidates = hits
         return hits
@@ -276,4 +280,6 @@ class Run:
         final = self.round(result.rounds[-1].index)
         if result.path == "light":
             return list(final.light_hits)
-        return [*final.selected, *final.segments]
+        # a chosen segment candidate was shown as a snippet: its full read stands for it
+        chosen = [h for h in final.selected if h.level != Level.SEGMENT]
+        return [*chosen, *final.segments]

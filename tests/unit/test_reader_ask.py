@@ -115,7 +115,9 @@ def test_query_is_embedded_once_per_round_and_reused_for_deep_search() -> None:
     fakes = make_fakes(roles=FakeRoles(light=lambda q, c, p: ("?", False)))
     fakes.reader().ask("q", user_id="alice", k=4, n_deep=12, max_iterations=0)
     assert fakes.embedder.calls == [["q"]]
-    assert fakes.searcher.queries == [("q", 4), ("q", 12)]
+    # the deep pool searches summaries and segments with the same vector
+    assert fakes.searcher.queries == [("q", 4), ("q", 12), ("q", 12)]
+    assert fakes.searcher.levels == [Level.SUMMARY, Level.SUMMARY, Level.SEGMENT]
 
 
 def test_reflection_rewrites_the_next_rounds_search_and_stops_at_cap() -> None:
