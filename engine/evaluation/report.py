@@ -94,6 +94,7 @@ def build_summary(
         "extractive": backend == "extractive",
         "embedder": manifest.get("embedder"),
         "judge": manifest.get("judge"),
+        "phrasing": manifest.get("phrasing"),
         "questions": len(records),
         "systems": {name: system_summary(recs) for name, recs in by_system.items()},
         "construction": construction,
@@ -117,6 +118,25 @@ def md_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     ]
 
 
+def phrasing_note(phrasing: str | None) -> list[str]:
+    """Says how the extractive backend worded relative dates, so a score helped by matching
+    LoCoMo's gold wording is never read as hymem's default behaviour."""
+    if phrasing == "locomo":
+        return [
+            "**Dates worded as LoCoMo's gold answers word them** ('the Friday before 15 July "
+            "2023'), an evaluation-only option (`--phrasing locomo`); hymem's own wording "
+            "('14 July 2023') is measured with `--phrasing general`.",
+            "",
+        ]
+    if phrasing == "general":
+        return [
+            "**Dates in hymem's own wording** ('14 July 2023' for 'last Friday', "
+            "`--phrasing general`), not LoCoMo's gold wording.",
+            "",
+        ]
+    return []
+
+
 def render_report(summary: dict[str, Any]) -> str:
     label = summary["label"]
     systems: dict[str, Any] = summary["systems"]
@@ -128,6 +148,7 @@ def render_report(summary: dict[str, Any]) -> str:
             "published LLM results.",
             "",
         ]
+    lines += phrasing_note(summary.get("phrasing"))
     lines += [
         f"Embedder: `{summary.get('embedder')}`. Questions scored: {summary['questions']}. "
         "Scores in %, LoCoMo-style normalisation (bag-of-tokens F1, BLEU-1 with brevity penalty).",

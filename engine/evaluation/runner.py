@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from hymem.config import MemoryConfig
 from hymem.errors import ConfigError, LLMUnavailable, UserInputError
 from hymem.evaluation.locomo_data import conversation_messages, load_locomo
+from hymem.evaluation.locomo_format import Phrasing, phrased_roles
 from hymem.evaluation.manifest import build_manifest, check_resumable
 from hymem.evaluation.metrics import bleu1, evidence_recall, locomo_f1
 from hymem.evaluation.pool import run_bounded
@@ -54,6 +55,9 @@ class RunOptions(BaseModel):
     workers: int = Field(4, ge=1)
     limit_questions: int | None = Field(None, ge=1)  # per conversation
     judge: str | None = None  # model spec of the judge, or None
+    # How the extractive backend words relative dates: LoCoMo's gold wording ("the Friday
+    # before 15 July 2023", see locomo_format) or the core's general one ("14 July 2023").
+    phrasing: Phrasing = "locomo"
     retrieval_eval: bool = True
     dashboard: bool = True
 
@@ -203,7 +207,11 @@ def run_locomo(
     show_progress: bool = True,
 ) -> RunResult:
     """Runs (or resumes) one evaluation into `options.out`. `embedder`, `roles` and
-    `judge_roles` may be injected (tests); otherwise they come from `config` and the judge spec."""
+    `judge_roles` may be injected (tests); otherwise they come from `config` and the judge spec.
+    With the extractive backend and `options.phrasing == "locomo"`, the roles built here word
+    relative dates as LoCoMo's gold answers do (an evaluation-only choice, recorded in the
+    manifest and the report)."""
+    from hymem.embedders import resolve_embedder
     from hymem.memory import Memory
 
     if not options.dataset.is_file():
@@ -213,6 +221,10 @@ def run_locomo(
     out = options.out
     (out / "ingest").mkdir(parents=True, exist_ok=True)
 
+    own_roles: Roles | None = None
+    if roles is None:
+        embedder = embedder or resolve_embedder(config.embedder, config.embed_batch_size)
+        roles = own_roles = phrased_roles(config, embedder, options.phrasing)
     mem = Memory(out / "store", config=config, embedder=embedder, roles=roles)
     own_judge: Roles | None = None
     try:
@@ -222,6 +234,7 @@ def run_locomo(
             dataset=options.dataset,
             options=options.model_dump(mode="json", exclude={"out", "dataset"}),
             judge=options.judge,
+            phrasing=options.phrasing if config.llm.strip() == "extractive" else None,
         )
         manifest_path = out / "manifest.json"
         if manifest_path.exists():
@@ -253,6 +266,8 @@ def run_locomo(
         if own_judge is not None:
             own_judge.close()
         mem.close()
+        if own_roles is not None:
+            own_roles.close()
 
     summary = write_outputs(out, dashboard=options.dashboard)
     log.info("eval.done", out=str(out), asked=asked, skipped=skipped, failed=failed)

@@ -15,7 +15,8 @@ NONE = "(none)"
 
 
 def format_time(dt: datetime | None, *, weekday: bool = False) -> str:
-    """ "8 May 2023, 13:56" -- the day-month-year form LoCoMo's gold answers use."""
+    """ "8 May 2023, 13:56": day, month name, year -- unambiguous in every locale (unlike
+    "05/08/2023") and the form the prompts ask models to write dates in."""
     if dt is None:
         return "date unknown"
     text = f"{dt.day} {dt:%B %Y}, {dt:%H:%M}"

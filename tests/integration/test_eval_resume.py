@@ -184,3 +184,19 @@ def test_interrupted_ingestion_is_finished_on_rerun_without_duplicates(tmp_path:
     with Memory(out / "store", config=cfg, embedder=embedder, read_only=True) as mem:
         assert mem.stats(user_id="conv-mini-2")["turns"] == 3  # re-fed turns were not duplicated
         assert mem.pending(user_id="conv-mini-2") == []
+
+
+def test_date_phrasing_is_recorded_and_fixed_for_a_run(tmp_path: Path) -> None:
+    """`--phrasing` is an evaluation choice: the manifest and report say which wording the
+    extractive backend used, and a run folder never mixes the two."""
+    out = tmp_path / "run"
+    cfg = MemoryConfig.defaults(embedder="hashing")
+    embedder = resolve_embedder("hashing")
+    mini = {"systems": ["hymem"], "conversations": ["conv-mini-2"]}
+    run_locomo(
+        options(out, phrasing="general", **mini), cfg, embedder=embedder, show_progress=False
+    )
+    assert json.loads((out / "manifest.json").read_text())["phrasing"] == "general"
+    assert "hymem's own wording" in (out / "report.md").read_text()
+    with pytest.raises(ConfigError, match="phrasing"):
+        run_locomo(options(out, **mini), cfg, embedder=embedder, show_progress=False)

@@ -169,3 +169,22 @@ def test_report_for_llm_backend_has_judge_table_and_no_extractive_label() -> Non
     assert "## LLM-judge accuracy (judge: openai:j) (openai:m)" in md
     assert s["systems"]["hymem"]["judge"]["overall"] == 0.5
     assert s["systems"]["hymem"]["judge"]["multi_hop"] == 0.0
+
+
+@pytest.mark.parametrize(
+    ("phrasing", "says"),
+    [
+        ("locomo", "Dates worded as LoCoMo's gold answers word them"),
+        ("general", "Dates in hymem's own wording"),
+        (None, None),
+    ],
+)
+def test_report_says_how_dates_were_worded(phrasing: str | None, says: str | None) -> None:
+    manifest = {"backend": "extractive", "embedder": "hashing-256", "phrasing": phrasing}
+    s = build_summary(RECORDS, ingest=INGEST, manifest=manifest, retrieval=None)
+    assert s["phrasing"] == phrasing
+    md = render_report(s)
+    if says is None:
+        assert "Dates " not in md
+    else:
+        assert says in md.split("## F1")[0]

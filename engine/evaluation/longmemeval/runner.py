@@ -199,6 +199,7 @@ def _write_manifest(mem: Memory, config: MemoryConfig, options: LmeOptions) -> N
         dataset=options.dataset,
         options=options.model_dump(mode="json", exclude={"out", "dataset"}),
         judge=options.judge,
+        phrasing="general" if config.llm == "extractive" else None,  # the core's wording
     )
     manifest["benchmark"] = BENCHMARK
     manifest["prompt_versions"].update(judge_prompt_versions())

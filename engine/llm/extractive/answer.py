@@ -21,7 +21,12 @@ from hymem.llm.extractive.scoring import (
     normalise_answer,
     term_weights,
 )
-from hymem.llm.extractive.temporal import find_date_phrase, format_day, rewrite_relative_dates
+from hymem.llm.extractive.temporal import (
+    DatePhrasing,
+    find_date_phrase,
+    format_day,
+    rewrite_relative_dates,
+)
 from hymem.llm.extractive.text import (
     PHATIC,
     STOPWORDS,
@@ -99,10 +104,11 @@ def best_index(scores: list[tuple[float, float, float]], candidates: list[Candid
     return min(range(len(scores)), key=lambda i: (-round(scores[i][0], 9), candidates[i].order, i))
 
 
-def date_answer(cand: Candidate) -> str | None:
+def date_answer(cand: Candidate, phrasing: DatePhrasing | None = None) -> str | None:
     """The date a sentence is about: a relative date it contains resolved against when it was
-    said ("the week before 8 May 2023"), a date it names, or else the day it was said."""
-    text = rewrite_relative_dates(cand.text, cand.time) if cand.time else cand.text
+    said ("the week of 1 May 2023", or as `phrasing` words it), a date it names, or else the
+    day it was said."""
+    text = rewrite_relative_dates(cand.text, cand.time, phrasing) if cand.time else cand.text
     phrase = find_date_phrase(text)
     if phrase:
         return phrase[0].upper() + phrase[1:] if phrase[0].islower() else phrase
@@ -187,12 +193,13 @@ def generic_span(question: str, sentence: str) -> str:
     return best[4] if best else sentence.strip()
 
 
-def extract_answer(question: str, cand: Candidate) -> str:
-    """The short answer to `question` that `cand` supports, by question type."""
+def extract_answer(question: str, cand: Candidate, phrasing: DatePhrasing | None = None) -> str:
+    """The short answer to `question` that `cand` supports, by question type; `phrasing`
+    words relative dates (the general wording when None)."""
     qtype = question_type(question)
     text = strip_captions(cand.text) or cand.text
     if qtype == "when":
-        found = date_answer(cand)
+        found = date_answer(cand, phrasing)
         if found:
             return found
     elif qtype == "how_long":
@@ -304,11 +311,12 @@ def compose_answer(
     candidates: list[Candidate],
     scores: list[tuple[float, float, float]],
     margin: float = SELECT_MARGIN,
+    phrasing: DatePhrasing | None = None,
 ) -> str:
     """The best candidate's answer; for list questions, the distinct answers of up to
     `_LIST_ITEMS` candidates scoring within `margin` of the best, joined by commas."""
     best = best_index(scores, candidates)
-    first = extract_answer(question, candidates[best])
+    first = extract_answer(question, candidates[best], phrasing)
     if not is_list_question(question):
         return first
     top = scores[best][0]
@@ -319,6 +327,6 @@ def compose_answer(
     for i in order:
         if len(items) >= _LIST_ITEMS or scores[i][0] < top - margin:
             break
-        answer = extract_answer(question, candidates[i])
+        answer = extract_answer(question, candidates[i], phrasing)
         items.setdefault(normalise_answer(answer), answer)
     return ", ".join(items.values())

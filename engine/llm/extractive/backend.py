@@ -39,6 +39,7 @@ from hymem.llm.extractive.scoring import (
     token_f1,
 )
 from hymem.llm.extractive.summarise import summarise_segment
+from hymem.llm.extractive.temporal import DatePhrasing
 from hymem.llm.extractive.text import (
     content_stems,
     is_stopword,
@@ -86,8 +87,13 @@ class ExtractiveRoles:
         *,
         label: str = "extractive",
         cache_items: int = DEFAULT_CACHE_ITEMS,
+        date_phrasing: DatePhrasing | None = None,
     ) -> None:
+        """`date_phrasing` rewords relative dates in summaries and answers; None keeps the
+        general wording ("14 July 2023" for "last Friday"). It is a hook for callers that
+        must match someone else's wording, such as the LoCoMo evaluation."""
         self.label = label
+        self._phrasing = date_phrasing
         self._vectors = CachedEmbedder(embedder, max_items=cache_items)
         self._meter = UsageMeter()
 
@@ -122,7 +128,7 @@ class ExtractiveRoles:
     def summarise(self, segments: list[SegmentInput]) -> RoleResult[SummariseOutput]:
         """Key-information sentences per segment (see extractive_summarise)."""
         started = time.perf_counter()
-        output = SummariseOutput(segments=[summarise_segment(s) for s in segments])
+        output = SummariseOutput(segments=[summarise_segment(s, self._phrasing) for s in segments])
         read = "\n\n".join("\n".join(s.lines) for s in segments)
         return self._result(Role.SUMMARISE, read, output, started)
 
@@ -154,7 +160,7 @@ class ExtractiveRoles:
             scores = score_candidates(question, candidates, self._vectors)
             i = best_index(scores, candidates)
             _, cos, cover = scores[i]
-            answer = compose_answer(question, candidates, scores)
+            answer = compose_answer(question, candidates, scores, phrasing=self._phrasing)
             complete = (
                 cover >= COMPLETE_MIN_COVERAGE
                 and cos >= COMPLETE_MIN_COSINE
@@ -211,7 +217,7 @@ class ExtractiveRoles:
         answer = ""
         if candidates:
             scores = score_candidates(question, candidates, self._vectors)
-            answer = compose_answer(question, candidates, scores)
+            answer = compose_answer(question, candidates, scores, phrasing=self._phrasing)
         output = DeepAnswerOutput(answer=answer)
         read = _render(question, [p.text for p in passages] + list(pool))
         return self._result(Role.DEEP_ANSWER, read, output, started)

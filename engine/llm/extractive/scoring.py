@@ -1,5 +1,5 @@
 """Scoring for the extractive backend: lexical coverage, embedding similarity, their blend,
-and the LoCoMo-style answer normalisation the judge uses.
+and the SQuAD-style answer normalisation the judge uses (the one LoCoMo's F1 also uses).
 
 The constants are set from first principles, not fitted to any benchmark's answers:
 
@@ -155,8 +155,8 @@ _PUNCT = re.compile(f"[{re.escape(string.punctuation)}‘’“”]")
 
 
 def normalise_answer(text: str) -> str:
-    """LoCoMo/SQuAD normalisation: lowercase, drop punctuation, articles and 'and', squash
-    whitespace."""
+    """SQuAD-style normalisation (LoCoMo's F1 uses it too): lowercase, drop punctuation,
+    articles and 'and', squash whitespace."""
     text = _PUNCT.sub(" ", str(text).lower())
     text = re.sub(r"\b(a|an|the|and)\b", " ", text)
     return " ".join(text.split())
@@ -167,7 +167,8 @@ def normalised_tokens(text: str) -> list[str]:
 
 
 def token_f1(prediction: str, gold: str) -> float:
-    """Token F1 over stemmed, normalised tokens (the LoCoMo QA metric)."""
+    """Token F1 over stemmed, normalised tokens (SQuAD's and LoCoMo's QA metric); the
+    extractive judge's fallback and its answer deduplication."""
     pred, ref = normalised_tokens(prediction), normalised_tokens(gold)
     if not pred or not ref:
         return float(pred == ref)

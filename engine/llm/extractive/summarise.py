@@ -14,7 +14,11 @@ from datetime import datetime
 from typing import TypeVar
 
 from hymem.llm.extractive.pronouns import resolve_first_person, resolve_second_person
-from hymem.llm.extractive.temporal import find_relative_dates, rewrite_relative_dates
+from hymem.llm.extractive.temporal import (
+    DatePhrasing,
+    find_relative_dates,
+    rewrite_relative_dates,
+)
 from hymem.llm.extractive.text import (
     PHATIC,
     STOPWORDS,
@@ -110,7 +114,11 @@ def _tidy(fact: str) -> str:
 
 
 def _line_facts(
-    line: DialogueLine, anchor: datetime | None, listener: str | None, names: set[str]
+    line: DialogueLine,
+    anchor: datetime | None,
+    listener: str | None,
+    names: set[str],
+    phrasing: DatePhrasing | None = None,
 ) -> tuple[list[tuple[str, str]], tuple[str, str] | None]:
     """((fact, source sentence) pairs, best fallback pair) of one dialogue line."""
     speaker = line.speaker
@@ -123,7 +131,7 @@ def _line_facts(
     fallback_len = 0
     kept: list[tuple[int, tuple[str, str]]] = []  # (content words, fact) in dialogue order
     for sentence in split_sentences(strip_captions(line.text)):
-        resolved = _resolve(sentence, speaker, listener, anchor)
+        resolved = _resolve(sentence, speaker, listener, anchor, phrasing)
         n_content = len(content_words(sentence, names))
         if n_content > fallback_len and not sentence.strip().endswith("?"):
             fallback, fallback_len = (_attribute(resolved, speaker), sentence), n_content
@@ -142,20 +150,27 @@ def _richest(kept: list[tuple[int, T]], limit: int) -> list[T]:
 
 
 def _resolve(
-    sentence: str, speaker: str | None, listener: str | None, anchor: datetime | None
+    sentence: str,
+    speaker: str | None,
+    listener: str | None,
+    anchor: datetime | None,
+    phrasing: DatePhrasing | None = None,
 ) -> str:
     text = sentence
     if speaker:
         text = resolve_first_person(text, speaker)
     if listener:
         text = resolve_second_person(text, listener)
-    text = rewrite_relative_dates(text, anchor)
+    text = rewrite_relative_dates(text, anchor, phrasing)
     return _tidy(text)
 
 
-def summarise_segment(segment: SegmentInput) -> SegmentSummary:
+def summarise_segment(
+    segment: SegmentInput, phrasing: DatePhrasing | None = None
+) -> SegmentSummary:
     """Key-information sentences of one segment, in dialogue order, without duplicates, each
-    with the line and verbatim sentence it came from."""
+    with the line and verbatim sentence it came from. Relative dates take the general wording
+    unless `phrasing` words them (see `hymem.llm.extractive.temporal`)."""
     lines = [parse_line(raw) for raw in segment.lines]
     speakers = list(dict.fromkeys(line.speaker for line in lines if line.speaker))
     names = _name_parts(speakers)
@@ -168,7 +183,7 @@ def summarise_segment(segment: SegmentInput) -> SegmentSummary:
         if line.speaker and len(speakers) == 2:
             listener = speakers[1] if line.speaker == speakers[0] else speakers[0]
         anchor = line.time or segment.session_time
-        line_facts, fallback = _line_facts(line, anchor, listener, names)
+        line_facts, fallback = _line_facts(line, anchor, listener, names, phrasing)
         for fact, source in line_facts:
             facts.setdefault(fact, FactSource(line=index, text=source))
         if fallback:

@@ -5,13 +5,19 @@ the date those words meant when they were said. `find_relative_dates` locates su
 in a sentence and resolves each against the anchor (the line's or session's timestamp);
 `rewrite_relative_dates` returns the sentence with them replaced.
 
-Two renderings, because a speaker's granularity is part of the fact:
+The wording is the general one: a calendar day wherever one follows ("yesterday" -> "7 May
+2023", "last Friday" -> "14 July 2023"), the calendar period otherwise ("last week" -> "the
+week of 1 May 2023", weeks starting on Monday; "last month" -> "April 2023"), and vague spans
+kept vague but pinned ("a few days ago" -> "a few days before 8 May 2023"). Days are written
+day-month-year with the month's name ("7 May 2023"): unambiguous in every locale, unlike
+"05/07/2023", and the form the prompts ask models to write, so extractive and model summaries
+read alike.
 
-* ``"anchored"`` (default) keeps the granularity the speaker used and pins it to the anchor:
-  "yesterday" -> "7 May 2023", "last week" -> "the week before 8 May 2023",
-  "last Friday" -> "the Friday before 15 July 2023", "last month" -> "April 2023".
-* ``"absolute"`` prefers calendar dates wherever one follows: "last Friday" -> "14 July 2023",
-  "last week" -> "the week of 1 May 2023".
+A caller that needs another wording passes a `DatePhrasing`: it sees each `DateMention`
+(including, for "last/this/next <week|weekend|weekday>", the `Relative` it was resolved from)
+and returns its own replacement, or None to keep the general one. The LoCoMo evaluation uses
+this to word such dates the way LoCoMo's gold answers do ("the Friday before 15 July 2023");
+that wording lives in `hymem.evaluation.locomo_format`, not here.
 
 Expressions that are not relative ("in 2019", "on 3 June") are left alone, and so is anything
 ambiguous; a wrong date is worse than a relative one.
@@ -20,11 +26,10 @@ ambiguous; a wrong date is worse than a relative one.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Literal
-
-Style = Literal["anchored", "absolute"]
 
 _WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 _NUMBER_WORDS = {
@@ -52,19 +57,35 @@ _NUM_WORD_TO_TEXT = {
 
 
 @dataclass(frozen=True)
+class Relative:
+    """What "last/this/next <week|weekend|weekday>" was said relative to: the unit, the
+    direction from the anchor, and the anchor day. Lets a `DatePhrasing` word the date against
+    the anchor ("the week before 8 May 2023") instead of as the calendar period."""
+
+    unit: str  # "week", "weekend" or a capitalised weekday name ("Friday")
+    direction: Literal[-1, 0, 1]  # last, this, next
+    anchor: date
+
+
+@dataclass(frozen=True)
 class DateMention:
     """One relative expression found in a text and what it resolves to."""
 
     start: int  # character span of the expression in the input text
     end: int
     text: str  # the expression as written, e.g. "last week"
-    resolved: str  # its replacement in the chosen style, e.g. "the week before 8 May 2023"
+    resolved: str  # its general replacement, e.g. "the week of 1 May 2023"
     day: date | None  # the calendar day it denotes, when it denotes exactly one
     granularity: Literal["day", "week", "weekend", "month", "year", "span"]
+    relative: Relative | None = None  # set for last/this/next week, weekend or weekday
+
+
+DatePhrasing = Callable[[DateMention], str | None]
+"""A rewording hook: the replacement text for a mention, or None to keep `mention.resolved`."""
 
 
 def format_day(d: date | datetime) -> str:
-    """LoCoMo-style day: '7 May 2023' (no leading zero, full month name)."""
+    """'7 May 2023': day, month name, year; no leading zero (see the module docstring)."""
     return f"{d.day} {d.strftime('%B')} {d.year}"
 
 
@@ -119,10 +140,18 @@ def _week_start(d: date) -> date:
     return d - timedelta(days=d.weekday())
 
 
-def _resolve(m: re.Match[str], anchor: date, style: Style) -> DateMention | None:
+_DIRECTION: dict[str, Literal[-1, 0, 1]] = {
+    "last": -1,
+    "this past": -1,
+    "this": 0,
+    "next": 1,
+    "this coming": 1,
+}
+
+
+def _resolve(m: re.Match[str], anchor: date) -> DateMention | None:
     g = m.groupdict()
     text = m.group(0)
-    anchor_s = format_day(anchor)
 
     def day_mention(d: date) -> DateMention:
         return DateMention(m.start(), m.end(), text, format_day(d), d, "day")
@@ -141,33 +170,29 @@ def _resolve(m: re.Match[str], anchor: date, style: Style) -> DateMention | None
         return _resolve_ago(m, g["ago_n"], g["ago_unit"].lower().rstrip("s"), anchor)
     if g["bare_day"]:
         weekday = _weekday_index(g["bare_day"])
-        back = 7 if g["bare_rel"].lower() == "before last" else 0
-        return _weekday_mention(m, weekday, "last", anchor, style, extra_back=back)
-    rel = g["rel"].lower()
+        if g["bare_rel"].lower() == "before last":  # two weeks back: a calendar day only
+            return day_mention(_weekday_day(weekday, -1, anchor) - timedelta(days=7))
+        return _weekday_mention(m, weekday, -1, anchor)
+    direction = _DIRECTION[g["rel"].lower()]
     unit = g["unit"].lower()
     if unit not in ("week", "weekend", "month", "year"):
-        return _weekday_mention(m, _weekday_index(unit), rel, anchor, style)
-    direction = {"last": -1, "this past": -1, "next": 1, "this coming": 1}.get(rel, 0)
+        return _weekday_mention(m, _weekday_index(unit), direction, anchor)
     if unit == "month":
         return DateMention(
             m.start(), m.end(), text, format_month(_shift_months(anchor, direction)), None, "month"
         )
     if unit == "year":
         return DateMention(m.start(), m.end(), text, str(anchor.year + direction), None, "year")
-    word = {-1: "before", 0: "of", 1: "after"}[direction]
-    if style == "absolute":
-        if unit == "week":
-            start = _week_start(anchor) + timedelta(days=7 * direction)
-            return DateMention(
-                m.start(), m.end(), text, f"the week of {format_day(start)}", None, "week"
-            )
-        saturday = _week_start(anchor) + timedelta(days=5 + 7 * direction)
-        if direction == -1 and anchor.weekday() >= 5:
-            saturday = _week_start(anchor) - timedelta(days=2)
-        return DateMention(
-            m.start(), m.end(), text, f"the weekend of {format_day(saturday)}", None, "weekend"
-        )
-    return DateMention(m.start(), m.end(), text, f"the {unit} {word} {anchor_s}", None, unit)  # type: ignore[arg-type]
+    relative = Relative(unit, direction, anchor)
+    if unit == "week":
+        start = _week_start(anchor) + timedelta(days=7 * direction)
+        resolved = f"the week of {format_day(start)}"
+        return DateMention(m.start(), m.end(), text, resolved, None, "week", relative)
+    saturday = _week_start(anchor) + timedelta(days=5 + 7 * direction)
+    if direction == -1 and anchor.weekday() >= 5:  # said on a weekend: the one before it
+        saturday = _week_start(anchor) - timedelta(days=2)
+    resolved = f"the weekend of {format_day(saturday)}"
+    return DateMention(m.start(), m.end(), text, resolved, None, "weekend", relative)
 
 
 def _resolve_ago(m: re.Match[str], count_word: str, unit: str, anchor: date) -> DateMention | None:
@@ -198,55 +223,50 @@ def _resolve_ago(m: re.Match[str], count_word: str, unit: str, anchor: date) -> 
     return DateMention(m.start(), m.end(), text, f"{text} (in {anchor.year - n})", None, "year")
 
 
+def _weekday_day(weekday: int, direction: int, anchor: date) -> date:
+    """The day "last" (-1), "this" (0) or "next" (1) <weekday> names, said on `anchor`:
+    last/next skip the anchor's own weekday; "this" is the one in the anchor's week."""
+    if direction < 0:
+        return anchor - timedelta(days=(anchor.weekday() - weekday) % 7 or 7)
+    if direction > 0:
+        return anchor + timedelta(days=(weekday - anchor.weekday()) % 7 or 7)
+    return _week_start(anchor) + timedelta(days=weekday)
+
+
 def _weekday_mention(
-    m: re.Match[str], weekday: int, rel: str, anchor: date, style: Style, extra_back: int = 0
+    m: re.Match[str], weekday: int, direction: Literal[-1, 0, 1], anchor: date
 ) -> DateMention:
-    text = m.group(0)
-    name = _WEEKDAYS[weekday].capitalize()
-    if rel in ("last", "this past"):
-        back = (anchor.weekday() - weekday) % 7 or 7
-        d = anchor - timedelta(days=back + extra_back)
-        word = "before"
-    elif rel in ("next", "this coming"):
-        d = anchor + timedelta(days=(weekday - anchor.weekday()) % 7 or 7)
-        word = "after"
-    else:  # "this Friday": the one in the anchor's week
-        d = _week_start(anchor) + timedelta(days=weekday)
-        word = "of the week of"
-    if style == "absolute" or extra_back or rel == "this":
-        return DateMention(m.start(), m.end(), text, format_day(d), d, "day")
-    return DateMention(
-        m.start(), m.end(), text, f"the {name} {word} {format_day(anchor)}", d, "day"
-    )
+    d = _weekday_day(weekday, direction, anchor)
+    relative = Relative(_WEEKDAYS[weekday].capitalize(), direction, anchor)
+    return DateMention(m.start(), m.end(), m.group(0), format_day(d), d, "day", relative)
 
 
-def find_relative_dates(
-    text: str, anchor: date | datetime, style: Style = "anchored"
-) -> list[DateMention]:
+def find_relative_dates(text: str, anchor: date | datetime) -> list[DateMention]:
     """Every relative date expression in `text`, resolved against `anchor`, in text order."""
     day = anchor.date() if isinstance(anchor, datetime) else anchor
     mentions: list[DateMention] = []
     for m in _PATTERN.finditer(text):
-        mention = _resolve(m, day, style)
+        mention = _resolve(m, day)
         if mention is not None:
             mentions.append(mention)
     return mentions
 
 
 def rewrite_relative_dates(
-    text: str, anchor: date | datetime | None, style: Style = "anchored"
+    text: str, anchor: date | datetime | None, phrasing: DatePhrasing | None = None
 ) -> str:
-    """`text` with each relative date replaced by its resolution; unchanged without an anchor.
+    """`text` with each relative date replaced by its resolution (or by what `phrasing`
+    returns for it); unchanged without an anchor.
 
     Day-precise expressions become "on 7 May 2023" unless a preposition already precedes them;
-    periods keep their article ("the week before 8 May 2023")."""
+    periods keep their article ("the week of 1 May 2023")."""
     if anchor is None:
         return text
     out: list[str] = []
     pos = 0
-    for mention in find_relative_dates(text, anchor, style):
+    for mention in find_relative_dates(text, anchor):
         out.append(text[pos : mention.start])
-        replacement = mention.resolved
+        replacement = phrase_mention(mention, phrasing)
         before = text[: mention.start].rstrip().lower()
         has_prep = re.search(r"\b(on|in|since|until|by|from|of|before|after|for)$", before)
         is_subject = re.match(r"\s+(?:was|is|has|had|will|would)\b", text[mention.end :])
@@ -267,12 +287,19 @@ def rewrite_relative_dates(
             )
         ):
             replacement = "in " + replacement
-        if mention.text[:1].isupper() and replacement[:1].islower():
+        starts_sentence = not before or before[-1] in ".!?"
+        if starts_sentence and mention.text[:1].isupper() and replacement[:1].islower():
             replacement = replacement[0].upper() + replacement[1:]
         out.append(replacement)
         pos = mention.end
     out.append(text[pos:])
     return "".join(out)
+
+
+def phrase_mention(mention: DateMention, phrasing: DatePhrasing | None = None) -> str:
+    """The replacement for `mention`: what `phrasing` says, else the general resolution."""
+    worded = phrasing(mention) if phrasing is not None else None
+    return worded if worded else mention.resolved
 
 
 _ABSOLUTE_DATE = re.compile(
@@ -286,8 +313,9 @@ _ABSOLUTE_DATE = re.compile(
 
 
 def find_date_phrase(text: str) -> str | None:
-    """The first absolute (or anchored) date phrase in `text`, e.g. 'the week before 8 May 2023',
-    '7 May 2023', 'June 2023' or '2022'; None when the text names no date."""
+    """The first absolute (or anchored) date phrase in `text`, e.g. '7 May 2023', 'the week of
+    1 May 2023', 'June 2023', '2022', or one a model or a `DatePhrasing` wrote against an
+    anchor ('the week before 8 May 2023'); None when the text names no date."""
     m = _ABSOLUTE_DATE.search(text)
     if m is None:
         return None
