@@ -95,6 +95,9 @@ class SummaryRecord(_Record):
     # built by hand; the write path always fills them.
     source_turn_ids: list[str] = Field(default_factory=list)
     attribution: Attribution = Attribution.SEGMENT
+    # The tail of the dialogue line before its first source line: an index-only key, so a
+    # question worded like the line a fact answers finds the fact (`hymem.indexes.keys`).
+    context: str = ""
     status: SummaryStatus = SummaryStatus.ACTIVE
     version: int = 1
     superseded_by: str | None = None

@@ -22,9 +22,10 @@ from hymem.indexes.analysis import ANALYZER_NAME, terms
 from hymem.time import micros
 from hymem.types import Level
 
-# 2: documents are keyed by (level, user_id, id), since ids are unique per user only; a
-# version-1 index is rebuilt on open (its sync record names version 1).
-LEXICAL_SCHEMA_VERSION = 2
+# 2: documents are keyed by (level, user_id, id), since ids are unique per user only; 3: a
+# summary's document holds its context too (`hymem.indexes.keys`). An index of an older
+# version is rebuilt on open (its sync record names that version).
+LEXICAL_SCHEMA_VERSION = 3
 # A 10 kB query keeps its first 256 distinct content words: past that, more Should clauses
 # cost time without changing which documents rank first.
 MAX_QUERY_TERMS = 256

@@ -18,6 +18,7 @@ from typing import Any
 from hymem.errors import StoreCorruptedError
 from hymem.indexes import filters as F
 from hymem.indexes import schema as S
+from hymem.indexes.keys import lexical_text
 from hymem.indexes.lexical import LEXICAL_SCHEMA_VERSION, LexDoc, LexicalIndex
 from hymem.indexes.lock import read_json, write_json_atomic
 from hymem.indexes.table_state import TableState
@@ -26,7 +27,7 @@ from hymem.types import Level, SummaryStatus
 
 SYNC_FILE = "lexical_sync.json"
 LEX_COLS = ["id", "user_id", "text", "time_start", "time_end"]
-SUMMARY_LEX_COLS = [*LEX_COLS, "status"]
+SUMMARY_LEX_COLS = [*LEX_COLS, "status", "context"]
 # Rows read from LanceDB per batch while rebuilding: bounds memory at any store size.
 REBUILD_BATCH_ROWS = 10_000
 # Documents between two progress callbacks: often enough for a progress bar, rarely enough to
@@ -35,8 +36,9 @@ PROGRESS_EVERY = 1_000
 
 
 def summary_doc(r: dict[str, Any]) -> LexDoc:
+    text = lexical_text(r["text"], r.get("context"))
     return LexDoc(
-        r["id"], r["user_id"], Level.SUMMARY, r["text"], r["status"], r["time_start"], r["time_end"]
+        r["id"], r["user_id"], Level.SUMMARY, text, r["status"], r["time_start"], r["time_end"]
     )
 
 

@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 from hymem.indexes.bm25 import Bm25Index
+from hymem.indexes.keys import lexical_text
 from hymem.indexes.protocol import HIT_COLUMNS, Row, TimeRange
 from hymem.time import to_utc, to_utc_or_none
 from hymem.types import Level, SegmentRecord, SummaryRecord, TurnRecord
@@ -87,7 +88,7 @@ class MemoryTables:
         key = (rec.user_id, rec.id)
         self.table(level)[key] = rec
         self.vectors[(level, *key)] = np.asarray(vector, dtype=np.float32)
-        self.bm25.put((level, *key), rec.text)
+        self.bm25.put((level, *key), lexical_text(rec.text, getattr(rec, "context", "")))
 
     def _drop(self, level: Level, user_id: str, id_: str) -> None:
         if self.table(level).pop((user_id, id_), None) is not None:
@@ -111,7 +112,9 @@ class MemoryTables:
         self.bm25 = Bm25Index[LexKey]()
         for level in (Level.SUMMARY, Level.SEGMENT):
             for (user, id_), rec in self.table(level).items():
-                self.bm25.put((level, user, id_), rec.text)
+                self.bm25.put(
+                    (level, user, id_), lexical_text(rec.text, getattr(rec, "context", ""))
+                )
         return {Level.SUMMARY.value: len(self.summaries), Level.SEGMENT.value: len(self.segments)}
 
 

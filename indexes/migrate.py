@@ -7,6 +7,10 @@ columns are added empty, then filled a batch at a time (a `merge_insert` of just
 and only then does the folder's meta say 2: a crash anywhere leaves a version-1 folder whose
 next open finishes the job (rows already filled are not touched again).
 
+Schema 2 -> 3: summaries gain `context`, the index-only key `hymem.indexes.keys` describes,
+computed from their segments' text; the same crash rule holds (`context IS NULL` marks the rows
+still to fill).
+
 A reader cannot upgrade (it writes nothing), so it refuses an old folder with a message saying
 how to upgrade it.
 """
@@ -14,9 +18,11 @@ how to upgrade it.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import pyarrow as pa
 from hymem.indexes import schema as S
+from hymem.indexes.keys import summary_context
 from hymem.indexes.vectors import LanceTables
 from hymem.logging import get_logger
 from hymem.types import Attribution
@@ -57,8 +63,50 @@ def _v1_to_v2(lance: LanceTables) -> int:
     return filled
 
 
+def _v2_to_v3(lance: LanceTables) -> int:
+    """Adds the summaries' `context` key and fills it from their segments' text (the tail of
+    the line before each summary's first source line, as the write path now stores it)."""
+    table = lance.table(S.SUMMARIES)
+    if "context" not in set(table.schema.names):
+        table.add_columns([S.summaries_schema(1).field("context")])
+    todo = "context IS NULL"  # rows a crashed earlier run did not reach
+    pending: dict[str, list[tuple[str, list[str]]]] = {}  # segment id -> (summary id, sources)
+    for batch in lance.batches(
+        S.SUMMARIES, todo, ["id", "segment_id", "source_turn_ids"], FILL_BATCH_ROWS
+    ):
+        for row in batch.to_pylist():
+            pending.setdefault(row["segment_id"], []).append(
+                (row["id"], list(row["source_turn_ids"] or []))
+            )
+    filled = 0
+    cols = ["id", "turn_ids", "text"]
+    for batch in lance.batches(S.SEGMENTS, None, cols, FILL_BATCH_ROWS):
+        ids: list[str] = []
+        contexts: list[str] = []
+        for seg in batch.to_pylist():
+            lines = (seg["text"] or "").split("\n")
+            for summary_id, sources in pending.pop(seg["id"], []):
+                ids.append(summary_id)
+                contexts.append(summary_context(lines, seg["turn_ids"] or [], sources))
+        filled += _fill_context(table, ids, contexts)
+    orphans = [summary_id for rows in pending.values() for summary_id, _ in rows]
+    return filled + _fill_context(table, orphans, [""] * len(orphans))
+
+
+def _fill_context(table: Any, ids: list[str], contexts: list[str]) -> int:
+    for at in range(0, len(ids), FILL_BATCH_ROWS):
+        update = pa.table(
+            {
+                "id": pa.array(ids[at : at + FILL_BATCH_ROWS], pa.string()),
+                "context": pa.array(contexts[at : at + FILL_BATCH_ROWS], pa.string()),
+            }
+        )
+        table.merge_insert("id").when_matched_update_all().execute(update)
+    return len(ids)
+
+
 # from-version -> the step to the next version
-MIGRATIONS: dict[int, Callable[[LanceTables], int]] = {1: _v1_to_v2}
+MIGRATIONS: dict[int, Callable[[LanceTables], int]] = {1: _v1_to_v2, 2: _v2_to_v3}
 
 
 def can_migrate(found: object) -> bool:

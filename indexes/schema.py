@@ -20,7 +20,7 @@ from hymem.time import to_utc, to_utc_or_none, utcnow
 from hymem.types import SegmentRecord, SummaryRecord, TurnRecord
 from pydantic import BaseModel
 
-SCHEMA_VERSION = 2  # 2: summaries' source_turn_ids and attribution (`migrate`)
+SCHEMA_VERSION = 3  # 2: summaries' source_turn_ids and attribution; 3: their context (`migrate`)
 
 TS = pa.timestamp("us")
 STR_LIST = pa.list_(pa.string())
@@ -94,6 +94,7 @@ def summaries_schema(dim: int) -> pa.Schema:
             # schema 2, last so that a migrated table (`migrate`) has the same column order
             ("source_turn_ids", STR_LIST),
             ("attribution", pa.string()),
+            ("context", pa.string()),  # schema 3
         ]
     )
 

@@ -21,6 +21,7 @@ from datetime import datetime
 from typing import Literal
 
 from hymem.indexes.analysis import content_terms
+from hymem.indexes.keys import merged_context
 from hymem.types import Attribution, StatusChange, SummaryRecord, SummaryStatus
 from pydantic import BaseModel
 
@@ -252,6 +253,7 @@ def _new_version(
         topic=target.topic,
         source_turn_ids=list(dict.fromkeys(t for r in inputs for t in r.source_turn_ids)),
         attribution=merged_attribution(inputs),
+        context=merged_context([r.context for r in inputs]),
         status=SummaryStatus.ACTIVE,
         version=version,
         previous_id=target.id,

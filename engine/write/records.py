@@ -13,6 +13,7 @@ import hashlib
 import json
 from collections.abc import Sequence
 
+from hymem.indexes.keys import summary_context
 from hymem.llm.roles import FactItem, SegmentSummary
 from hymem.llm.tokens import count_tokens
 from hymem.logging import get_logger
@@ -95,6 +96,7 @@ def build_summaries(
     now = utcnow()
     records = []
     for seg in segments:
+        lines = seg.text.split("\n")
         for index, (text, turn_ids, attribution) in enumerate(facts[seg.id]):
             records.append(
                 SummaryRecord(
@@ -106,6 +108,7 @@ def build_summaries(
                     time_end=seg.time_end,
                     source_turn_ids=turn_ids,
                     attribution=attribution,
+                    context=summary_context(lines, seg.turn_ids, turn_ids),
                     created_at=now,
                     updated_at=now,
                 )

@@ -221,6 +221,31 @@ def test_summary_provenance_round_trips_through_reads_and_every_search(
         assert (hydrated["source_turn_ids"], hydrated["attribution"]) == want["s2"]
 
 
+def test_a_summary_is_found_by_its_context_but_never_shows_it(storage_kit: StorageKit) -> None:
+    """The context key (`hymem.indexes.keys`) is searched with the text, in every store and
+    after a lexical rebuild, and stays out of what a hit shows."""
+    store = storage_kit.store
+    seg = make_segment("u", "g", "raw", turn_ids=["t1", "t2"])
+    sums = [
+        make_summary(
+            "u",
+            "a",
+            "Caro is researching adoption agencies",
+            segment_id="g",
+            vector=vec(1.0),
+            context="Mel: What are your plans for the summer?",
+        ),
+        make_summary("u", "b", "Mel likes the summer sun", segment_id="g", vector=vec(0.0, 1.0)),
+    ]
+    store.commit_segments("u", [seg], sums, [])
+    for handle in (store, storage_kit.open_reader()):
+        assert [i for i, _ in handle.lexical_search("u", "plans", 5)] == ["a"]
+        assert handle.get_summaries("u", ids=["a"])[0].context == sums[0].context
+        assert handle.hydrate("u", Level.SUMMARY, ["a"])["a"]["text"] == sums[0].text
+    store.reindex()
+    assert [i for i, _ in store.lexical_search("u", "plans", 5)] == ["a"]
+
+
 def test_in_memory_bm25_scores_what_tantivy_scores(make_store: Callable[..., Store]) -> None:
     """Not per store: both at once, so a test written against InMemoryStore ranks (and scores)
     as it would on disk."""

@@ -120,3 +120,33 @@ def test_extractive_summaries_point_at_the_turn_they_quote(tmp_path: Path) -> No
         trace = mem.traces(user_id="u")[-1]
         assert "d3" in trace["rounds"][0]["summary_turn_ids"]
         assert answer.evidence and all(h.turn_ids for h in answer.evidence)
+
+
+def test_an_answer_is_found_by_the_question_it_answers(tmp_path: Path) -> None:
+    """The extractive write path stores each summary's context (the line before its source),
+    so a question worded like that line finds the fact through lexical search."""
+    config = MemoryConfig.defaults(embedder="hashing")
+    with Memory(tmp_path / "m", config=config, embedder=HashingEmbedder(64)) as mem:
+        mem.add(
+            [
+                {"speaker": "Melanie", "text": "What are your plans for the summer?", "id": "d1"},
+                {
+                    "speaker": "Caroline",
+                    "text": "Researching adoption agencies, finally.",
+                    "id": "d2",
+                },
+                {
+                    "speaker": "Melanie",
+                    "text": "I painted a lake at sunrise yesterday.",
+                    "id": "d3",
+                },
+            ],
+            user_id="u",
+            session_id="s",
+            timestamp=T0,
+        )
+        mem.flush(user_id="u")
+        by_turn = {tuple(s.source_turn_ids): s for s in mem.store.get_summaries("u")}
+        assert by_turn[("d2",)].context == "Melanie: What are your plans for the summer?"
+        hits = mem.search("summer plans", user_id="u", k=1, mode="lexical")
+        assert hits and hits[0].turn_ids == ["d2"] and "summer" not in hits[0].text

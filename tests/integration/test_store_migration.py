@@ -1,5 +1,6 @@
-"""A folder written by hymem 0.1.0 (schema 1: summaries without provenance) is upgraded in place
-by the first writer that opens it, resumably; a reader refuses it with the way to upgrade."""
+"""Folders written by older hymem are upgraded in place by the first writer that opens it,
+resumably; a reader refuses one with the way to upgrade. Schema 1 (0.1.0): summaries without
+provenance; schema 2: summaries without their context key."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from hymem.indexes import migrate
 from hymem.indexes import schema as S
 from hymem.indexes.store import Store
 from hymem.indexes.vectors import LanceTables
-from hymem.types import Attribution
+from hymem.types import Attribution, Level
 
 from tests.fixtures_store import make_segment, make_summary
 
@@ -40,12 +41,16 @@ def _version_one_folder(make_store: Callable[..., Store], tmp_path: Path) -> Pat
     store.close()
     folder = tmp_path / "old"
     db = lancedb.connect(str(folder / "lance"))
-    db.open_table(S.SUMMARIES).drop_columns(["source_turn_ids", "attribution"])
-    meta_table = db.open_table(S.META)
-    meta_table.update(where="key = 'schema_version'", values={"value": "1"})
-    meta = json.loads((folder / "meta.json").read_text())
-    (folder / "meta.json").write_text(json.dumps({**meta, "schema_version": 1}))
+    db.open_table(S.SUMMARIES).drop_columns(["source_turn_ids", "attribution", "context"])
+    _set_version(folder, db, 1)
     return folder
+
+
+def _set_version(folder: Path, db: Any, version: int) -> None:
+    meta_table = db.open_table(S.META)
+    meta_table.update(where="key = 'schema_version'", values={"value": str(version)})
+    meta = json.loads((folder / "meta.json").read_text())
+    (folder / "meta.json").write_text(json.dumps({**meta, "schema_version": version}))
 
 
 def _provenance(store: Store) -> dict[str, tuple[list[str], Attribution]]:
@@ -67,8 +72,9 @@ def test_a_writer_upgrades_an_old_folder_and_a_reader_then_opens_it(
         make_store("old", read_only=True)
     store = make_store("old")
     assert _provenance(store) == WHOLE_SEGMENTS
-    assert store.meta()["schema_version"] == S.SCHEMA_VERSION == 2
-    assert json.loads((folder / "meta.json").read_text())["schema_version"] == 2
+    assert store.meta()["schema_version"] == S.SCHEMA_VERSION == 3
+    assert json.loads((folder / "meta.json").read_text())["schema_version"] == 3
+    assert {s.context for s in store.get_summaries("u")} == {""}  # whole segments: no line before
     query = make_summary("u", "q", "Alice moved to Paris").vector or []
     assert store.dense_rows("u", query, 1)[0]["source_turn_ids"] == ["t1", "t2"]
     store.close()
@@ -101,4 +107,79 @@ def test_an_upgrade_killed_half_way_is_finished_by_the_next_open(
     monkeypatch.setattr(LanceTables, "batches", real)
     store = make_store("old")
     assert _provenance(store) == WHOLE_SEGMENTS
-    assert store.meta()["schema_version"] == 2
+    assert store.meta()["schema_version"] == 3
+
+
+CHAT = (
+    "[2023-05-08 13:56] Mel: What are your plans for the summer?\n"
+    "[2023-05-08 13:57] Caro: Researching adoption agencies"
+)
+
+
+def _version_two_folder(make_store: Callable[..., Store], tmp_path: Path) -> Path:
+    """A summary answering the line before it, written as schema 2 wrote it: no context."""
+    store = make_store("v2")
+    seg = make_segment("u", "g1", CHAT, turn_ids=["t1", "t2"])
+    sums = [
+        make_summary(
+            "u",
+            "a",
+            "Caro is researching adoption agencies",
+            segment_id="g1",
+            source_turn_ids=["t2"],
+            attribution=Attribution.SOURCE,
+        ),
+        make_summary(
+            "u",
+            "b",
+            "Mel asked Caro a question",
+            segment_id="g1",
+            source_turn_ids=["t1"],
+            attribution=Attribution.SOURCE,
+        ),
+    ]
+    store.commit_segments("u", [seg], sums, [])
+    store.close()
+    folder = tmp_path / "v2"
+    db = lancedb.connect(str(folder / "lance"))
+    db.open_table(S.SUMMARIES).drop_columns(["context"])
+    _set_version(folder, db, 2)
+    return folder
+
+
+def test_a_version_two_folder_gets_its_summaries_context_and_is_searched_by_it(
+    make_store: Callable[..., Store], tmp_path: Path
+) -> None:
+    _version_two_folder(make_store, tmp_path)
+    with pytest.raises(SchemaVersionError, match="hymem upgrade"):
+        make_store("v2", read_only=True)
+    store = make_store("v2")
+    contexts = {s.id: s.context for s in store.get_summaries("u")}
+    assert contexts == {"a": "Mel: What are your plans for the summer?", "b": ""}
+    hits = store.lexical_search("u", "summer plans", 5, level=Level.SUMMARY)
+    assert [h[0] for h in hits] == ["a"]  # found by the line it answers, not its own words
+    store.close()
+
+
+def test_an_upgrade_to_three_killed_half_way_is_finished_by_the_next_open(
+    make_store: Callable[..., Store], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = _version_two_folder(make_store, tmp_path)
+    real = migrate._fill_context
+    calls: list[int] = []
+
+    def dies_after_one(table: Any, ids: list[str], contexts: list[str]) -> int:
+        if calls:
+            raise OSError("killed")
+        calls.append(len(ids))
+        return real(table, ids[:1], contexts[:1])
+
+    monkeypatch.setattr(migrate, "_fill_context", dies_after_one)
+    with pytest.raises((HymemError, OSError)):
+        make_store("v2")
+    assert json.loads((folder / "meta.json").read_text())["schema_version"] == 2
+    monkeypatch.setattr(migrate, "_fill_context", real)
+    store = make_store("v2")
+    contexts = {s.id: s.context for s in store.get_summaries("u")}
+    assert contexts == {"a": "Mel: What are your plans for the summer?", "b": ""}
+    assert store.meta()["schema_version"] == 3
