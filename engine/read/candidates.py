@@ -1,4 +1,10 @@
-"""The deep path's candidate pool: summary hits and segment hits in one ranked list (pure).
+"""What the read path reads (pure): the light path's distinct summaries, and the deep path's
+candidate pool of summary hits and segment hits in one ranked list.
+
+Several summaries often come from one turn (a long reply keeps up to four facts), so the light
+path's top k could stand for only a few turns. `distinct_sources` skips a hit whose source turns
+earlier hits already cover, reading down a slightly deeper list, so k summaries stand for as
+many turns as they can (+1 point of LoCoMo evidence recall@10, benchmarks/RESULTS.md).
 
 A Level-2 segment can end up with no Level-1 summary: a summariser may find nothing worth
 keeping in it (a greeting, a one-line reply), or the builder drops facts already seen in the
@@ -22,11 +28,27 @@ from hymem.indexes.analysis import content_terms
 from hymem.indexes.fusion import DEFAULT_RRF_K, reciprocal_rank_fusion
 from hymem.types import Hit, Level
 
+LIGHT_EXTRA = 10  # the light path reads this many hits past k to replace repeats
 SNIPPET_LINES = 2  # a segment's best-matching lines shown to the select role
 SNIPPET_CHARS = 320  # and at most this much of them
 SNIPPET_JOIN = " … "  # one line: the select prompt lists one candidate per line
 
 _LINE_SPLIT = re.compile(r"\n+")
+
+
+def distinct_sources(hits: Sequence[Hit], k: int) -> list[Hit]:
+    """The first `k` hits that each add a source turn (a hit without turns always counts)."""
+    out: list[Hit] = []
+    seen: set[str] = set()
+    for hit in hits:
+        turns = set(hit.turn_ids)
+        if turns and turns <= seen:
+            continue
+        seen |= turns
+        out.append(hit)
+        if len(out) >= k:
+            break
+    return out
 
 
 def snippet(
@@ -76,4 +98,11 @@ def fuse_candidates(
     return out
 
 
-__all__ = ["SNIPPET_CHARS", "SNIPPET_LINES", "fuse_candidates", "snippet"]
+__all__ = [
+    "LIGHT_EXTRA",
+    "SNIPPET_CHARS",
+    "SNIPPET_LINES",
+    "distinct_sources",
+    "fuse_candidates",
+    "snippet",
+]

@@ -19,7 +19,7 @@ from hymem.indexes.protocol import Storage, TimeRange, Vector
 from hymem.llm.pool import map_concurrent
 from hymem.llm.roles import ContextItem, RoleResult, Roles, RolesProvider
 from hymem.logging import get_logger
-from hymem.read.candidates import fuse_candidates
+from hymem.read.candidates import LIGHT_EXTRA, distinct_sources, fuse_candidates
 from hymem.read.scheduler import (
     Cost,
     DeepAnswerOutcome,
@@ -137,8 +137,9 @@ class Run:
         return [h for h in hits if h.user_id == self.user_id]
 
     def light_hits(self, index: int, query: str, k: int) -> list[Hit]:
+        """The top k summaries that each add a source turn (`distinct_sources`)."""
         with self.timed("retrieve_light"):
-            hits = self.search(query, k)
+            hits = distinct_sources(self.search(query, k + LIGHT_EXTRA), k)
         self.round(index).summary_ids = [h.id for h in hits]
         self.round(index).light_hits = hits
         return hits

@@ -8,6 +8,7 @@ from datetime import datetime
 import pytest
 from hymem.errors import LLMUnavailable, UserInputError
 from hymem.llm.roles import LightAnswerOutput
+from hymem.read.candidates import LIGHT_EXTRA
 from hymem.types import Level
 
 from tests.reader_fakes import (
@@ -115,8 +116,8 @@ def test_query_is_embedded_once_per_round_and_reused_for_deep_search() -> None:
     fakes = make_fakes(roles=FakeRoles(light=lambda q, c, p: ("?", False)))
     fakes.reader().ask("q", user_id="alice", k=4, n_deep=12, max_iterations=0)
     assert fakes.embedder.calls == [["q"]]
-    # the deep pool searches summaries and segments with the same vector
-    assert fakes.searcher.queries == [("q", 4), ("q", 12), ("q", 12)]
+    # the light path reads LIGHT_EXTRA past k; the deep pool searches summaries and segments
+    assert fakes.searcher.queries == [("q", 4 + LIGHT_EXTRA), ("q", 12), ("q", 12)]
     assert fakes.searcher.levels == [Level.SUMMARY, Level.SUMMARY, Level.SEGMENT]
 
 

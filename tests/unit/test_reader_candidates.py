@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hymem.read.candidates import fuse_candidates, snippet
+from hymem.read.candidates import distinct_sources, fuse_candidates, snippet
 from hymem.types import Hit, Level
 
 
@@ -55,3 +55,15 @@ def test_snippet_keeps_short_texts_whole_and_cuts_long_ones() -> None:
     long_line = "B: " + "kayak " * 100
     cut = snippet(f"A: hi\nA: ok\n{long_line}", "kayak", lines=1, chars=50)
     assert len(cut) == 50 and cut.endswith("…") and cut.startswith("B: kayak")
+
+
+def test_the_light_path_skips_summaries_of_turns_already_read() -> None:
+    hits = [
+        summary(0, 0).model_copy(update={"turn_ids": ["t1"]}),
+        summary(1, 0).model_copy(update={"turn_ids": ["t1"]}),  # same turn: skipped
+        summary(2, 0).model_copy(update={"turn_ids": ["t1", "t2"]}),  # adds t2
+        summary(3, 1),  # no turns known: kept
+        summary(4, 1).model_copy(update={"turn_ids": ["t3"]}),
+    ]
+    assert [h.id for h in distinct_sources(hits, 3)] == ["sum0", "sum2", "sum3"]
+    assert [h.id for h in distinct_sources(hits, 10)] == ["sum0", "sum2", "sum3", "sum4"]
