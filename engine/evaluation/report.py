@@ -10,21 +10,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from hymem.evaluation.markdown import fmt_num, fmt_pct, md_table
 from hymem.evaluation.metrics import (
     CATEGORY_NAMES,
-    CATEGORY_TITLES,
-    TABLE_CATEGORIES,
     aggregate,
     mean,
     percentile,
 )
 from hymem.evaluation.predictions import PredictionRecord
+from hymem.evaluation.report_retrieval import COLUMNS, budget_section, recall_at_k_section
 
 EXTRACTIVE_LABEL = "extractive (no LLM)"
 SCORE_FIELDS = ("f1", "bleu1", "judge_correct", "evidence_recall")
-COLUMNS = [(CATEGORY_NAMES[c], CATEGORY_TITLES[c]) for c in TABLE_CATEGORIES] + [
-    ("overall", "Overall")
-]
 
 
 def backend_label(backend: str) -> str:
@@ -98,24 +95,11 @@ def build_summary(
         "questions": len(records),
         "systems": {name: system_summary(recs) for name, recs in by_system.items()},
         "construction": construction,
-        "retrieval": retrieval,
+        # The per-question budget rows stay in retrieval.json.
+        "retrieval": {k: v for k, v in retrieval.items() if k != "budget_questions"}
+        if retrieval
+        else None,
     }
-
-
-def fmt_pct(v: Any) -> str:
-    return "–" if v is None else f"{100 * v:.2f}"
-
-
-def fmt_num(v: Any, digits: int = 1) -> str:
-    return "–" if v is None else f"{v:,.{digits}f}"
-
-
-def md_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
-    return [
-        "| " + " | ".join(header) + " |",
-        "| " + " | ".join("---" for _ in header) + " |",
-        *("| " + " | ".join(r) + " |" for r in rows),
-    ]
 
 
 def phrasing_note(phrasing: str | None) -> list[str]:
@@ -169,7 +153,18 @@ def render_report(summary: dict[str, Any]) -> str:
             )
         lines += md_table(["System", "Avg context tokens", *[t for _, t in COLUMNS], "n"], rows)
         lines.append("")
-    lines += [f"## Cost and behaviour per question ({label})", ""]
+    lines += _cost_section(summary)
+    retrieval = summary.get("retrieval")
+    if retrieval:
+        lines += recall_at_k_section(retrieval)
+        lines += budget_section(retrieval)
+    lines += _construction_section(summary)
+    return "\n".join(lines)
+
+
+def _cost_section(summary: dict[str, Any]) -> list[str]:
+    """Calls, tokens, latency and evidence recall per question, each system on a row."""
+    lines = [f"## Cost and behaviour per question ({summary['label']})", ""]
     rows = [
         [
             name,
@@ -180,9 +175,10 @@ def render_report(summary: dict[str, Any]) -> str:
             fmt_num(s["avg_tokens"], 0),
             fmt_num(s["latency_p50_ms"]),
             fmt_num(s["latency_p95_ms"]),
+            fmt_num(s["avg_context_tokens"], 0),
             fmt_pct((s["evidence_recall"] or {}).get("overall")),
         ]
-        for name, s in systems.items()
+        for name, s in summary["systems"].items()
     ]
     lines += md_table(
         [
@@ -194,6 +190,7 @@ def render_report(summary: dict[str, Any]) -> str:
             "Model tokens/q",
             "Latency p50 ms",
             "Latency p95 ms",
+            "Context tokens",
             "Evidence recall",
         ],
         rows,
@@ -205,64 +202,50 @@ def render_report(summary: dict[str, Any]) -> str:
         "segment's turns; naive RAG: its k turns; full-context: every turn).",
         "",
     ]
-    retrieval = summary.get("retrieval")
-    if retrieval and retrieval.get("rows"):
-        ks = sorted({r["k"] for r in retrieval["rows"]})
-        table: dict[tuple[str, str], dict[int, Any]] = {}
-        for r in retrieval["rows"]:
-            level = r["level"]
-            if r.get("credit") == "segment" and level == "summary":
-                level = "summary, segment-credited (old measure: every turn of its segment)"
-            table.setdefault((level, r["mode"]), {})[r["k"]] = r["recall"]
-        lines += [f"## Retrieval only: evidence recall@k ({retrieval['questions']} questions)", ""]
-        lines += md_table(
-            ["Level", "Mode", *[f"recall@{k}" for k in ks]],
-            [[lvl, mode, *[fmt_pct(v.get(k)) for k in ks]] for (lvl, mode), v in table.items()],
-        )
-        lines += [
-            "",
-            "A summary hit is credited with its own source turns, a segment hit with its turns. "
-            "The segment-credited rows keep the pre-provenance figure for comparison only.",
-            "",
-        ]
+    return lines
+
+
+def _construction_section(summary: dict[str, Any]) -> list[str]:
+    """What building each conversation's memory cost, and the mean."""
     cons = summary["construction"]
-    if cons["per_conversation"]:
-        lines += [f"## Construction cost ({label})", ""]
-        rows = [
-            [
-                c["conversation"],
-                str(c.get("turns", "")),
-                str(c.get("segments", "")),
-                str(c.get("summaries", "")),
-                str(c.get("calls", "")),
-                str(c.get("tokens", "")),
-                fmt_num(c.get("seconds")),
-            ]
-            for c in cons["per_conversation"]
+    if not cons["per_conversation"]:
+        return []
+    lines = [f"## Construction cost ({summary['label']})", ""]
+    rows = [
+        [
+            c["conversation"],
+            str(c.get("turns", "")),
+            str(c.get("segments", "")),
+            str(c.get("summaries", "")),
+            str(c.get("calls", "")),
+            str(c.get("tokens", "")),
+            fmt_num(c.get("seconds")),
         ]
-        m = cons["mean"]
-        rows.append(
-            [
-                "**mean**",
-                fmt_num(m["turns"], 0),
-                "",
-                "",
-                fmt_num(m["calls"], 1),
-                fmt_num(m["tokens"], 0),
-                fmt_num(m["seconds"]),
-            ]
-        )
-        lines += md_table(
-            [
-                "Conversation",
-                "Turns",
-                "Segments",
-                "Summaries",
-                "Model calls",
-                "Model tokens",
-                "Seconds",
-            ],
-            rows,
-        )
-        lines.append("")
-    return "\n".join(lines)
+        for c in cons["per_conversation"]
+    ]
+    m = cons["mean"]
+    rows.append(
+        [
+            "**mean**",
+            fmt_num(m["turns"], 0),
+            "",
+            "",
+            fmt_num(m["calls"], 1),
+            fmt_num(m["tokens"], 0),
+            fmt_num(m["seconds"]),
+        ]
+    )
+    lines += md_table(
+        [
+            "Conversation",
+            "Turns",
+            "Segments",
+            "Summaries",
+            "Model calls",
+            "Model tokens",
+            "Seconds",
+        ],
+        rows,
+    )
+    lines.append("")
+    return lines

@@ -85,7 +85,12 @@ def test_summary_manifest_and_report(cli_run: Path) -> None:
     rows = summary["retrieval"]["rows"]
     assert {(r["level"], r["mode"], r["credit"], r["k"]) for r in rows} == {
         (lvl, mode, credit, k)
-        for lvl, credit in (("summary", "source"), ("summary", "segment"), ("segment", "source"))
+        for lvl, credit in (
+            ("summary", "source"),
+            ("summary", "segment"),
+            ("segment", "source"),
+            ("turn", "source"),
+        )
         for mode in ("hybrid", "dense", "lexical")
         for k in (5, 10)
     }
@@ -106,6 +111,46 @@ def test_summary_manifest_and_report(cli_run: Path) -> None:
     for system in ALL_SYSTEMS:
         assert f"| {system} |" in report
     assert "## Retrieval only: evidence recall@k" in report
+    assert "| Level | Mode | recall@5 | tokens@5 | recall@10 | tokens@10 |" in report
+    assert "| Context tokens | Evidence recall |" in report
+
+
+def test_every_recall_has_its_tokens_and_budgets_are_matched(cli_run: Path) -> None:
+    retrieval = json.loads((cli_run / "retrieval.json").read_text())
+    rows = {(r["level"], r["mode"], r["credit"], r["k"]): r for r in retrieval["rows"]}
+    assert all(r["tokens"] > 0 for r in rows.values())
+    # Smaller k is a prefix: it never costs more.
+    assert all(rows[(*key[:3], 5)]["tokens"] <= r["tokens"] for key, r in rows.items())
+    questions = retrieval["budget_questions"]
+    assert len(questions) == retrieval["budget"]["questions"] == retrieval["questions"]
+    for q in questions:
+        for depth in ("light", "deep"):
+            budget, systems = q[depth]["budget"], q[depth]["systems"]
+            assert systems[f"hymem-{depth}"]["tokens"] == budget
+            for name in ("dense-turn", "bm25-turn", "hybrid-turn"):
+                cut = systems[name]
+                assert cut["tokens"] <= budget, (q, name)
+                assert not cut["first_over"] or (cut["units"] == 0 and cut["tokens"] == 0)
+    light = retrieval["budget"]["depths"]["light"]
+    # The light path reads the top hybrid summaries, a repeat of a turn replaced by the next
+    # hit: it covers every turn of the recall@10 row's own hits, and maybe more.
+    top10 = rows[("summary", "hybrid", "source", 10)]
+    assert light["systems"]["hymem-light"]["recall"] >= top10["recall"] - 1e-9
+    assert set(light["systems"]["dense-turn"]["by_category"]) <= {
+        "single_hop",
+        "multi_hop",
+        "open_domain",
+        "temporal",
+        "adversarial",
+    }
+    summary = json.loads((cli_run / "summary.json").read_text())
+    assert "budget_questions" not in summary["retrieval"] and summary["retrieval"]["budget"]
+    report = (cli_run / "report.md").read_text()
+    assert "## Retrieval at hymem's cost: evidence recall at matched token budgets" in report
+    for depth in ("light", "deep"):
+        mean_budget = retrieval["budget"]["depths"][depth]["budget_tokens"]
+        assert f"### At hymem's {depth} budget (mean {mean_budget:,.0f} tokens;" in report
+    assert "| dense-turn (naive RAG's ranking) |" in report
 
 
 def test_canary_from_annotations_never_reaches_outputs_or_store(cli_run: Path) -> None:

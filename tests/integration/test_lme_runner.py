@@ -16,7 +16,7 @@ from hymem.embedders import HashingEmbedder
 from hymem.evaluation.dashboard import render_dashboard
 from hymem.evaluation.longmemeval.records import RetrievalRecord
 from hymem.evaluation.longmemeval.runner import LmeOptions, LmeRunResult, run_longmemeval
-from hymem.evaluation.longmemeval.systems import RETRIEVAL_SYSTEMS
+from hymem.evaluation.longmemeval.systems import CONTEXT_SYSTEMS, FLAT_SYSTEMS, RETRIEVAL_SYSTEMS
 from hymem.evaluation.predictions import read_predictions
 
 from tests.fixtures_lme import LME_ABSTENTION, LME_MINI, LME_SCORED
@@ -114,6 +114,48 @@ def test_summary_report_and_dashboard(full_run: tuple[Path, LmeRunResult]) -> No
     assert "chart-retrieval" in render_dashboard(runs=[out])
 
 
+def test_flat_baselines_are_cut_to_hymem_budgets(full_run: tuple[Path, LmeRunResult]) -> None:
+    out, _ = full_run
+    by_key = {(r.question_id, r.system): r for r in rows(out)}
+    for qid in LME_SCORED:
+        for context in CONTEXT_SYSTEMS:
+            ctx = by_key[(qid, context)]
+            budget = sum(ctx.unit_tokens)
+            assert len(ctx.unit_tokens) == len(ctx.ranked_ids) and budget > 0
+            own = ctx.matched[context]
+            assert own.budget == own.tokens == budget and own.units == len(ctx.ranked_ids)
+            for flat in FLAT_SYSTEMS:
+                rec = by_key[(qid, flat)]
+                cut = rec.matched[context]
+                assert cut.budget == budget and cut.tokens <= budget
+                assert not cut.first_over or (cut.units, cut.tokens) == (0, 0)
+                ranking = rec.turn_ids if rec.granularity == "turn" else rec.ranked_ids
+                # The cut is the longest prefix that fits (the fixture's rankings fit in 50).
+                assert cut.tokens == sum(rec.unit_tokens[: cut.units])
+                if cut.units < len(ranking):
+                    assert cut.tokens + rec.unit_tokens[cut.units] > budget
+    light = by_key[("q_ssu_01", "hymem-light")]
+    assert light.ranked_ids and all(i.startswith("sum-") for i in light.ranked_ids)
+    assert len(light.ranked_ids) <= 10  # the light path's k
+    summary = json.loads((out / "summary.json").read_text())
+    matched = summary["retrieval"]["matched"]
+    assert list(matched) == list(CONTEXT_SYSTEMS)
+    assert list(matched["hymem-deep"]["systems"]) == ["hymem-deep", *FLAT_SYSTEMS]
+    report = (out / "report.md").read_text()
+    assert "## Retrieval at hymem's cost: recall at matched token budgets" in report
+    assert "### At hymem-light's budget (mean " in report and "| hymem-deep (turn) |" in report
+
+
+def test_flat_rows_ranked_later_are_matched_to_the_stored_budgets(tmp_path: Path) -> None:
+    out, qid = tmp_path / "run", "q_ms_02"
+    run(LME_MINI, out, systems=list(CONTEXT_SYSTEMS), questions=[qid])
+    budgets = {r.system: sum(r.unit_tokens) for r in rows(out)}
+    again = run(LME_MINI, out, systems=[*CONTEXT_SYSTEMS, "bm25-turn"], questions=[qid])
+    assert (again.ingested, again.ranked) == ([], 1)
+    (bm25,) = [r for r in rows(out) if r.system == "bm25-turn"]
+    assert {c: m.budget for c, m in bm25.matched.items()} == budgets
+
+
 def test_json_gz_gives_the_same_baseline_scores(
     full_run: tuple[Path, LmeRunResult], lme_gz: Path, tmp_path: Path
 ) -> None:
@@ -128,7 +170,7 @@ def test_json_gz_gives_the_same_baseline_scores(
 def test_interrupted_run_resumes_without_reingesting(tmp_path: Path) -> None:
     out = tmp_path / "run"
     first = run(LME_MINI, out, limit=2)
-    assert first.ingested == ["q_ssu_01", "q_ms_02"] and first.ranked == 16
+    assert first.ingested == ["q_ssu_01", "q_ms_02"] and first.ranked == 2 * len(RETRIEVAL_SYSTEMS)
     # Simulate a kill while q_ms_02 was being ranked: its ingest marker and rows are gone and
     # the last line of retrieval.jsonl is torn.
     (out / "ingest" / "q_ms_02.json").unlink()

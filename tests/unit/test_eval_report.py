@@ -102,6 +102,7 @@ def summary() -> dict:
                     "mode": "hybrid",
                     "k": 5,
                     "recall": 0.5,
+                    "tokens": 40.0,
                     "n": 2,
                     "by_category": {},
                 },
@@ -151,7 +152,8 @@ def test_report_is_table1_shaped_and_labelled_extractive() -> None:
     assert header in md
     assert "| hymem | 200 | 75.00 | – | – | 0.00 | 50.00 | 3 |" in md
     assert "| full-context | 5,000 | 100.00 | – | – | – | 100.00 | 1 |" in md
-    assert "| summary | hybrid | 50.00 | 75.00 |" in md
+    # Every recall beside its tokens; a row from before tokens were recorded shows "–".
+    assert "| summary | hybrid | 50.00 | 40 | 75.00 | – |" in md
     assert "| c1 | 10 | 3 | 6 | 0 | 0 | 2.0 |" in md
     assert "judge" not in md.split("## Cost")[0].lower().replace("llm-judge", "")
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 from hymem.evaluation.longmemeval.metrics import KS, METRICS
-from hymem.evaluation.longmemeval.records import LmePrediction, RetrievalRecord
+from hymem.evaluation.longmemeval.records import LmePrediction, MatchedBudget, RetrievalRecord
 from hymem.evaluation.longmemeval.report import build_summary, render_report
 
 
@@ -115,3 +115,88 @@ def test_qa_accuracy_per_type_with_abstention_apart() -> None:
     report = render_report(s)
     assert "Judge: `openai:j`" in report and "QA needs a model" not in report
     assert "| hymem | 50.00 | 100.00 | 66.67 | 100 | 3 |" in report
+
+
+def _cut(budget: int, tokens: int, session: float | None, turn: float | None = None, **kw: Any):  # type: ignore[no-untyped-def]
+    metrics = {}
+    if session is not None:
+        metrics["session"] = {"recall_any": session, "recall_all": session / 2}
+    if turn is not None:
+        metrics["turn"] = {"recall_any": turn, "recall_all": 0.0}
+    return MatchedBudget(
+        budget=budget, tokens=tokens, units=kw.pop("units", 2), metrics=metrics, **kw
+    )
+
+
+MATCHED_ROWS = [
+    row(
+        "q1",
+        "temporal-reasoning",
+        "hymem-light",
+        1.0,
+        matched={"hymem-light": _cut(200, 200, 1.0, 1.0)},
+    ),
+    row(
+        "q2", "multi-session", "hymem-light", 1.0, matched={"hymem-light": _cut(100, 100, 0.0, 0.0)}
+    ),
+    row(
+        "q1",
+        "temporal-reasoning",
+        "bm25-turn",
+        1.0,
+        matched={"hymem-light": _cut(200, 190, 1.0, 0.0)},
+    ),
+    row(
+        "q2",
+        "multi-session",
+        "bm25-turn",
+        1.0,
+        matched={"hymem-light": _cut(100, 0, 0.0, 0.0, units=0, first_over=True)},
+    ),
+    row(
+        "q1",
+        "temporal-reasoning",
+        "dense-session",
+        1.0,
+        matched={"hymem-light": _cut(200, 150, 1.0)},
+    ),
+    # written before any context row of its question: no matched cut, so not counted
+    row("q2", "multi-session", "dense-session", 1.0),
+]
+
+
+def test_matched_budget_summary_and_table_by_type() -> None:
+    s = build_summary(retrieval=MATCHED_ROWS, predictions=[], manifest={}, **BASE)
+    matched = s["retrieval"]["matched"]
+    assert set(matched) == {"hymem-light"}  # no hymem-deep rows
+    light = matched["hymem-light"]
+    assert light["budget_tokens"] == 150 and light["questions"] == 2
+    assert list(light["systems"]) == ["hymem-light", "bm25-turn", "dense-session"]
+    bm25 = light["systems"]["bm25-turn"]["overall"]
+    assert bm25["session_recall_any"] == 0.5 and bm25["turn_recall_any"] == 0.0
+    assert bm25["tokens"] == 95 and bm25["first_over"] == 1 and bm25["n"] == 2
+    dense = light["systems"]["dense-session"]
+    assert dense["overall"]["n"] == 1 and dense["overall"]["turn_recall_any"] is None
+    assert list(dense["by_type"]) == ["temporal-reasoning"]
+    report = render_report(s)
+    assert "## Retrieval at hymem's cost: recall at matched token budgets" in report
+    assert "### At hymem-light's budget (mean 150 tokens; 2 questions, 0 with an empty" in report
+    assert (
+        "| System (unit) | Multi-session | Temporal | Session any | Session all | Turn any "
+        "| Turn all | Tokens used | Units | First over | n |"
+    ) in report
+    assert (
+        "| hymem-light (turn) | 0.00 (100) | 100.00 (200) | 50.00"
+        " | 25.00 | 50.00 | 0.00 | 150 | 2.0 | – | 2 |" in report
+    )
+    assert (
+        "| bm25-turn (turn) | 0.00 (0) | 100.00 (190) | 50.00"
+        " | 25.00 | 0.00 | 0.00 | 95 | 1.0 | 1 | 2 |" in report
+    )
+    assert (
+        "| dense-session (session) | – | 100.00 (150) | 100.00"
+        " | 50.00 | – | – | 150 | 2.0 | 0 | 1 |" in report
+    )
+    assert "matched token budgets" not in render_report(
+        build_summary(retrieval=ROWS, predictions=[], manifest={}, **BASE)
+    )

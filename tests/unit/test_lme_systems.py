@@ -51,6 +51,7 @@ def test_score_ranking_scores_both_levels_and_says_why_one_is_skipped() -> None:
     assert rec.metrics["session"]["recall_all@3"] == 1.0
     assert rec.skipped == {"turn": "ranks sessions, not turns"}
     assert rec.context_tokens["1"] == 1 and rec.context_tokens["50"] == 2
+    assert rec.unit_tokens == [1, 1]  # one count per ranked item, for budget cuts
 
 
 def test_flat_passages_read_rounds_and_whole_sessions_oldest_first() -> None:
@@ -167,6 +168,53 @@ def test_systems_are_checked_and_map_to_qa_answerers() -> None:
         "dense-session",
     ]
     assert qa_systems(["bm25-turn"]) == ["bm25-turn"]
+    assert qa_systems(["hymem-light", "bm25-turn"]) == ["hymem", "bm25-turn"]
+
+
+class _ContextMem:
+    """Memory's context over scripted hits, recording how each call was made."""
+
+    def __init__(self, hits: list[Hit]) -> None:
+        self.hits = hits
+        self.calls: list[tuple[str, str, datetime | None]] = []
+
+    def context(
+        self, question: str, *, user_id: str, depth: str, as_of: datetime | None = None
+    ) -> list[Hit]:
+        self.calls.append((user_id, depth, as_of))
+        return self.hits
+
+
+def test_hymem_contexts_rank_what_each_path_reads_as_of_the_question_date() -> None:
+    q = questions()["q_ms_02"]
+    hits = [
+        Hit(
+            level=Level.SUMMARY,
+            id="sum-1",
+            user_id=q.question_id,
+            text="The user owns a piano and a violin.",
+            segment_id="seg-1",
+            turn_ids=["answer_ms02_1_1"],
+        ),
+        Hit(
+            level=Level.SEGMENT,
+            id="seg-2",
+            user_id=q.question_id,
+            text="user: I bought a ukulele",
+            segment_id="seg-2",
+            turn_ids=["answer_ms02_2_1", "answer_ms02_2_2"],
+        ),
+    ]
+    mem = _ContextMem(hits)
+    retriever = QuestionRetriever(mem, q, rrf_k=60)  # type: ignore[arg-type]
+    light, deep = retriever.rank("hymem-light"), retriever.rank("hymem-deep")
+    assert [c[1] for c in mem.calls] == ["light", "deep"]
+    assert all(c[0] == "q_ms_02" and c[2] == q.question_date for c in mem.calls)
+    assert light.ranked_ids == ["sum-1", "seg-2"] and light.granularity == "turn"
+    assert light.turn_ids == ["answer_ms02_1_1", "answer_ms02_2_1", "answer_ms02_2_2"]
+    rec = score_ranking(q, evidence_of(q), deep)
+    assert len(rec.unit_tokens) == 2 and rec.context_tokens["50"] == sum(rec.unit_tokens)
+    assert rec.metrics["session"]["recall_all@1"] == 0.0  # both sessions need k >= 2
 
 
 class _SearchMem:

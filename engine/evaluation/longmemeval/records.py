@@ -7,7 +7,19 @@ from __future__ import annotations
 from typing import Literal
 
 from hymem.evaluation.predictions import AnswerRecord, Key, KeyedRecord
-from pydantic import Field
+from pydantic import BaseModel, Field
+
+
+class MatchedBudget(BaseModel):
+    """A ranking cut to the tokens a hymem context used for the same question (longest prefix
+    that fits, `hymem.evaluation.budget`), scored by recall_any/recall_all over the set of
+    sessions (and, for turn units, turns) the cut holds."""
+
+    budget: int  # the hymem context's tokens for this question
+    tokens: int  # tokens of the units taken (<= budget)
+    units: int
+    first_over: bool = False  # the top unit alone exceeded the budget: nothing was taken
+    metrics: dict[str, dict[str, float]] = Field(default_factory=dict)  # level -> scores
 
 
 class RetrievalRecord(KeyedRecord):
@@ -25,6 +37,9 @@ class RetrievalRecord(KeyedRecord):
     metrics: dict[str, dict[str, float]] = Field(default_factory=dict)
     skipped: dict[str, str] = Field(default_factory=dict)  # level -> why it is not scored
     context_tokens: dict[str, int] = Field(default_factory=dict)  # "k" -> tokens of top-k items
+    unit_tokens: list[int] = Field(default_factory=list)  # tokens of each of ranked_ids
+    # hymem context system -> this ranking at its budget (for itself: its whole context)
+    matched: dict[str, MatchedBudget] = Field(default_factory=dict)
     latency_ms: float = 0.0
     finished_at: str = ""
 
@@ -47,4 +62,4 @@ class LmePrediction(AnswerRecord):
         return (self.system, self.question_id)
 
 
-__all__ = ["LmePrediction", "RetrievalRecord"]
+__all__ = ["LmePrediction", "MatchedBudget", "RetrievalRecord"]

@@ -1,8 +1,9 @@
 """summary.json and report.md of a LongMemEval run. Pure: rows in, dict/markdown out.
 
 Every retrieval table puts hymem's systems first and the flat baselines beside them, over the
-same questions; the tokens table says what each system's top-k would cost in a prompt. Runs on
-the extractive backend show the retrieval tables only and say that QA needs a model.
+same questions; the tokens table says what each system's top-k would cost in a prompt, and the
+matched-budget tables compare them at hymem's own per-question cost. Runs on the extractive
+backend show the retrieval tables only and say that QA needs a model.
 """
 
 from __future__ import annotations
@@ -12,9 +13,11 @@ from typing import Any
 
 from hymem.evaluation.longmemeval.metrics import KS, LEVELS, METRICS
 from hymem.evaluation.longmemeval.records import LmePrediction, RetrievalRecord
+from hymem.evaluation.longmemeval.report_matched import matched_section, matched_summary
 from hymem.evaluation.longmemeval.systems import RETRIEVAL_SYSTEMS
+from hymem.evaluation.markdown import fmt_num, fmt_pct, md_table
 from hymem.evaluation.metrics import mean, percentile
-from hymem.evaluation.report import EXTRACTIVE_LABEL, backend_label, fmt_num, fmt_pct, md_table
+from hymem.evaluation.report import EXTRACTIVE_LABEL, backend_label
 
 TYPE_TITLES: dict[str, str] = {
     "single-session-user": "SS-user",
@@ -81,6 +84,7 @@ def retrieval_summary(records: Sequence[RetrievalRecord]) -> dict[str, Any]:
             for s in systems
         },
         "latency_ms": {s: mean(r.latency_ms for r in records if r.system == s) for s in systems},
+        "matched": matched_summary(records, ordered_types({r.question_type for r in records})),
         "no_evidence": no_evidence,
         "questions": len({r.question_id for r in records if r.metrics}),
     }
@@ -334,12 +338,15 @@ def render_report(summary: dict[str, Any]) -> str:
         f"Embedder: `{summary.get('embedder')}`. Questions scored for retrieval: "
         f"{ret['questions']}. Metrics as the benchmark defines them (recall_any, recall_all, "
         "NDCG over the whole haystack; turn rankings scored at session level by the official "
-        "conversion); scores in %. Flat baselines index the user's turns only, as in the paper.",
+        "conversion); scores in %. Flat baselines index the user's turns only, as in the paper. "
+        "hymem-light and hymem-deep rank only what their path reads (its top-k summaries, the "
+        "segments it selected), so their @k figures stop growing past that.",
         "",
     ]
     for level in LEVELS:
         lines += _retrieval_section(summary, level)
     lines += _tokens_section(summary)
+    lines += matched_section(ret.get("matched") or {}, TYPE_TITLES)
     lines += _qa_section(summary)
     lines += _ingest_section(summary)
     lines += _skipped_section(summary)

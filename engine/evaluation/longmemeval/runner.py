@@ -26,18 +26,16 @@ from hymem.evaluation.longmemeval.judge import (
     judge_answer,
     judge_prompt_versions,
 )
-from hymem.evaluation.longmemeval.metrics import evidence_of
+from hymem.evaluation.longmemeval.matched import rank_question, stored_budgets
 from hymem.evaluation.longmemeval.records import LmePrediction, RetrievalRecord
 from hymem.evaluation.longmemeval.systems import (
     HYMEM_QA,
     MAX_SEARCH_K,
     RETRIEVAL_SYSTEMS,
-    QuestionRetriever,
     answer_flat,
     ask_hymem,
     check_systems,
     qa_systems,
-    score_ranking,
 )
 from hymem.evaluation.manifest import build_manifest, check_resumable
 from hymem.evaluation.pool import run_bounded
@@ -242,6 +240,8 @@ def _prepare(
 ) -> tuple[list[str], list[str], int]:
     """Ingest (where needed) and rank every question; (ingested, failed, rows written)."""
     rlog: PredictionLog[RetrievalRecord] = PredictionLog(out / "retrieval.jsonl", RetrievalRecord)
+    # hymem's context budgets logged by an earlier invocation, for flat rows ranked now.
+    budgets = stored_budgets(read_predictions(rlog.path, RetrievalRecord))
     # Abstention questions are not scored for retrieval; they matter only when QA runs.
     used = [q for q in questions if qa or not q.abstention]
     todo = [q for q in used if not (out / "ingest" / f"{q.question_id}.json").exists()]
@@ -267,31 +267,9 @@ def _prepare(
                     json.dumps(cost, indent=2), encoding="utf-8"
                 )
                 ingested.append(q.question_id)
-            ranked += _rank_question(mem, q, systems, rlog)
+            ranked += rank_question(mem, q, systems, rlog, budgets)
             progress.advance(rank)
     return ingested, failed, ranked
-
-
-def _rank_question(
-    mem: Memory, q: LmeQuestion, systems: list[str], rlog: PredictionLog[RetrievalRecord]
-) -> int:
-    """Rank and score one question with the systems not yet in retrieval.jsonl."""
-    todo = [s for s in systems if (q.question_id, s) not in rlog.done]
-    if not todo:
-        return 0
-    evidence = evidence_of(q)
-    if not q.abstention:
-        for level, ids in (("turn", evidence.turns), ("session", evidence.sessions)):
-            if not ids:
-                log.warning("longmemeval.no_evidence", question_id=q.question_id, level=level)
-    retriever = QuestionRetriever(mem, q, rrf_k=mem.config.rrf_k)
-    for system in todo:
-        record = score_ranking(q, evidence, retriever.rank(system))
-        if q.abstention:  # ranked only so the flat baselines can answer it
-            record.metrics = {}
-            record.skipped = {"session": "abstention question", "turn": "abstention question"}
-        rlog.append(record)
-    return len(todo)
 
 
 def _ask_all(

@@ -5,6 +5,10 @@ Retrieval (no model):
                     turns by `hit_turn_ids` (its own source turns), then sessions
     hymem-segment   hymem's Level-2 retrieval: `mem.search(level="segment")`, the segments' turns
     (both read as deep as the largest k needs, see `QuestionRetriever.hymem_hits`)
+    hymem-light     exactly what the light path reads (`mem.context(depth="light")`: top-k
+                    summaries), as of the question date
+    hymem-deep      exactly what the deep path reads (`mem.context(depth="deep")`: the segments
+                    the select role chose); these two contexts set the matched token budgets
     {bm25,dense,hybrid}-{turn,session}   the paper's flat baselines (`flat.py`)
 
 Question answering (only with a model): `hymem` (`Memory.ask`, depth auto) when a hymem
@@ -19,7 +23,7 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from hymem.errors import UserInputError
 from hymem.evaluation.baselines import answer_with
@@ -42,12 +46,17 @@ if TYPE_CHECKING:
     from hymem.memory import Memory
 
 HYMEM_SYSTEMS: dict[str, Level] = {"hymem-summary": Level.SUMMARY, "hymem-segment": Level.SEGMENT}
+# hymem's contexts, whose tokens are the budgets the flat baselines are cut to.
+CONTEXT_SYSTEMS: dict[str, Literal["light", "deep"]] = {
+    "hymem-light": "light",
+    "hymem-deep": "deep",
+}
 FLAT_SYSTEMS: dict[str, tuple[Ranker, Granularity]] = {
     f"{ranker}-{gran}": (ranker, gran)
     for gran in ("turn", "session")
     for ranker in ("bm25", "dense", "hybrid")
 }
-RETRIEVAL_SYSTEMS: tuple[str, ...] = (*HYMEM_SYSTEMS, *FLAT_SYSTEMS)
+RETRIEVAL_SYSTEMS: tuple[str, ...] = (*HYMEM_SYSTEMS, *CONTEXT_SYSTEMS, *FLAT_SYSTEMS)
 HYMEM_QA = "hymem"
 # Deep enough for the largest k the benchmark scores; hymem's hits are read deeper when their
 # turns do not yet cover that many turns and sessions (summaries share segments), up to a cap.
@@ -68,7 +77,8 @@ def check_systems(names: Iterable[str]) -> list[str]:
 
 def qa_systems(selected: Sequence[str]) -> list[str]:
     """QA answerers for the selected retrieval systems (see the module docstring)."""
-    out = [HYMEM_QA] if any(s in HYMEM_SYSTEMS for s in selected) else []
+    hymem = any(s in HYMEM_SYSTEMS or s in CONTEXT_SYSTEMS for s in selected)
+    out = [HYMEM_QA] if hymem else []
     return out + [s for s in selected if s in FLAT_SYSTEMS]
 
 
@@ -107,6 +117,15 @@ class QuestionRetriever:
             hits, turns = self.hymem_hits(HYMEM_SYSTEMS[system])
             top = hits[:SEARCH_K]
             out = Ranked(system, "turn", [h.id for h in top], turns, [h.text for h in top])
+        elif system in CONTEXT_SYSTEMS:
+            hits = self.mem.context(
+                q.question,
+                user_id=q.question_id,
+                depth=CONTEXT_SYSTEMS[system],
+                as_of=q.question_date,
+            )
+            turns = hit_turn_ids(self.mem, hits, q.question_id)
+            out = Ranked(system, "turn", [h.id for h in hits], turns, [h.text for h in hits])
         else:
             ranker, gran = FLAT_SYSTEMS[system]
             index = self.flat(gran)
@@ -137,6 +156,7 @@ def score_ranking(question: LmeQuestion, evidence: Evidence, ranked: Ranked) -> 
     """The benchmark's metrics of one ranking at both levels, skipping a level without
     evidence (the reason is kept on the record and counted in the report)."""
     corpus_turns, corpus_sessions = corpus_of(question)
+    counts = [count_tokens(t) for t in ranked.texts]
     metrics: dict[str, dict[str, float]] = {}
     skipped: dict[str, str] = {}
     if ranked.granularity != "turn":
@@ -166,15 +186,16 @@ def score_ranking(question: LmeQuestion, evidence: Evidence, ranked: Ranked) -> 
         session_ids=list(sessions),
         metrics=metrics,
         skipped=skipped,
-        context_tokens=context_tokens(ranked.texts),
+        context_tokens=context_tokens(counts),
+        unit_tokens=counts,
         latency_ms=ranked.latency_ms,
         finished_at=datetime.now(UTC).isoformat(timespec="milliseconds"),
     )
 
 
-def context_tokens(texts: Sequence[str], ks: Sequence[int] = KS) -> dict[str, int]:
-    """Tokens of the top-k items' text for each k: what that top-k would put in a prompt."""
-    counts = [count_tokens(t) for t in texts[: max(ks)]]
+def context_tokens(counts: Sequence[int], ks: Sequence[int] = KS) -> dict[str, int]:
+    """Tokens of the top-k items for each k (from each item's count): what that top-k would
+    put in a prompt."""
     return {str(k): sum(counts[:k]) for k in ks}
 
 
@@ -218,6 +239,7 @@ def answer_flat(
 
 
 __all__ = [
+    "CONTEXT_SYSTEMS",
     "FLAT_SYSTEMS",
     "HYMEM_QA",
     "HYMEM_SYSTEMS",
