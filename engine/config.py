@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from hymem.errors import ConfigError
+from hymem.indexes.fusion import DEFAULT_RRF_K
 from hymem.validation import MAX_K, MAX_QUERY_CHARS
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -91,7 +92,7 @@ class MemoryConfig(BaseSettings):
     n_deep: int = Field(30, ge=1, description="N: deep coarse top-N")
     select_batch: int = Field(10, ge=1, description="d: event-selection batch size")
     max_iterations: int = Field(3, ge=0, description="T: reflection rounds; 0 disables")
-    rrf_k: int = Field(60, ge=1)
+    rrf_k: int = Field(DEFAULT_RRF_K, ge=1)
     search_depth_factor: int = Field(
         2, ge=1, description="each retriever fetches max(factor * k, min) before fusion"
     )

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from hymem.embedders import HashingEmbedder
+from hymem.indexes.fusion import DEFAULT_RRF_K
 from hymem.indexes.hybrid import HybridSearcher
 from hymem.indexes.store import Store
 from hymem.types import Level, StatusChange, SummaryStatus
@@ -83,7 +84,7 @@ def test_hits_carry_scores_ranks_and_links(searcher: HybridSearcher) -> None:
     assert top.dense_rank == 1 and top.lexical_rank == 1
     assert top.dense_score is not None and 0 < top.dense_score <= 1
     assert top.lexical_score is not None and top.lexical_score > 0
-    assert top.fused_score == pytest.approx(2 / 61)
+    assert top.fused_score == pytest.approx(2 / (DEFAULT_RRF_K + 1))
     assert top.time_start == datetime(2023, 5, 8, 13, 56)
     assert [h.fused_score for h in hits] == sorted((h.fused_score for h in hits), reverse=True)
 

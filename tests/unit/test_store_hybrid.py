@@ -15,6 +15,7 @@ import pytest
 from hymem.config import MemoryConfig
 from hymem.embedders import HashingEmbedder
 from hymem.errors import UserInputError
+from hymem.indexes.fusion import DEFAULT_RRF_K
 from hymem.indexes.hybrid import (
     DEPTH_FACTOR,
     MIN_CANDIDATES,
@@ -85,10 +86,10 @@ def test_fusion_scores_ranks_and_one_hydration_for_lexical_hits() -> None:
     assert (b.dense_rank, b.lexical_rank) == (2, 2)
     assert b.dense_score == pytest.approx(1 / np.sqrt(1.25), abs=1e-6)
     assert b.lexical_score == pytest.approx(dict(store.lexical_search("u", "kiwi", 5))["b"])
-    assert b.fused_score == pytest.approx(2 / 62)
+    assert b.fused_score == pytest.approx(2 / (DEFAULT_RRF_K + 2))
     assert b.segment_id == "seg-b" and b.status is SummaryStatus.ACTIVE and b.turn_ids == []
     assert (d.dense_rank, d.lexical_rank) == (4, 1)
-    assert d.fused_score == pytest.approx(1 / 64 + 1 / 61)
+    assert d.fused_score == pytest.approx(1 / (DEFAULT_RRF_K + 4) + 1 / (DEFAULT_RRF_K + 1))
     assert b.time_start == datetime(2023, 1, 1)
     assert store.hydrate_calls == [["d", "b"]]  # all lexical candidates, in one lookup
 
