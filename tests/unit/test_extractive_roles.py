@@ -2,33 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 
-import numpy as np
 import pytest
 from hymem.llm.extractive.backend import ExtractiveRoles, merge_texts
-from hymem.llm.extractive.text import content_stems, stem, words
+from hymem.llm.extractive.text import content_stems
 from hymem.llm.roles import ContextItem, Role, SegmentInput
 
+from tests.bag_embedder import BagEmbedder
+
 T0 = datetime(2023, 5, 8, 13, 56)
-
-
-class BagEmbedder:
-    """Bag of stems hashed into 64 dims: similar wording, similar vectors. No model."""
-
-    name = "fake-bag"
-    dim = 64
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for row, text in enumerate(texts):
-            for w in words(text):
-                out[row, sum(map(ord, stem(w))) % self.dim] += 1.0
-        norms = np.linalg.norm(out, axis=1, keepdims=True)
-        norms[norms == 0] = 1.0
-        return out / norms
 
 
 @pytest.fixture

@@ -5,10 +5,8 @@ The core's extractive backend words "last Friday" as a calendar day; the LoCoMo 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import datetime
 
-import numpy as np
 import pytest
 from hymem.config import MemoryConfig
 from hymem.errors import ConfigError
@@ -16,27 +14,12 @@ from hymem.evaluation.locomo_format import locomo_date_phrasing, phrased_roles
 from hymem.evaluation.manifest import check_resumable
 from hymem.llm.extractive.backend import ExtractiveRoles
 from hymem.llm.extractive.temporal import rewrite_relative_dates
-from hymem.llm.extractive.text import stem, words
 from hymem.llm.roles import ContextItem, SegmentInput
+
+from tests.bag_embedder import BagEmbedder
 
 MON_8_MAY = datetime(2023, 5, 8, 13, 56)
 SAT_15_JUL = datetime(2023, 7, 15, 10, 0)
-
-
-class BagEmbedder:
-    """Bag of stems hashed into 64 dims: similar wording, similar vectors. No model."""
-
-    name = "fake-bag"
-    dim = 64
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for row, text in enumerate(texts):
-            for w in words(text):
-                out[row, sum(map(ord, stem(w))) % self.dim] += 1.0
-        norms = np.linalg.norm(out, axis=1, keepdims=True)
-        norms[norms == 0] = 1.0
-        return out / norms
 
 
 @pytest.mark.parametrize(
