@@ -26,13 +26,14 @@ from hymem.llm.extractive.scoring import (
     term_weights,
     token_f1,
 )
-from hymem.llm.extractive.text import question_terms, stem, words
+from hymem.llm.extractive.text import question_terms, stem
+
+from tests.bag_embedder import BagEmbedder
 
 
-class CountingEmbedder:
-    """Bag of stems over a fixed vocabulary; counts how many texts it was asked to embed."""
+class CountingEmbedder(BagEmbedder):
+    """The bag-of-stems embedder over 32 dims; counts how many texts it was asked to embed."""
 
-    name = "fake-bag"
     dim = 32
 
     def __init__(self) -> None:
@@ -40,13 +41,7 @@ class CountingEmbedder:
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         self.embedded += len(texts)
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for row, text in enumerate(texts):
-            for w in words(text):
-                out[row, sum(map(ord, stem(w))) % self.dim] += 1.0
-        norms = np.linalg.norm(out, axis=1, keepdims=True)
-        norms[norms == 0] = 1.0
-        return out / norms
+        return super().embed(texts)
 
 
 def test_coverage_counts_question_terms_with_stems_and_speaker() -> None:
