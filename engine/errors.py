@@ -3,6 +3,7 @@
     HymemError
     ├── UserInputError            caller mistakes: bad query, k <= 0, unknown level, bad message
     │   ├── InvalidMessageError   one message of an add() call; names its index
+    │   ├── NotFoundError         no record of that id for that user (another user's included)
     │   └── DatasetFormatError    a benchmark file that is not in its benchmark's format at all
     ├── ConfigError               inconsistent or unknown configuration, unknown backend spec
     ├── StoreError                the memory folder itself
@@ -43,6 +44,16 @@ class InvalidMessageError(UserInputError):
         self.message_id = message_id
         where = f"message {index}" + (f" (id={message_id!r})" if message_id else "")
         super().__init__(f"{where}: {reason}")
+
+
+class NotFoundError(UserInputError, LookupError):
+    """No record with this id belongs to this user. Raised alike for an id that does not
+    exist and for one that belongs to another user, so an id never reveals another tenant."""
+
+    def __init__(self, kind: str, record_id: str) -> None:
+        self.kind = kind
+        self.record_id = record_id
+        super().__init__(f"no {kind} {record_id!r} for this user")
 
 
 class DatasetFormatError(UserInputError):

@@ -23,8 +23,11 @@ from hymem.indexes.hybrid import HybridSearcher, SearchMode
 from hymem.indexes.protocol import Storage
 from hymem.indexes.store import Store
 from hymem.llm import LazyRoles
+from hymem.llm.cache import cache_owner
 from hymem.llm.roles import Roles
 from hymem.logging import get_logger
+from hymem.manage.api import ManagementAPI
+from hymem.manage.editor import Editor
 from hymem.read.reader import Reader
 from hymem.sleep.consolidator import Consolidator, SleepReport
 from hymem.sleep.journal import SleepJournal, journal_path
@@ -45,7 +48,7 @@ log = get_logger("hymem.memory")
 Depth = Literal["auto", "light", "deep"]
 
 
-class Memory:
+class Memory(ManagementAPI):
     """Long-term conversational memory under one folder.
 
     Opening is cheap: models load lazily on first use. One process may write a folder at a
@@ -93,11 +96,13 @@ class Memory:
         )
         parts = (self._store, self._embedder)
         journal = SleepJournal(journal_path(self.path))
+        self._versions_lock = threading.Lock()  # sleep, restore, update, delete, erase
         self._ingestor = Ingestor(*parts, self._roles, config, clock=utcnow)
         self._reader = Reader(*parts, self._searcher, self._roles, config, clock=utcnow)
         self._consolidator = Consolidator(
-            *parts, self._roles, config, journal=journal, clock=utcnow
+            *parts, self._roles, config, journal=journal, clock=utcnow, lock=self._versions_lock
         )
+        self._editor = Editor(self._store, self._embedder, lock=self._versions_lock, clock=utcnow)
         self._since_sleep: dict[str, int] = {}  # new summaries per user since its last sleep
         self._auto_sleep_lock = threading.Lock()
         self._closed = False
@@ -177,9 +182,10 @@ class Memory:
         """Persist messages as pending turns, then flush the short-term buffer if it is full."""
         self._check_open()
         check_user_id(user_id)
-        result = self._ingestor.add(
-            messages, user_id=user_id, session_id=session_id, timestamp=timestamp
-        )
+        with cache_owner(user_id):
+            result = self._ingestor.add(
+                messages, user_id=user_id, session_id=session_id, timestamp=timestamp
+            )
         self._maybe_auto_sleep(user_id, result)
         return result
 
@@ -187,7 +193,8 @@ class Memory:
         """Summarise and store every pending turn of `user_id` now."""
         self._check_open()
         check_user_id(user_id)
-        result = self._ingestor.flush(user_id=user_id)
+        with cache_owner(user_id):
+            result = self._ingestor.flush(user_id=user_id)
         self._maybe_auto_sleep(user_id, result)
         return result
 
@@ -281,16 +288,19 @@ class Memory:
                 check_k(value, name=name, maximum=self.config.max_k)
         if max_iterations is not None:
             check_iterations(max_iterations)
-        return self._reader.ask(
-            question,
-            user_id=user_id,
-            depth=depth,
-            k=k or self.config.k,
-            n_deep=N or self.config.n_deep,
-            batch=d or self.config.select_batch,
-            max_iterations=self.config.max_iterations if max_iterations is None else max_iterations,
-            as_of=_as_of(as_of),
-        )
+        with cache_owner(user_id):
+            return self._reader.ask(
+                question,
+                user_id=user_id,
+                depth=depth,
+                k=k or self.config.k,
+                n_deep=N or self.config.n_deep,
+                batch=d or self.config.select_batch,
+                max_iterations=self.config.max_iterations
+                if max_iterations is None
+                else max_iterations,
+                as_of=_as_of(as_of),
+            )
 
     def context(
         self,
@@ -307,7 +317,8 @@ class Memory:
         check_query(question, max_chars=self.config.max_query_chars)
         if depth not in ("auto", "light", "deep"):
             raise UserInputError(f"unknown depth {depth!r}: use auto, light or deep")
-        return self._reader.context(question, user_id=user_id, depth=depth, as_of=_as_of(as_of))
+        with cache_owner(user_id):
+            return self._reader.context(question, user_id=user_id, depth=depth, as_of=_as_of(as_of))
 
     def traces(
         self, *, user_id: str | None = None, since: datetime | None = None

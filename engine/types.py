@@ -104,7 +104,9 @@ class SummaryRecord(_Record):
     previous_id: str | None = None  # the version this one replaced (consolidation)
     reason: str | None = None  # why it was superseded or deleted
     evidence_id: str | None = None  # the newer summary that justified a delete/update
-    origin: Literal["summary", "consolidated"] = "summary"
+    # Who wrote this version: the write path ("summary"), sleep ("consolidated") or the user
+    # through update()/delete() ("user"); `created_at` says when.
+    origin: Literal["summary", "consolidated", "user"] = "summary"
     created_at: datetime
     updated_at: datetime
 

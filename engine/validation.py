@@ -17,6 +17,9 @@ MAX_SESSION_ID_CHARS = 256
 MAX_K = 1_000
 MAX_QUERY_CHARS = 20_000
 MAX_ITERATIONS = 20
+# A corrected memory is one key-information sentence or a few: this bounds what update() embeds.
+MAX_MEMORY_TEXT_CHARS = 4_000
+MAX_RECORD_ID_CHARS = 256
 # Lone surrogates cannot be encoded to UTF-8: pyarrow and Tantivy raise on them deep inside a
 # write or a query, so identifiers and queries holding one are refused at the door.
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
@@ -61,6 +64,25 @@ def check_query(query: object, *, max_chars: int = MAX_QUERY_CHARS) -> str:
         )
     _check_encodable(query, "query")
     return query
+
+
+def check_memory_text(text: object) -> str:
+    """The text of a corrected memory (update): non-blank, bounded, storable."""
+    if not isinstance(text, str) or not text.strip():
+        raise UserInputError("a memory's text must be a non-empty, non-whitespace string")
+    if len(text) > MAX_MEMORY_TEXT_CHARS:
+        raise UserInputError(
+            f"a memory's text is {len(text):,} characters; the limit is {MAX_MEMORY_TEXT_CHARS:,}"
+        )
+    if "\x00" in text:
+        raise UserInputError("a memory's text must not contain NUL characters")
+    _check_encodable(text, "the memory's text")
+    return text.strip()
+
+
+def check_record_id(record_id: object, name: str = "memory_id") -> str:
+    blank = f"{name} is required and must be a non-empty string"
+    return _check_identifier(record_id, name, MAX_RECORD_ID_CHARS, blank)
 
 
 def check_k(k: object, *, name: str = "k", maximum: int = MAX_K) -> int:

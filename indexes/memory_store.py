@@ -24,6 +24,7 @@ from hymem.indexes import schema as S
 from hymem.indexes.commits import check_owner, covering_segments
 from hymem.indexes.lexical import query_terms
 from hymem.indexes.lexical_sync import PROGRESS_EVERY
+from hymem.indexes.memory_manage import MemoryManage
 from hymem.indexes.memory_tables import MemoryTables, hit_row, in_range, utc_record
 from hymem.indexes.protocol import ACTIVE_ONLY, SCAN_BATCH_ROWS, Row, TimeRange, Vector
 from hymem.time import to_utc, utcnow
@@ -49,7 +50,7 @@ def _batched(rows: list[SummaryRecord], size: int) -> Iterator[list[SummaryRecor
         yield rows[i : i + size]
 
 
-class InMemoryStore:
+class InMemoryStore(MemoryManage):
     """A `Storage` that lives in this process only (promises: see `Storage`).
     `read_only_view()` gives a second handle on the same data that refuses writes, like a
     read-only `Store` beside its writer."""

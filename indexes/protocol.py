@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 from hymem.types import (
@@ -37,6 +37,9 @@ from hymem.types import (
     TurnRecord,
     TurnStatus,
 )
+
+if TYPE_CHECKING:  # paging imports the schema, which imports this module's Vector
+    from hymem.indexes.paging import PageKey
 
 TimeRange = tuple[datetime | None, datetime | None]
 Row = dict[str, Any]
@@ -168,6 +171,21 @@ class Storage(Protocol):
         or of everyone when None)."""
         ...
 
+    def page(
+        self,
+        user_id: str,
+        level: str,
+        *,
+        after: PageKey | None = None,
+        limit: int = 100,
+        statuses: Sequence[str] | None = None,
+    ) -> list[TurnRecord | SegmentRecord | SummaryRecord]:
+        """Up to `limit` (at most `paging.MAX_PAGE`) records of the user at `level` ("turn",
+        "segment" or "summary") in paging order (`indexes.paging`), strictly after the key
+        `after`, without vectors. `statuses` keeps summaries (active/superseded/deleted) or
+        turns (pending/stored) of those statuses; None keeps all; segments have none."""
+        ...
+
     # --- search primitives (fusion lives in indexes/hybrid.py) ---------------------------
     def dense_rows(
         self,
@@ -223,6 +241,15 @@ class Storage(Protocol):
         reason and evidence_id (and updated_at) of each changed summary; unknown ids are
         skipped. Atomic, idempotent, and readers see the old version or the new, never
         neither. Nothing is ever hard-deleted."""
+        ...
+
+    # --- erasure ---------------------------------------------------------------------------
+    def erase_user(self, user_id: str) -> dict[str, int]:
+        """Remove every record of the user (turns, segments, summaries of every version,
+        traces and lexical documents) and then rewrite what still held
+        their bytes, so nothing of the user stays on disk. Journaled: a crash part-way is
+        finished by the next open (or the next call). Returns the rows removed per table;
+        erasing an unknown user removes nothing and is not an error."""
         ...
 
     # --- traces --------------------------------------------------------------------------

@@ -9,9 +9,11 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 from hymem.indexes import filters as F
+from hymem.indexes import paging as P
 from hymem.indexes import schema as S
 from hymem.indexes.dense_rows import DenseRows, table_for
 from hymem.indexes.lexical import LexicalIndex
+from hymem.indexes.paging import PageKey
 from hymem.indexes.protocol import ACTIVE_ONLY, HIT_COLUMNS, Row, TimeRange, Vector
 from hymem.indexes.vectors import LanceTables
 from hymem.types import (
@@ -19,6 +21,7 @@ from hymem.types import (
     SegmentRecord,
     SummaryRecord,
     SummaryStatus,
+    TurnRecord,
     TurnStatus,
 )
 
@@ -125,6 +128,31 @@ class RecordReader:
             "active_summaries": n(S.SUMMARIES, F.eq("status", SummaryStatus.ACTIVE.value)),
             "traces": n(S.TRACES),
         }
+
+    def page(
+        self,
+        user_id: str,
+        level: str,
+        *,
+        after: PageKey | None,
+        limit: int,
+        statuses: Sequence[str] | None,
+    ) -> list[TurnRecord | SegmentRecord | SummaryRecord]:
+        """One keyset page: scan only the key columns of the rows after `after`, keep the
+        first `limit` keys, then read those rows whole."""
+        table = P.TABLE_OF[level]
+        status = (
+            F.in_list("status", statuses) if statuses is not None and level != "segment" else None
+        )
+        where = F.conjunction([F.eq("user_id", user_id), status, P.after_clause(level, after)])
+        keys = self._lance.rows(table, where, ["id", P.ORDER_COLUMN[level]])
+        ids = [id_ for _, id_ in P.first((P.key_of(level, r) for r in keys), limit)]
+        if not ids:
+            return []
+        cols = _NO_VECTOR.get(table)
+        rows = self._lance.rows(table, F.user_ids(user_id, ids), cols)
+        model = {"turn": TurnRecord, "segment": SegmentRecord, "summary": SummaryRecord}[level]
+        return S.rows_to_records(model, _in_order(rows, ids))
 
     # --- search primitives ---------------------------------------------------------------
     def dense_rows(

@@ -8,6 +8,7 @@ when done. On open a leftover journal is settled before anything is served:
   pending, so the next flush redoes it. Either way no half-commit is ever served.
 * apply_summary_changes: if every new version is in LanceDB the status changes are re-applied
   (idempotent); otherwise the partial new versions are deleted.
+* erase_user: finished (every step of an erase is idempotent; `erasure.Eraser`).
 * a journal that cannot be read, or is not one of these: settled by the rows' own state
   (`repair.RowSettler`).
 
@@ -23,6 +24,7 @@ from typing import Any
 
 from hymem.indexes import schema as S
 from hymem.indexes.commits import CommitWriter, Journal
+from hymem.indexes.erasure import ERASE_OP, Eraser
 from hymem.indexes.lexical_sync import LexicalSync
 from hymem.indexes.repair import RowSettler, well_formed
 from hymem.indexes.turn_log import TurnLog
@@ -44,6 +46,7 @@ class Recovery:
         writer: CommitWriter,
         turns: TurnLog,
         lance: LanceTables,
+        eraser: Eraser,
     ) -> None:
         self._folder = folder
         self._journal = journal
@@ -51,6 +54,7 @@ class Recovery:
         self._writer = writer
         self._turns = turns
         self._lance = lance
+        self._eraser = eraser
 
     def repair_on_open(self, *, read_only: bool) -> None:
         if read_only:
@@ -102,6 +106,9 @@ class Recovery:
         """Roll a journaled write forward or back (see the module docstring), then re-index."""
         if not well_formed(entry):
             self._settle_by_rows(entry)
+        elif entry["op"] == ERASE_OP:
+            self._eraser.finish(entry["user_id"])
+            log.warning("store.journal_settled", op=ERASE_OP, user_id=entry["user_id"])
         else:
             if entry["op"] == "commit_segments":
                 complete = self._settle_commit(entry)

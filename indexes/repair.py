@@ -57,7 +57,7 @@ def well_formed(entry: dict[str, Any]) -> bool:
         )
     if entry.get("op") == "apply_summary_changes":
         return _strs(entry.get("new_ids")) and _changes(entry.get("changes"))
-    return False
+    return entry.get("op") == "erase_user"
 
 
 @dataclass

@@ -23,6 +23,7 @@ are in `store_reads.py`), and delegates to small collaborators that each know on
     RecordReader  segment/summary reads, dense + lexical  (records.py)
     DenseRows     exact in-memory dense search per user   (dense_rows.py, dense_cache.py)
     CommitWriter  the journaled multi-table writes        (commits.py)
+    Eraser        a user's rows deleted and purged        (erasure.py)
     Recovery      journal settling and lexical repair     (recovery.py, repair.py)
     LexicalSync   Tantivy's sync record and rebuild       (lexical_sync.py)
     Compactor     compaction and ANN indexes, on the      (maintenance.py)
@@ -42,6 +43,7 @@ from hymem.indexes import schema as S
 from hymem.indexes.commits import CommitWriter, Journal
 from hymem.indexes.dense_cache import DenseCache
 from hymem.indexes.dense_rows import DenseRows
+from hymem.indexes.erasure import Eraser
 from hymem.indexes.faults import storage_faults
 from hymem.indexes.folder import open_folder
 from hymem.indexes.lexical import LexicalIndex
@@ -188,8 +190,9 @@ class Store(StoreReads):
         if created:
             self._sync.record()  # a new, empty store is in sync by construction
         self._journal = journal
+        self._eraser = Eraser(self._lance, self._sync, journal)
         self._recovery = Recovery(
-            self.path, journal, self._sync, self._commits, self._turns, self._lance
+            self.path, journal, self._sync, self._commits, self._turns, self._lance, self._eraser
         )
         self._recovery.repair_on_open(read_only=self.read_only)
 
@@ -287,6 +290,19 @@ class Store(StoreReads):
                 raise
             finally:  # statuses moved: the user's summaries are read afresh on next search
                 self.dense_cache.invalidate(user_id, [S.SUMMARIES])
+
+    # --- erasure -------------------------------------------------------------------------
+    def erase_user(self, user_id: str) -> dict[str, int]:
+        self._check_writable()
+        # The maintenance thread compacts under this lock too; waiting it out first keeps a
+        # long IVF build from racing the purge's version pruning.
+        self._compactor.wait_idle()
+        with self._write_lock, storage_faults(self.path, "erasing a user"):
+            try:
+                self._recovery.settle_leftover()
+                return self._eraser.erase(user_id)
+            finally:
+                self.dense_cache.invalidate(user_id)
 
     # --- traces --------------------------------------------------------------------------
     def write_trace(self, trace: dict[str, Any]) -> None:

@@ -11,10 +11,11 @@ from typing import Any
 
 from hymem.indexes import schema as S
 from hymem.indexes.faults import guarded, storage_faults
+from hymem.indexes.paging import PageKey
 from hymem.indexes.protocol import ACTIVE_ONLY, SCAN_BATCH_ROWS, Row, TimeRange, Vector
 from hymem.indexes.records import RecordReader
 from hymem.indexes.trace_table import TraceTable
-from hymem.types import Level, SegmentRecord, SummaryRecord, SummaryStatus
+from hymem.types import Level, SegmentRecord, SummaryRecord, SummaryStatus, TurnRecord
 
 
 class StoreReads:
@@ -70,6 +71,19 @@ class StoreReads:
         self._check_open()
         with storage_faults(self.path, "counting rows"):
             return self._records.counts(user_id)
+
+    def page(
+        self,
+        user_id: str,
+        level: str,
+        *,
+        after: PageKey | None = None,
+        limit: int = 100,
+        statuses: Sequence[str] | None = None,
+    ) -> list[TurnRecord | SegmentRecord | SummaryRecord]:
+        self._check_open()
+        with storage_faults(self.path, f"listing {level}s"):
+            return self._records.page(user_id, level, after=after, limit=limit, statuses=statuses)
 
     # --- search primitives (fusion lives in indexes/hybrid.py) ---------------------------
     def dense_rows(

@@ -206,6 +206,22 @@ class LanceTables:
         table.optimize(cleanup_older_than=VERSION_RETENTION)
         self.refresh_indexed(name)
 
+    def purge_deleted(self, name: str, *, keep: timedelta) -> None:
+        """Rewrite every fragment with deleted rows, whatever their share (LanceDB's own
+        compaction waits for 10 %), then prune versions older than `keep` and any leftover
+        files. Only erasure calls this, under the write lock (see `indexes/erasure.py`)."""
+        import warnings
+
+        table = self._tables[name]
+        table.to_lance().optimize.compact_files(
+            materialize_deletions=True, materialize_deletions_threshold=0.0
+        )
+        table.checkout_latest()
+        with warnings.catch_warnings():  # "cleanup_older_than=0 removes every version": wanted
+            warnings.simplefilter("ignore", UserWarning)
+            table.optimize(cleanup_older_than=keep, delete_unverified=True)
+        self.refresh_indexed(name)
+
     def build_vector_index(self, name: str) -> tuple[int, int]:
         """(Re)train the IVF_PQ index on the table as it is now, replacing any older one;
         returns (rows trained on, partitions). Needs no write lock: the CreateIndex commit is

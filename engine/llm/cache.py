@@ -12,6 +12,9 @@ import hashlib
 import json
 import os
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +22,20 @@ from hymem.llm.backend import Completion, Message
 from hymem.logging import get_logger
 
 log = get_logger("hymem.llm.cache")
+
+# The user whose data the model call in progress reads: recorded on the cache entry it writes,
+# so erasing the user can find and delete the entries (a key is a hash and names no one).
+_owner: ContextVar[str | None] = ContextVar("hymem_cache_owner", default=None)
+
+
+@contextmanager
+def cache_owner(user_id: str | None) -> Iterator[None]:
+    """Attribute the model calls made inside the block to `user_id` (for erasure)."""
+    token = _owner.set(user_id)
+    try:
+        yield
+    finally:
+        _owner.reset(token)
 
 
 def cache_key(model: str, messages: list[Message], params: dict[str, Any]) -> str:
@@ -55,7 +72,8 @@ class ResponseCache:
     def put(self, key: str, completion: Completion) -> None:
         path = self._path(key)
         path.parent.mkdir(parents=True, exist_ok=True)
-        data = json.dumps({"text": completion.text, "model": completion.model}, ensure_ascii=False)
+        entry = {"text": completion.text, "model": completion.model, "user": _owner.get()}
+        data = json.dumps(entry, ensure_ascii=False)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
@@ -64,3 +82,18 @@ class ResponseCache:
         except OSError as exc:
             log.warning("llm.cache.write_failed", path=str(path), error=str(exc))
             Path(tmp).unlink(missing_ok=True)
+
+    def forget_user(self, user_id: str) -> int:
+        """Delete every entry written for `user_id`'s data (erasure); returns how many.
+        Entries written before owners were recorded name no one and are left alone: delete
+        the whole cache folder to be sure of those."""
+        removed = 0
+        for path in self.root.glob("*/*.json"):
+            try:
+                owner = json.loads(path.read_text(encoding="utf-8")).get("user")
+            except (OSError, ValueError, AttributeError):
+                continue
+            if owner == user_id:
+                path.unlink(missing_ok=True)
+                removed += 1
+        return removed

@@ -22,7 +22,7 @@ from contextlib import closing
 import numpy as np
 from hymem.config import MemoryConfig
 from hymem.embedders import Embedder
-from hymem.errors import ReadOnlyStoreError, UserInputError
+from hymem.errors import NotFoundError, ReadOnlyStoreError, UserInputError
 from hymem.indexes.protocol import Storage
 from hymem.llm.roles import RolesProvider
 from hymem.logging import get_logger
@@ -93,6 +93,7 @@ class Consolidator:
         journal: SleepJournal,
         clock: Clock = utcnow,
         block_bytes: int | None = None,
+        lock: threading.Lock | None = None,
     ) -> None:
         self._store = store
         self._embedder = embedder
@@ -100,7 +101,8 @@ class Consolidator:
         self._config = config
         self._journal = journal
         self._clock = clock
-        self._lock = threading.Lock()  # one sleep or restore at a time
+        # One sleep, restore or correction at a time (the Memory shares it with its Editor).
+        self._lock = lock or threading.Lock()
         self._block_bytes = block_bytes
 
     @property
@@ -219,7 +221,7 @@ class Consolidator:
         """Every version of the summary's chain, oldest first."""
         chain = lineage(summary_id, self._records(user_id))
         if not chain:
-            raise UserInputError(f"no summary {summary_id!r} for user {user_id!r}")
+            raise NotFoundError("memory", summary_id)
         return chain
 
     def restore(self, summary_id: str, *, user_id: str) -> SummaryRecord:
@@ -234,7 +236,7 @@ class Consolidator:
         with self._lock:
             records = self._records(user_id)
             if summary_id not in records:
-                raise UserInputError(f"no summary {summary_id!r} for user {user_id!r}")
+                raise NotFoundError("memory", summary_id)
             try:
                 reactivate, retire = plan_restore(summary_id, records)
             except ValueError as exc:

@@ -17,6 +17,7 @@ import numpy as np
 from hymem.config import MemoryConfig
 from hymem.errors import LLMOutputError, LLMUnavailable
 from hymem.indexes.protocol import Storage
+from hymem.llm.cache import cache_owner
 from hymem.llm.roles import ContextItem, RoleResult, Roles, UpdateOutput
 from hymem.logging import get_logger
 from hymem.sleep.journal import JournalEntry, SleepJournal, queue_key
@@ -200,7 +201,8 @@ class DecisionRunner:
         self.usage = Usage()
 
     def _call(self, ask: Ask) -> RoleResult[UpdateOutput]:
-        return self._roles.update(_item(ask.target), [_item(x) for x in ask.queue])
+        with cache_owner(ask.user_id):  # a cached reply is erased with its user
+            return self._roles.update(_item(ask.target), [_item(x) for x in ask.queue])
 
     def run(
         self,

@@ -173,6 +173,47 @@ class SleepJournal:
         self._fh = fd
         return fd
 
+    def forget_user(self, user_id: str) -> int:
+        """Rewrite the journal without any entry of `user_id` (erasure); returns how many went.
+        Written to a temporary file, fsync'd and renamed over the old one, so a crash leaves
+        the old journal or the new, and the old file's name is gone. A torn line is dropped."""
+        with self._lock:
+            self._load()
+            gone = sum(e.user_id == user_id for v in self._by_target.values() for e in v)
+            if self.path is None or not self.path.exists():
+                self._drop_user(user_id)
+                return gone
+            keep: list[str] = []
+            with self.path.open("r", encoding="utf-8") as fh:
+                for line in fh:
+                    try:
+                        entry = JournalEntry.model_validate_json(line)
+                    except (ValidationError, ValueError):
+                        continue
+                    if entry.user_id != user_id:
+                        keep.append(line.rstrip("\n") + "\n")
+            if self._fh is not None:
+                os.close(self._fh)
+                self._fh = None
+            tmp = self.path.with_name(self.path.name + ".tmp")
+            with tmp.open("w", encoding="utf-8") as out:
+                out.writelines(keep)
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(tmp, self.path)
+            _fsync_dir(self.path.parent)
+            self._drop_user(user_id)
+            return gone
+
+    def _drop_user(self, user_id: str) -> None:
+        self._by_key = {k: e for k, e in self._by_key.items() if e.user_id != user_id}
+        by_target: dict[str, list[JournalEntry]] = {}
+        for target, entries in self._by_target.items():
+            kept = [e for e in entries if e.user_id != user_id]
+            if kept:
+                by_target[target] = kept
+        self._by_target = by_target
+
     def close(self) -> None:
         with self._lock:
             if self._fh is not None:

@@ -1,0 +1,112 @@
+"""The management half of `Memory`'s API: list, read, correct, delete, erase, export, import.
+
+`Memory` inherits it, so users see one class; this file only validates arguments and hands
+each call to its component (`Editor`, `erase_user`, `portable`), as the facade does for the
+write and read paths."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from hymem.errors import ReadOnlyStoreError
+from hymem.manage.editor import Editor
+from hymem.manage.erase import ErasureReport, erase_user
+from hymem.manage.models import MemoryItem, Page, RecordLevel, StatusFilter
+from hymem.manage.portable import ExportReport, ImportReport, export_user, import_file
+from hymem.types import SummaryRecord
+from hymem.validation import check_memory_text, check_record_id, check_user_id
+
+if TYPE_CHECKING:
+    from hymem.config import MemoryConfig
+    from hymem.indexes.protocol import Storage
+    from hymem.read.reader import Reader
+    from hymem.sleep.consolidator import Consolidator
+
+
+class ManagementAPI:
+    """Methods of `Memory`; see each one. Every id is scoped by `user_id`: another user's id is
+    `NotFoundError`, exactly like an id that never existed."""
+
+    config: MemoryConfig
+    _store: Storage
+    _editor: Editor
+    _reader: Reader
+    _consolidator: Consolidator
+    _since_sleep: dict[str, int]
+    _versions_lock: threading.Lock
+
+    def _check_open(self) -> None:
+        raise NotImplementedError
+
+    def get(self, memory_id: str, *, user_id: str) -> MemoryItem:
+        """One summary with every version's id, the turns it rests on and its raw segment."""
+        self._check_open()
+        check_user_id(user_id)
+        return self._editor.get(check_record_id(memory_id), user_id)
+
+    def get_all(
+        self,
+        *,
+        user_id: str,
+        level: RecordLevel = "summary",
+        status: StatusFilter | None = None,
+        limit: int = 100,
+        cursor: str | None = None,
+    ) -> Page:
+        """One page of the user's records at `level`; pass `page.next_cursor` back for the next.
+        `status` defaults to active summaries and all turns; pages never load the whole memory."""
+        self._check_open()
+        check_user_id(user_id)
+        return self._editor.get_all(
+            user_id, level=level, status=status, limit=limit, cursor_text=cursor
+        )
+
+    def update(self, memory_id: str, text: str, *, user_id: str) -> SummaryRecord:
+        """Correct a memory: a new active version with `text` replaces it (see `history`)."""
+        self._check_open()
+        check_user_id(user_id)
+        return self._editor.update(check_record_id(memory_id), check_memory_text(text), user_id)
+
+    def delete(self, memory_id: str, *, user_id: str) -> SummaryRecord:
+        """Retire a memory as a deleted version (restorable with `restore`); returns it."""
+        self._check_open()
+        check_user_id(user_id)
+        return self._editor.delete(check_record_id(memory_id), user_id)
+
+    def erase_user(self, user_id: str) -> ErasureReport:
+        """Remove everything of `user_id` from the disk for real (README, "Erasing a user")."""
+        self._check_open()
+        check_user_id(user_id)
+        if self._store.read_only:
+            raise ReadOnlyStoreError("this memory was opened read-only: erasure writes")
+        self._reader.flush_traces()  # a queued trace must not land after the erase
+        with self._versions_lock:  # no sleep or correction of this user meanwhile
+            report = erase_user(
+                self._store,
+                user_id,
+                journal=self._consolidator.journal,
+                cache_dir=self.config.llm_cache_dir,
+            )
+        self._since_sleep.pop(user_id, None)
+        return report
+
+    def export(self, out: str | Path, *, user_id: str) -> ExportReport:
+        """Write every turn, segment and summary version of the user to `out` (JSON Lines)."""
+        self._check_open()
+        check_user_id(user_id)
+        return export_user(self._store, user_id, Path(out))
+
+    def import_records(self, source: str | Path, *, user_id: str | None = None) -> ImportReport:
+        """Read a file `export` wrote into this memory (as `user_id` when given)."""
+        self._check_open()
+        if user_id is not None:
+            check_user_id(user_id)
+        if self._store.read_only:
+            raise ReadOnlyStoreError("this memory was opened read-only: import writes")
+        with self._versions_lock:
+            return import_file(self._store, self.embedder, Path(source), user_id=user_id)
+
+
+__all__ = ["ManagementAPI"]

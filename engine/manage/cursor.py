@@ -1,0 +1,52 @@
+"""Opaque page cursors for `get_all`: the key of the last record a page returned, tagged with
+its level, as URL-safe base64 JSON. A cursor only ever becomes a typed key (an int, a datetime,
+an id string) that the store escapes, so a forged cursor can at worst start another page of
+the caller's own records; a malformed one is a UserInputError."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from datetime import datetime
+
+from hymem.errors import UserInputError
+from hymem.indexes.paging import PageKey
+
+MAX_CURSOR_CHARS = 2_048
+
+
+def encode(level: str, key: PageKey) -> str:
+    value, id_ = key
+    raw = value.isoformat() if isinstance(value, datetime) else value
+    payload = json.dumps({"l": level, "v": raw, "i": id_}, separators=(",", ":"))
+    return base64.urlsafe_b64encode(payload.encode("utf-8")).decode("ascii").rstrip("=")
+
+
+def decode(level: str, cursor: str | None) -> PageKey | None:
+    if cursor is None:
+        return None
+    bad = UserInputError("cursor is not one get_all() returned; start again without it")
+    if not isinstance(cursor, str) or len(cursor) > MAX_CURSOR_CHARS:
+        raise bad
+    try:
+        data = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+        value, id_ = data["v"], data["i"]
+        if data["l"] != level:
+            raise UserInputError(f"this cursor pages {data['l']}s, not {level}s")
+        if not isinstance(id_, str) or "\x00" in id_:
+            raise bad
+        if level == "turn":
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise bad
+            return (value, id_)
+        if not isinstance(value, str):
+            raise bad
+        return (datetime.fromisoformat(value), id_)
+    except UserInputError:
+        raise
+    except (ValueError, KeyError, TypeError, binascii.Error, UnicodeDecodeError):
+        raise bad from None
+
+
+__all__ = ["decode", "encode"]

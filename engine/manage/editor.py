@@ -1,0 +1,188 @@
+"""Reading and correcting what a memory holds: `get`, `get_all`, `update`, `delete`.
+
+Corrections are versions, never in-place edits: `update` writes a new active version of the
+summary (re-embedded, re-indexed, `previous_id` linked, origin "user") and retires the old one;
+`delete` writes a deleted version (a tombstone, origin "user") that retires the active one, so
+`history()` shows who changed what and when, and `restore()` undoes either. Both go through the
+store's journaled `apply_summary_changes`, so a crash leaves the old version or the new one
+visible, never neither; they share the sleep consolidator's lock, so a correction never races
+a sleep that is rewriting the same user's summaries.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections.abc import Callable
+from datetime import datetime
+
+import numpy as np
+from hymem.embedders import Embedder
+from hymem.errors import NotFoundError, ReadOnlyStoreError, UserInputError
+from hymem.indexes import paging as P
+from hymem.indexes.protocol import Storage
+from hymem.manage import cursor
+from hymem.manage.models import MemoryItem, Page, RecordLevel, StatusFilter
+from hymem.sleep.plan import lineage
+from hymem.types import StatusChange, SummaryRecord, SummaryStatus
+
+# The statuses each level can be listed by; the first is the default.
+_STATUSES: dict[str, tuple[str, ...]] = {
+    "summary": ("active", "superseded", "deleted", "all"),
+    "segment": ("all",),
+    "turn": ("all", "pending", "stored"),
+}
+
+
+def user_version_id(previous_id: str, version: int, action: str, text: str) -> str:
+    """Deterministic, so an update retried after a crash writes the same version again."""
+    digest = hashlib.sha256(f"user\x1f{action}\x1f{previous_id}\x1f{version}\x1f{text}".encode())
+    return "sum-u-" + digest.hexdigest()[:32]
+
+
+def check_listing(level: object, status: object, limit: object) -> tuple[RecordLevel, str, int]:
+    """Validate get_all's arguments; returns (level, status, limit) with defaults applied."""
+    if level not in _STATUSES:
+        raise UserInputError(f"unknown level {level!r}: use summary, segment or turn")
+    allowed = _STATUSES[str(level)]
+    status = allowed[0] if status is None else status
+    if status not in allowed:
+        raise UserInputError(
+            f"status {status!r} does not apply to {level}s: use one of {', '.join(allowed)}"
+        )
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= P.MAX_PAGE:
+        raise UserInputError(f"limit must be an integer from 1 to {P.MAX_PAGE}")
+    return level, str(status), limit  # type: ignore[return-value]
+
+
+class Editor:
+    def __init__(
+        self,
+        store: Storage,
+        embedder: Embedder,
+        *,
+        lock: threading.Lock,
+        clock: Callable[[], datetime],
+    ) -> None:
+        self._store = store
+        self._embedder = embedder
+        self._lock = lock
+        self._clock = clock
+
+    # --- reads ----------------------------------------------------------------------------
+    def summary(self, memory_id: str, user_id: str, *, with_vectors: bool = False) -> SummaryRecord:
+        found = self._store.get_summaries(
+            user_id, ids=[memory_id], statuses=None, with_vectors=with_vectors
+        )
+        if not found:
+            raise NotFoundError("memory", memory_id)
+        return found[0]
+
+    def get(self, memory_id: str, user_id: str) -> MemoryItem:
+        rec = self.summary(memory_id, user_id)
+        records = {r.id: r for r in self._store.get_summaries(user_id, statuses=None)}
+        records.setdefault(rec.id, rec)
+        segments = self._store.get_segments(user_id, [rec.segment_id])
+        turns = (
+            self._store.get_turns(user_id, ids=rec.source_turn_ids) if rec.source_turn_ids else []
+        )
+        return MemoryItem(
+            summary=rec,
+            version_ids=[r.id for r in lineage(rec.id, records)],
+            source_turns=turns,
+            segment=segments[0] if segments else None,
+        )
+
+    def get_all(
+        self,
+        user_id: str,
+        *,
+        level: RecordLevel | str = "summary",
+        status: StatusFilter | str | None = None,
+        limit: int = 100,
+        cursor_text: str | None = None,
+    ) -> Page:
+        lvl, st, limit = check_listing(level, status, limit)
+        after = cursor.decode(lvl, cursor_text)
+        statuses = None if st == "all" else [st]
+        # One more than asked: whether a next page exists, without an empty last page.
+        rows = self._store.page(user_id, lvl, after=after, limit=limit + 1, statuses=statuses)
+        items, more = rows[:limit], len(rows) > limit
+        nxt = cursor.encode(lvl, P.key_of(lvl, items[-1].model_dump())) if more else None
+        return Page(level=lvl, items=items, next_cursor=nxt)
+
+    # --- corrections ------------------------------------------------------------------------
+    def update(self, memory_id: str, text: str, user_id: str) -> SummaryRecord:
+        self._check_writable()
+        with self._lock:
+            old = self._active(memory_id, user_id, "update")
+            if old.text == text:
+                return old  # nothing to correct: no new version
+            vector = np.asarray(self._embedder.embed([text]))[0].tolist()
+            new = self._next_version(old, "update", text=text, vector=vector)
+            change = StatusChange(
+                summary_id=old.id,
+                status=SummaryStatus.SUPERSEDED,
+                superseded_by=new.id,
+                reason="updated by the user",
+            )
+            self._store.apply_summary_changes(user_id, [new], [change])
+            return new.model_copy(update={"vector": None})
+
+    def delete(self, memory_id: str, user_id: str) -> SummaryRecord:
+        self._check_writable()
+        with self._lock:
+            rec = self.summary(memory_id, user_id)
+            if rec.status is SummaryStatus.DELETED:
+                return rec  # deleting twice is not an error
+            old = self._active(memory_id, user_id, "delete", rec=rec)
+            full = self.summary(old.id, user_id, with_vectors=True)
+            tomb = self._next_version(
+                full, "delete", status=SummaryStatus.DELETED, reason="deleted by the user"
+            )
+            change = StatusChange(
+                summary_id=old.id,
+                status=SummaryStatus.SUPERSEDED,
+                superseded_by=tomb.id,
+                reason="deleted by the user",
+            )
+            self._store.apply_summary_changes(user_id, [tomb], [change])
+            return tomb.model_copy(update={"vector": None})
+
+    def _active(
+        self, memory_id: str, user_id: str, action: str, *, rec: SummaryRecord | None = None
+    ) -> SummaryRecord:
+        rec = rec or self.summary(memory_id, user_id)
+        if rec.status is not SummaryStatus.ACTIVE:
+            hint = f" (replaced by {rec.superseded_by!r})" if rec.superseded_by else ""
+            raise UserInputError(
+                f"memory {memory_id!r} is {rec.status.value}{hint}: {action} its active "
+                "version, or restore() this one first"
+            )
+        return rec
+
+    def _next_version(self, old: SummaryRecord, action: str, **changes: object) -> SummaryRecord:
+        now = self._clock()
+        text = str(changes.get("text", old.text))
+        return old.model_copy(
+            update={
+                "id": user_version_id(old.id, old.version + 1, action, text),
+                "version": old.version + 1,
+                "previous_id": old.id,
+                "superseded_by": None,
+                "evidence_id": None,
+                "reason": None,
+                "status": SummaryStatus.ACTIVE,
+                "origin": "user",
+                "created_at": now,
+                "updated_at": now,
+                **changes,
+            }
+        )
+
+    def _check_writable(self) -> None:
+        if self._store.read_only:
+            raise ReadOnlyStoreError("this memory was opened read-only: corrections write")
+
+
+__all__ = ["Editor", "check_listing", "user_version_id"]

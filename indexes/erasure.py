@@ -1,0 +1,72 @@
+"""Erasing a user for real: every row of theirs deleted, then every file that held its bytes
+rewritten or removed.
+
+A LanceDB delete only marks rows deleted: their bytes stay in the data files, and in every older
+table version, until a compaction rewrites the fragment. LanceDB's own `optimize()` rewrites a
+fragment only once 10 % of it is deleted, so one user's rows among many would stay on disk.
+Here each table's fragments with deletions are compacted with a threshold of zero (pylance's
+`compact_files`), then every older version is pruned at once, so the deleted rows' data files,
+deletion files, manifests and index files are all removed. Tantivy's segments are immutable and
+hold deleted documents until merged, so the lexical index is rebuilt aside from LanceDB and the
+old folder deleted (`LexicalIndex.rebuild(fresh=True)`).
+
+The erase is journaled (`journal.json`, op `erase_user`): a crash anywhere is finished by the
+next open, because every step is idempotent. Pruning every older version means a reader in
+another process that is reading an older version at that moment fails once (StoreError) and
+succeeds on retry; erasure is rare and this is the price of the bytes being gone.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from hymem.indexes import filters as F
+from hymem.indexes import schema as S
+from hymem.indexes.commits import Journal
+from hymem.indexes.lexical_sync import LexicalSync
+from hymem.indexes.vectors import LanceTables
+from hymem.logging import get_logger
+
+log = get_logger("hymem.indexes.erasure")
+
+ERASE_OP = "erase_user"
+USER_TABLES = (S.TURNS, S.SEGMENTS, S.SUMMARIES, S.TRACES)
+
+
+class Eraser:
+    """Runs under the store's write lock (the caller, `Store`, holds it)."""
+
+    def __init__(self, lance: LanceTables, sync: LexicalSync, journal: Journal) -> None:
+        self._lance = lance
+        self._sync = sync
+        self._journal = journal
+
+    def erase(self, user_id: str) -> dict[str, int]:
+        self._journal.begin({"op": ERASE_OP, "user_id": user_id})
+        removed = self.finish(user_id)
+        self._journal.clear()
+        log.info("store.erased", user_id=user_id, **removed)
+        return removed
+
+    def finish(self, user_id: str) -> dict[str, int]:
+        """Delete the user's rows (none left after a crash: then nothing), then purge."""
+        removed: dict[str, int] = {}
+        where = F.eq("user_id", user_id)
+        for table in USER_TABLES:
+            n = self._lance.count(table, where) if self._lance.open_existing(table) else 0
+            if n:
+                self._lance.delete(table, where)
+            removed[table] = n
+        self.purge()
+        return removed
+
+    def purge(self) -> None:
+        """Rewrite every fragment holding deleted rows, prune every older version, rebuild the
+        lexical index aside: afterwards no file under the folder holds a deleted row."""
+        for table in sorted(self._lance.names()):
+            self._lance.open_existing(table)
+            self._lance.purge_deleted(table, keep=timedelta(0))
+        self._sync.rebuild(fresh=True)
+
+
+__all__ = ["ERASE_OP", "USER_TABLES", "Eraser"]
