@@ -1,0 +1,178 @@
+"""Erasing a user for real: a unique canary string written for two users through every path
+(turns, segments, summaries and their versions, traces, the sleep journal, the model response
+cache, the lexical index), one user erased, then every file under the store folder is scanned
+byte by byte. Real LanceDB + Tantivy, the real openai client against the scripted server."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import textwrap
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hymem import Memory
+from hymem.embedders import HashingEmbedder
+from hymem.errors import ReadOnlyStoreError
+
+from tests.fixtures_reader import request_text, scripted_config
+from tests.fixtures_sleep import newer_ids, seed_store, target_text
+from tests.fixtures_store import make_turns
+
+pytestmark = pytest.mark.integration
+
+SEGMENT_BLOCK = re.compile(r'<segment id="([^"]+)"[^>]*>(.*?)</segment>', re.DOTALL)
+CANARY = {user: f"zq{uuid.uuid4().hex}" for user in ("alice", "bob")}
+
+
+def summarise(body: dict[str, Any]) -> dict[str, Any]:
+    """One fact per segment, quoting what was said (so the canary reaches the summaries)."""
+    segments = []
+    for seg_id, lines in SEGMENT_BLOCK.findall(request_text(body)):
+        said = lines.strip().splitlines()[0].split(": ", 1)[-1]
+        segments.append(
+            {"segment_id": seg_id, "facts": [{"text": f"User said {said}", "turns": [1]}]}
+        )
+    return {"segments": segments}
+
+
+def merge_first_code(body: dict[str, Any]) -> dict[str, Any]:
+    """Sleep merges the first locker-code memory (so the journal holds the user's words)."""
+    text, ids = target_text(body), newer_ids(body)
+    if "locker code 0" in text and ids:
+        return {
+            "action": "update",
+            "text": f"{text} (merged)",
+            "evidence_id": ids[0],
+            "reason": "same",
+        }
+    return {"action": "ignore", "text": None, "evidence_id": None, "reason": "unrelated"}
+
+
+def files_holding(folder: Path, needle: str) -> list[str]:
+    found = []
+    for path in folder.rglob("*"):
+        if path.is_file() and needle.encode() in path.read_bytes():
+            found.append(str(path.relative_to(folder)))
+    return sorted(found)
+
+
+def open_memory(folder: Path, server: Any, **kw: Any) -> Memory:
+    config = scripted_config(
+        server,
+        embedder="hashing",
+        llm_cache_dir=str(folder / "llm-cache"),
+        sleep_similarity_floor=0.05,
+    )
+    return Memory(folder, config=config, embedder=HashingEmbedder(64), **kw)
+
+
+def fill(mem: Memory, user: str) -> None:
+    for i in range(4):
+        said = f"my locker code {i} is {CANARY[user]} remember it"
+        turns = [{"speaker": user, "text": said}, {"speaker": "bot", "text": f"noted {i}"}]
+        mem.add(turns, user_id=user, session_id=f"s{i}", timestamp=f"2023-05-0{i + 1}T10:00:00")
+    assert mem.flush(user_id=user).error is None
+    mem.ask(f"what is my locker code {CANARY[user]}?", user_id=user, depth="light")
+    last = next(r for r in mem.get_all(user_id=user).items if "locker code 3" in r.text)
+    mem.update(last.id, f"User's locker code is {CANARY[user]} (corrected)", user_id=user)
+    mem.sleep(user_id=user)
+
+
+def _tantivy_segment_files(folder: Path) -> set[str]:
+    files = (folder / "tantivy").iterdir()
+    return {p.name for p in files if not p.name.endswith(".json") and not p.name.startswith(".")}
+
+
+@pytest.fixture
+def two_users(tmp_path: Path, llm_server: Any) -> Path:
+    llm_server.add_rule(role="summarise", reply=summarise)
+    llm_server.add_rule(role="light_answer", reply={"answer": "a code", "complete": True})
+    llm_server.add_rule(role="reflect", reply={"complete": True, "new_question": None})
+    llm_server.add_rule(role="update", reply=merge_first_code)
+    folder = tmp_path / "mem"
+    with open_memory(folder, llm_server) as mem:
+        fill(mem, "alice")
+        fill(mem, "bob")
+        # Bulk for bob, then one compaction: alice's rows become a small share of shared
+        # fragments, the case LanceDB's own optimize() never rewrites (it waits for 10 %).
+        texts = [f"bob's note number {i} about the garden" for i in range(150)]
+        seed_store(mem.store, mem.embedder, "bob", texts)
+        mem.store.append_turns(make_turns("bob", 150, prefix="bulk"))
+        mem.store.optimize()
+    return folder
+
+
+def test_the_erased_users_bytes_are_gone_and_the_other_user_is_intact(
+    two_users: Path, llm_server: Any
+) -> None:
+    folder = two_users
+    before = files_holding(folder, CANARY["alice"])
+    # The canary really is on disk in every kind of file first (else the scan proves nothing).
+    # Tantivy keeps terms in a compressed dictionary, not as raw bytes: its proof is below.
+    for part in ("lance/turns", "lance/segments", "lance/summaries", "lance/traces", "sleep/"):
+        assert any(f.startswith(part) for f in before), (part, before)
+    assert any(f.startswith("llm-cache") for f in before), before
+    old_segments = _tantivy_segment_files(folder)
+    with open_memory(folder, llm_server) as mem:
+        report = mem.erase_user("alice")
+        assert report.turns == 8 and report.segments >= 4
+        assert report.summaries >= 5 and report.traces == 1
+        assert report.sleep_journal_entries >= 1 and report.cached_responses >= 1
+        assert files_holding(folder, CANARY["alice"]) == []
+        # Every Tantivy segment file that held the user's documents is gone (rebuilt aside).
+        assert not old_segments & _tantivy_segment_files(folder)
+        assert mem.stats(user_id="alice")["turns"] == 0
+        assert mem.get_all(user_id="alice").items == []
+        hits = mem.search(f"locker {CANARY['bob']}", user_id="bob", mode="lexical")
+        assert hits and CANARY["bob"] in hits[0].text
+        assert mem.stats(user_id="bob")["turns"] == 158 and len(mem.traces(user_id="bob")) == 1
+        mem.add([{"role": "user", "content": "still here"}], user_id="bob")  # writes go on
+    assert files_holding(folder, CANARY["bob"])
+    with Memory(folder, embedder=HashingEmbedder(64), read_only=True) as reader:
+        assert reader.search(CANARY["bob"], user_id="bob", mode="lexical")
+        with pytest.raises(ReadOnlyStoreError):
+            reader.erase_user("bob")
+
+
+KILL_SCRIPT = textwrap.dedent(
+    """
+    import os, signal, sys
+    from hymem import Memory
+    from hymem.embedders import HashingEmbedder
+    from hymem.indexes import erasure
+
+    real = erasure.Eraser.purge
+    def purge_then_die(self):
+        os.kill(os.getpid(), signal.SIGKILL)  # rows deleted, files not yet rewritten
+    erasure.Eraser.purge = purge_then_die
+    mem = Memory(sys.argv[1], embedder=HashingEmbedder(64), config=None)
+    mem.erase_user("alice")
+    """
+)
+
+
+def test_an_erase_killed_half_way_is_finished_by_the_next_open(
+    two_users: Path, llm_server: Any
+) -> None:
+    env = {**os.environ, "HYMEM_LLM": "extractive", "HYMEM_EMBEDDER": "hashing"}
+    proc = subprocess.run(
+        [sys.executable, "-c", KILL_SCRIPT, str(two_users)], env=env, capture_output=True
+    )
+    assert proc.returncode == -signal.SIGKILL, proc.stderr.decode()[-2000:]
+    assert (two_users / "journal.json").exists()
+    assert files_holding(two_users / "lance", CANARY["alice"])  # deleted rows still on disk
+    with open_memory(two_users, llm_server) as mem:  # the open finishes the erase
+        assert not (two_users / "journal.json").exists()
+        assert files_holding(two_users / "lance", CANARY["alice"]) == []
+        assert files_holding(two_users / "tantivy", CANARY["alice"]) == []
+        assert mem.stats(user_id="alice")["turns"] == 0
+        assert mem.stats(user_id="bob")["turns"] == 158
+        again = mem.erase_user("alice")  # the rerun finishes what lies outside the store
+        assert again.turns == 0
+    assert files_holding(two_users, CANARY["alice"]) == []
