@@ -7,6 +7,7 @@ import sys
 
 from hymem.cli import (  # noqa: F401  (importing registers the commands)
     eval_cmds,
+    manage_cmds,
     read_cmds,
     sleep_cmds,
     store_cmds,

@@ -136,11 +136,20 @@ def planned_table(report: SleepReport) -> Table:
 
 def versions_table(chain: list[SummaryRecord], title: str) -> Table:
     table = Table(title=title)
-    for col in ("version", "id", "status", "text", "superseded_by", "reason"):
+    for col in ("version", "id", "status", "by", "when", "text", "superseded_by", "reason"):
         table.add_column(col)
     for r in chain:
+        by = {"summary": "write", "consolidated": "sleep"}.get(r.origin, r.origin)
+        when = r.created_at.isoformat(sep=" ", timespec="seconds")
         table.add_row(
-            str(r.version), r.id, r.status.value, r.text, r.superseded_by or "", r.reason or ""
+            str(r.version),
+            r.id,
+            r.status.value,
+            by,
+            when,
+            r.text,
+            r.superseded_by or "",
+            r.reason or "",
         )
     return table
 

@@ -33,7 +33,7 @@ def decode(level: str, cursor: str | None) -> PageKey | None:
         data = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
         value, id_ = data["v"], data["i"]
         if data["l"] != level:
-            raise UserInputError(f"this cursor pages {data['l']}s, not {level}s")
+            raise UserInputError(f"this cursor is for listing level {data['l']!r}, not {level!r}")
         if not isinstance(id_, str) or "\x00" in id_:
             raise bad
         if level == "turn":

@@ -1,0 +1,170 @@
+"""`hymem list`, `get`, `update`, `delete`, `erase`, `export`, `import`: looking at, correcting
+and removing what a memory holds."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from hymem.cli.app import DEFAULT_STORE, EmbedderOpt, StorePath, UserOpt, app, open_memory
+from hymem.cli.sleep_cmds import versions_table
+from hymem.manage.models import Page
+from hymem.types import SegmentRecord, SummaryRecord, TurnRecord
+from rich.console import Console
+from rich.table import Table
+
+_console = Console()
+
+
+def _row(rec: TurnRecord | SegmentRecord | SummaryRecord) -> list[str]:
+    if isinstance(rec, TurnRecord):
+        when = rec.timestamp.isoformat(sep=" ", timespec="minutes") if rec.timestamp else ""
+        return [rec.id, rec.status.value, when, f"{rec.speaker}: {rec.text}"]
+    when = rec.time_start.isoformat(sep=" ", timespec="minutes") if rec.time_start else ""
+    status = rec.status.value if isinstance(rec, SummaryRecord) else ""
+    return [rec.id, status, when, rec.text]
+
+
+def _page_table(page: Page) -> Table:
+    table = Table(title=f"{page.level}s")
+    for col in ("id", "status", "time", "text"):
+        table.add_column(col, overflow="fold" if col == "text" else "ellipsis")
+    for rec in page.items:
+        table.add_row(*_row(rec))
+    return table
+
+
+@app.command("list")
+def list_cmd(
+    user: UserOpt,
+    store: StorePath = DEFAULT_STORE,
+    level: Annotated[str, typer.Option(help="summary | segment | turn")] = "summary",
+    status: Annotated[
+        str | None,
+        typer.Option(help="summaries: active|superseded|deleted|all; turns: pending|stored|all"),
+    ] = None,
+    limit: Annotated[int, typer.Option(help="records per page (1-1000)")] = 50,
+    cursor: Annotated[str | None, typer.Option(help="the cursor a previous page printed")] = None,
+    every: Annotated[bool, typer.Option("--all", help="page through everything")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="print records as JSON lines")] = False,
+    embedder: EmbedderOpt = None,
+) -> None:
+    """List a user's memories (or raw segments, or turns), a page at a time."""
+    with open_memory(store, embedder=embedder, read_only=True) as mem:
+        while True:
+            page = mem.get_all(
+                user_id=user,
+                level=level,  # type: ignore[arg-type]
+                status=status,  # type: ignore[arg-type]
+                limit=limit,
+                cursor=cursor,
+            )
+            if as_json:
+                for rec in page.items:
+                    typer.echo(rec.model_dump_json(exclude={"vector"}))
+            else:
+                _console.print(_page_table(page) if page.items else "nothing to list")
+            cursor = page.next_cursor
+            if not every or cursor is None:
+                break
+    if cursor and not every and not as_json:
+        _console.print(f"next page: --cursor {cursor}")
+
+
+@app.command("get")
+def get_cmd(
+    memory_id: Annotated[str, typer.Argument(help="a summary's id (any version)")],
+    user: UserOpt,
+    store: StorePath = DEFAULT_STORE,
+    as_json: Annotated[bool, typer.Option("--json", help="print as JSON")] = False,
+    embedder: EmbedderOpt = None,
+) -> None:
+    """One memory with its versions, the turns it rests on and its raw segment."""
+    with open_memory(store, embedder=embedder, read_only=True) as mem:
+        item = mem.get(memory_id, user_id=user)
+        chain = mem.history(memory_id, user_id=user)
+    if as_json:
+        typer.echo(item.model_dump_json())
+        return
+    _console.print(versions_table(chain, f"memory {memory_id}"))
+    for turn in item.source_turns:
+        _console.print(f"source turn {turn.id}: {turn.speaker}: {turn.text}")
+    if item.segment is not None:
+        _console.print(f"segment {item.segment.id}:\n{item.segment.text}")
+
+
+@app.command("update")
+def update_cmd(
+    memory_id: Annotated[str, typer.Argument(help="the active version's id")],
+    text: Annotated[str, typer.Argument(help="the corrected text")],
+    user: UserOpt,
+    store: StorePath = DEFAULT_STORE,
+    embedder: EmbedderOpt = None,
+) -> None:
+    """Correct a memory: writes a new version (the old one stays in its history)."""
+    with open_memory(store, embedder=embedder) as mem:
+        new = mem.update(memory_id, text, user_id=user)
+    _console.print(f"version {new.version}: {new.id}")
+
+
+@app.command("delete")
+def delete_cmd(
+    memory_id: Annotated[str, typer.Argument(help="the active version's id")],
+    user: UserOpt,
+    store: StorePath = DEFAULT_STORE,
+    embedder: EmbedderOpt = None,
+) -> None:
+    """Delete a memory (as a version: `hymem restore` brings it back)."""
+    with open_memory(store, embedder=embedder) as mem:
+        tomb = mem.delete(memory_id, user_id=user)
+    _console.print(f"deleted: {tomb.id} (restore {memory_id} to undo)")
+
+
+@app.command("erase")
+def erase_cmd(
+    user: UserOpt,
+    store: StorePath = DEFAULT_STORE,
+    yes: Annotated[bool, typer.Option("--yes", help="do not ask for confirmation")] = False,
+    embedder: EmbedderOpt = None,
+) -> None:
+    """Erase a user for real: every record, version, trace and cached reply, off the disk."""
+    if not yes:
+        typer.confirm(
+            f"Erase everything of user {user!r} from {store}? This cannot be undone", abort=True
+        )
+    with open_memory(store, embedder=embedder) as mem:
+        report = mem.erase_user(user)
+    typer.echo(json.dumps(report.model_dump()))
+
+
+@app.command("export")
+def export_cmd(
+    user: UserOpt,
+    out: Annotated[Path, typer.Option("--out", "-o", help="the JSON Lines file to write")],
+    store: StorePath = DEFAULT_STORE,
+    embedder: EmbedderOpt = None,
+) -> None:
+    """Write every turn, segment and summary version of a user to a JSON Lines file."""
+    with open_memory(store, embedder=embedder, read_only=True) as mem:
+        report = mem.export(out, user_id=user)
+    typer.echo(json.dumps(report.model_dump()))
+
+
+@app.command("import")
+def import_cmd(
+    source: Annotated[Path, typer.Argument(help="a file `hymem export` wrote")],
+    store: StorePath = DEFAULT_STORE,
+    user: Annotated[
+        str | None, typer.Option("--user", "-u", help="import as this user (default: the file's)")
+    ] = None,
+    embedder: EmbedderOpt = None,
+) -> None:
+    """Read an export into this memory (re-embedded with this memory's embedder)."""
+    with open_memory(store, embedder=embedder) as mem:
+        report = mem.import_records(source, user_id=user)
+    typer.echo(json.dumps(report.model_dump()))
+
+
+__all__ = ["delete_cmd", "erase_cmd", "export_cmd", "get_cmd", "import_cmd", "list_cmd"]
