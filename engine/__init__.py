@@ -14,6 +14,7 @@ from hymem.errors import (
     LLMOutputError,
     LLMRequestError,
     LLMUnavailable,
+    NotFoundError,
     ReadOnlyStoreError,
     SchemaVersionError,
     StorageFullError,
@@ -23,6 +24,9 @@ from hymem.errors import (
     StoreLockedError,
     UserInputError,
 )
+from hymem.manage.erase import ErasureReport
+from hymem.manage.models import MemoryItem, Page
+from hymem.manage.portable import ExportReport, ImportReport
 from hymem.memory import Memory
 from hymem.types import (
     AddResult,
@@ -44,8 +48,11 @@ __all__ = [
     "Attribution",
     "ConfigError",
     "EmbedderMismatchError",
+    "ErasureReport",
+    "ExportReport",
     "Hit",
     "HymemError",
+    "ImportReport",
     "InvalidMessageError",
     "LLMAuthError",
     "LLMError",
@@ -55,6 +62,9 @@ __all__ = [
     "Level",
     "Memory",
     "MemoryConfig",
+    "MemoryItem",
+    "NotFoundError",
+    "Page",
     "ReadOnlyStoreError",
     "RoleUsage",
     "SchemaVersionError",
