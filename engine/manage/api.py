@@ -14,7 +14,13 @@ from hymem.errors import ReadOnlyStoreError
 from hymem.manage.editor import Editor
 from hymem.manage.erase import ErasureReport, erase_user
 from hymem.manage.models import MemoryItem, Page, RecordLevel, StatusFilter
-from hymem.manage.portable import ExportReport, ImportReport, export_user, import_file
+from hymem.manage.portable import (
+    ExportReport,
+    ImportReport,
+    export_user,
+    import_file,
+    read_export_user,
+)
 from hymem.types import SummaryRecord
 from hymem.validation import check_memory_text, check_record_id, check_user_id
 
@@ -23,6 +29,7 @@ if TYPE_CHECKING:
     from hymem.indexes.protocol import Storage
     from hymem.read.reader import Reader
     from hymem.sleep.consolidator import Consolidator
+    from hymem.write.ingestor import Ingestor
 
 
 class ManagementAPI:
@@ -33,6 +40,7 @@ class ManagementAPI:
     _store: Storage
     _editor: Editor
     _reader: Reader
+    _ingestor: Ingestor
     _consolidator: Consolidator
     _since_sleep: dict[str, int]
     _versions_lock: threading.Lock
@@ -82,7 +90,8 @@ class ManagementAPI:
         if self._store.read_only:
             raise ReadOnlyStoreError("this memory was opened read-only: erasure writes")
         self._reader.flush_traces()  # a queued trace must not land after the erase
-        with self._versions_lock:  # no sleep or correction of this user meanwhile
+        # No add, flush, sleep or correction meanwhile; the ingestor then forgets the user.
+        with self._ingestor.exclusive(user_id), self._versions_lock:
             report = erase_user(
                 self._store,
                 user_id,
@@ -105,7 +114,8 @@ class ManagementAPI:
             check_user_id(user_id)
         if self._store.read_only:
             raise ReadOnlyStoreError("this memory was opened read-only: import writes")
-        with self._versions_lock:
+        target = user_id or read_export_user(Path(source))
+        with self._ingestor.exclusive(target), self._versions_lock:
             return import_file(self._store, self.embedder, Path(source), user_id=user_id)
 
 

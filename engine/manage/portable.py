@@ -104,6 +104,19 @@ def export_user(store: Storage, user_id: str, out: Path) -> ExportReport:
     return report
 
 
+def read_export_user(path: Path) -> str:
+    """The user id an export's header names (the whole file is validated by `read_export`)."""
+    try:
+        with path.open("r", encoding="utf-8") as fh:
+            header = json.loads(fh.readline())
+        user = header.get("user_id")
+    except (OSError, UnicodeDecodeError, ValueError, AttributeError) as exc:
+        raise UserInputError(f"cannot read {path}: not a hymem export ({exc})") from exc
+    if not isinstance(user, str) or not user:
+        raise UserInputError(f"{path}, line 1: the header names no user_id")
+    return user
+
+
 def read_export(path: Path, user_id: str | None) -> tuple[str, dict[str, list[Any]]]:
     """Parse and validate a whole export; returns (user id to import as, records by kind).
     Any malformed line, a record of another user, or a missing end line is a UserInputError
@@ -209,4 +222,11 @@ def _embed(
             rec.vector = row.tolist()
 
 
-__all__ = ["ExportReport", "ImportReport", "export_user", "import_file", "read_export"]
+__all__ = [
+    "ExportReport",
+    "ImportReport",
+    "export_user",
+    "import_file",
+    "read_export",
+    "read_export_user",
+]

@@ -24,7 +24,6 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -36,11 +35,12 @@ from hymem.llm.roles import RolesProvider, SegmentInput
 from hymem.llm.tokens import count_tokens
 from hymem.logging import get_logger
 from hymem.time import Clock, parse_timestamp, utcnow
-from hymem.types import AddResult, SegmentRecord, SummaryRecord, TurnRecord, TurnStatus
+from hymem.types import AddResult, SegmentRecord, TurnRecord, TurnStatus
 from hymem.validation import check_session_id
 from hymem.write.buffer import BufferedSegment, plan_flush
 from hymem.write.compression import LLMLinguaCompressor, attention_boundaries, load_compressor
 from hymem.write.messages import normalise_messages
+from hymem.write.parts import Prepared, Summarised
 from hymem.write.pending import PendingTurns, repeats_last_call
 from hymem.write.pooling import cached_values, pooled_vector
 from hymem.write.records import (
@@ -51,7 +51,7 @@ from hymem.write.records import (
     summary_sources,
 )
 from hymem.write.segmentation import Span, adjacent_similarities, plan_segments
-from hymem.write.summary_vectors import SummarySource, SummaryVectors
+from hymem.write.summary_vectors import SummaryVectors
 
 log = get_logger("hymem.write.ingestor")
 
@@ -59,31 +59,6 @@ log = get_logger("hymem.write.ingestor")
 # write instead of one per buffer: ~120 ms each, which was a third of a LongMemEval history's
 # ingest). At most this many: a crash before the commit re-summarises at most this many buffers.
 COMMIT_EVERY_BUFFERS = 16
-
-
-@dataclass
-class _Summarised:
-    """One buffer's summariser output, waiting to be committed with its neighbours."""
-
-    segments: list[SegmentRecord]
-    summaries: list[SummaryRecord]
-    core_ids: list[str]
-    sources: dict[str, SummarySource]  # summary id -> the turn sentence it was taken from
-
-
-@dataclass
-class _Prepared:
-    """Per pending turn: the text and line the summariser sees, its buffer tokens, and the
-    turn's vector.
-
-    Buffer tokens count what the turn says as the summariser sees it ("speaker: text", after
-    compression). The line's time prefix is formatting and overlap tails are repeated context,
-    so neither fills the buffer; the prompt tokens actually sent are accounted by the roles."""
-
-    texts: list[str]
-    lines: list[str]
-    tokens: list[int]
-    vectors: np.ndarray
 
 
 class Ingestor:
@@ -185,6 +160,24 @@ class Ingestor:
         """Turns accepted but not yet stored, in acceptance order."""
         return self._store.get_turns(user_id, status=TurnStatus.PENDING)
 
+    @contextmanager
+    def exclusive(self, user_id: str) -> Iterator[None]:
+        """Hold every add and flush off while the block rewrites the user's turns underneath
+        (erasure, import), then drop what this process remembers of them: pending turns, the
+        last call, cached vectors and token counts. Else a flush after an erase would commit
+        the erased turns again from memory."""
+        with self._lock:
+            try:
+                yield
+            finally:
+                self._pending.drop_user(user_id)
+                mine = [k for k in (*self._vectors, *self._tokens) if k[0] == user_id]
+                for key in mine:
+                    self._vectors.pop(key, None)
+                    self._tokens.pop(key, None)
+                    self._compressed.pop(key, None)
+                self._summary_vectors.forget(mine)
+
     def close(self) -> None:
         with self._lock:
             if self._compressor is not None:
@@ -235,7 +228,7 @@ class Ingestor:
         if not batches:
             return
         stored = 0
-        done: list[_Summarised] = []
+        done: list[Summarised] = []
         for batch in batches:
             part = self._summarise_batch(
                 user_id, pending, prepared, [spans[k] for k in batch], result
@@ -252,7 +245,7 @@ class Ingestor:
         stored += max(self._commit_or_report(user_id, done, result), 0)
         result.pending = len(pending) - stored
 
-    def _commit_or_report(self, user_id: str, parts: list[_Summarised], result: AddResult) -> int:
+    def _commit_or_report(self, user_id: str, parts: list[Summarised], result: AddResult) -> int:
         """`_commit`, except that a full disk is reported like a model outage: the turns stay
         pending (they are durable already, so the call must not raise as if nothing had been
         stored), `AddResult.error` says why, and the next add/flush retries. -1 on failure."""
@@ -281,7 +274,7 @@ class Ingestor:
 
         return cached_values(self._tokens, list(turns), count, self._config.ingest_cache_items)
 
-    def _prepare(self, pending: list[TurnRecord], texts: list[str], tokens: list[int]) -> _Prepared:
+    def _prepare(self, pending: list[TurnRecord], texts: list[str], tokens: list[int]) -> Prepared:
         by_key = {(t.user_id, t.id): t for t in pending}
 
         def embed(ks: list[tuple[str, str]]) -> np.ndarray:
@@ -289,7 +282,7 @@ class Ingestor:
 
         vectors = cached_values(self._vectors, list(by_key), embed, self._config.ingest_cache_items)
         lines = [segment_line(t, text) for t, text in zip(pending, texts, strict=True)]
-        return _Prepared(texts=texts, lines=lines, tokens=tokens, vectors=np.stack(vectors))
+        return Prepared(texts=texts, lines=lines, tokens=tokens, vectors=np.stack(vectors))
 
     def _summariser_texts(self, pending: list[TurnRecord]) -> list[str]:
         """Turn texts as the summariser will see them: compressed when a compressor is set."""
@@ -304,7 +297,7 @@ class Ingestor:
             self._config.ingest_cache_items,
         )
 
-    def _segment(self, pending: list[TurnRecord], prepared: _Prepared) -> list[Span]:
+    def _segment(self, pending: list[TurnRecord], prepared: Prepared) -> list[Span]:
         cfg = self._config
         attention = attention_boundaries(self._compressor_or_none(), prepared.texts)
         return plan_segments(
@@ -323,10 +316,10 @@ class Ingestor:
         self,
         user_id: str,
         pending: list[TurnRecord],
-        prepared: _Prepared,
+        prepared: Prepared,
         spans: list[Span],
         result: AddResult,
-    ) -> _Summarised | None:
+    ) -> Summarised | None:
         """One buffer, one summariser call; None on an LLM failure (its turns stay pending;
         the error is on the result and in the log)."""
         compressed = self._compressor_or_none() is not None
@@ -364,9 +357,9 @@ class Ingestor:
         sources = summary_sources(
             summaries, res.output.segments, {seg.id: seg_turns for seg, seg_turns in members}
         )
-        return _Summarised(segments, summaries, core_ids, sources)
+        return Summarised(segments, summaries, core_ids, sources)
 
-    def _commit(self, user_id: str, parts: list[_Summarised], result: AddResult) -> int:
+    def _commit(self, user_id: str, parts: list[Summarised], result: AddResult) -> int:
         """Embed the summaries of `parts` in one call and commit them in one journaled write;
         returns the number of turns stored."""
         if not parts:

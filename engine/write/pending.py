@@ -75,6 +75,12 @@ class PendingTurns:
         self._turns.pop(user_id, None)
         self._next_seq.pop(user_id, None)  # the last call is kept: a retry must still match it
 
+    def drop_user(self, user_id: str) -> None:
+        """After the user's turns were erased or imported underneath: forget everything,
+        the last call included (a repeat of it is new, not a retry of erased turns)."""
+        self.forget(user_id)
+        self._last_call.pop(user_id, None)
+
     def clear(self) -> None:
         self._turns.clear()
         self._next_seq.clear()

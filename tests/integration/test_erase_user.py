@@ -176,3 +176,21 @@ def test_an_erase_killed_half_way_is_finished_by_the_next_open(
         again = mem.erase_user("alice")  # the rerun finishes what lies outside the store
         assert again.turns == 0
     assert files_holding(two_users, CANARY["alice"]) == []
+
+
+def test_after_an_erase_the_writer_remembers_nothing_of_the_user(tmp_path: Path) -> None:
+    """Before: the writer's view of pending turns survived the erase, so the next flush
+    committed the erased turns again from memory, and re-adding the same message within the
+    retry window was taken for a retry of an erased call and stored nothing."""
+    from hymem import MemoryConfig
+
+    said = [{"role": "user", "content": f"my locker code is {CANARY['alice']}"}]
+    config = MemoryConfig.defaults(llm="extractive", embedder="hashing")
+    with Memory(tmp_path / "m", config=config, embedder=HashingEmbedder(64)) as mem:
+        mem.add(said, user_id="alice", session_id="s1")
+        assert len(mem.pending(user_id="alice")) == 1
+        mem.erase_user("alice")
+        assert mem.flush(user_id="alice").segments_written == []
+        assert mem.stats(user_id="alice")["turns"] == 0
+        again = mem.add(said, user_id="alice", session_id="s1")
+        assert again.new_turn_ids and mem.stats(user_id="alice")["turns"] == 1
