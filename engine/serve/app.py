@@ -1,0 +1,106 @@
+"""The REST API: one FastAPI app around one open `Memory`, the process's single writer.
+
+Endpoints are plain functions, so FastAPI runs each in its worker thread pool: searches and asks
+run side by side (the store is safe for concurrent readers), writes are serialised by the store
+and the writer's own locks, and long work (flush, sleep, erase) never blocks the event loop.
+On shutdown uvicorn stops accepting, waits for the requests in flight, then the lifespan closes
+the Memory, so an acknowledged write is on disk before the process exits; a killed server loses
+nothing acknowledged either, because `add` answers only once its turns are durable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import FastAPI, Request, Response
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from hymem.errors import HymemError
+from hymem.serve.auth import Binding, KeyRing
+from hymem.serve.errors import http_error
+from hymem.serve.routes import Denied, router
+
+DEFAULT_MAX_BODY_BYTES = 1 << 20  # 1 MiB: a few hundred messages per add
+
+
+class Settings:
+    """What the routes need from the app: the memory and who may call it."""
+
+    def __init__(self, memory: Any, keys: KeyRing, *, open_mode: bool) -> None:
+        self.memory = memory
+        self.keys = keys
+        self.open_mode = open_mode
+
+
+def create_app(
+    memory: Any,
+    keys: KeyRing,
+    *,
+    open_mode: bool = False,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    close_on_shutdown: bool = True,
+) -> FastAPI:
+    """`memory` is an open `hymem.Memory`; `open_mode` accepts requests without a key (local
+    development only: `hymem serve` refuses it unless bound to loopback)."""
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        yield
+        if close_on_shutdown:
+            memory.close()
+
+    from hymem import __version__
+
+    app = FastAPI(
+        title="hymem",
+        version=__version__,
+        description="Hybrid long-term memory for LLM agents. Every call is scoped to one user.",
+        lifespan=lifespan,
+    )
+    app.state.hymem = Settings(memory, keys, open_mode=open_mode)
+    app.include_router(router)
+
+    @app.exception_handler(HymemError)
+    async def hymem_error(_: Request, exc: HymemError) -> JSONResponse:
+        status, body, headers = http_error(exc)
+        return JSONResponse(body, status_code=status, headers=headers)
+
+    @app.exception_handler(Denied)
+    async def denied(_: Request, exc: Denied) -> JSONResponse:
+        kind = "Unauthorized" if exc.status == 401 else "Forbidden"
+        headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else {}
+        return JSONResponse({"error": kind, "message": str(exc)}, exc.status, headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def bad_body(_: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = [{"loc": e.get("loc"), "msg": e.get("msg")} for e in exc.errors()][:20]
+        body = {"error": "RequestValidationError", "message": "invalid request", "detail": errors}
+        return JSONResponse(body, status_code=422)
+
+    @app.middleware("http")
+    async def limit_body(
+        request: Request, call_next: Callable[[Request], Awaitable[Response]]
+    ) -> Response:
+        declared = request.headers.get("content-length")
+        if declared is not None and (not declared.isdigit() or int(declared) > max_body_bytes):
+            return _too_large(max_body_bytes)
+        if declared is None and request.method in ("POST", "PUT", "PATCH"):
+            body = b""
+            async for chunk in request.stream():  # chunked: count as it arrives
+                body += chunk
+                if len(body) > max_body_bytes:
+                    return _too_large(max_body_bytes)
+            request._body = body  # read once; the route reads it from here
+        return await call_next(request)
+
+    return app
+
+
+def _too_large(limit: int) -> JSONResponse:
+    body = {"error": "PayloadTooLarge", "message": f"request body over {limit:,} bytes"}
+    return JSONResponse(body, status_code=413)
+
+
+__all__ = ["DEFAULT_MAX_BODY_BYTES", "Binding", "Settings", "create_app"]

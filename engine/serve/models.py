@@ -1,0 +1,79 @@
+"""Request bodies of the REST API. Each mirrors the keyword arguments of the `Memory` method it
+calls (a test holds them equal), and responses are the library's own models, so the API, the
+library and `hymem.client` cannot drift apart. Values are checked by the library, exactly as
+for an in-process caller; these models only give the wire format its types."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Depth = Literal["auto", "light", "deep"]
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")  # a misspelt field is an error, not ignored
+
+
+class AddRequest(_Body):
+    user_id: str
+    messages: list[dict[str, Any]] | dict[str, Any] | str
+    session_id: str = "default"
+    timestamp: datetime | str | None = None
+
+
+class UserRequest(_Body):
+    user_id: str
+
+
+class UpdateRequest(_Body):
+    user_id: str
+    text: str
+
+
+class SearchRequest(_Body):
+    user_id: str
+    query: str
+    k: int = 10
+    level: Literal["summary", "segment"] = "summary"
+    mode: Literal["hybrid", "dense", "lexical"] = "hybrid"
+    since: datetime | None = None
+    until: datetime | None = None
+    include_inactive: bool = False
+    as_of: datetime | str | None = None
+
+
+class AskRequest(_Body):
+    user_id: str
+    question: str
+    depth: Depth = "auto"
+    k: int | None = None
+    N: int | None = None
+    d: int | None = None
+    max_iterations: int | None = None
+    as_of: datetime | str | None = None
+
+
+class ContextRequest(_Body):
+    user_id: str
+    question: str
+    depth: Depth = "light"
+    as_of: datetime | str | None = None
+
+
+class SleepRequest(_Body):
+    user_id: str | None = Field(None, description="one user; None sleeps every user (admin key)")
+    dry_run: bool = False
+
+
+__all__ = [
+    "AddRequest",
+    "AskRequest",
+    "ContextRequest",
+    "SearchRequest",
+    "SleepRequest",
+    "UpdateRequest",
+    "UserRequest",
+]

@@ -1,0 +1,162 @@
+"""The REST routes. Each authenticates the caller, checks that its key may act for the user the
+request names, and calls the `Memory` method of the same name with the request's fields.
+
+Every request names its user (in the body, or as `user_id` in the query); a key bound to other
+users gets 403 whether or not that user or record exists, and a record id of another user is
+404 exactly like an unknown one, so nothing about other tenants leaks."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Header, Query, Request
+from hymem.manage.erase import ErasureReport
+from hymem.manage.models import MemoryItem, Page
+from hymem.serve.auth import Binding
+from hymem.serve.models import (
+    AddRequest,
+    AskRequest,
+    ContextRequest,
+    SearchRequest,
+    SleepRequest,
+    UpdateRequest,
+    UserRequest,
+)
+from hymem.sleep.consolidator import SleepReport
+from hymem.types import AddResult, Answer, Hit, SummaryRecord
+
+router = APIRouter()
+ALL_USERS = Binding("", prefix=True)
+
+
+class Denied(Exception):
+    """401 (no or unknown key) or 403 (a key for other users); see `app.create_app`."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def caller(request: Request, authorization: Annotated[str | None, Header()] = None) -> Binding:
+    settings = request.app.state.hymem
+    if settings.open_mode:
+        return ALL_USERS
+    scheme, _, token = (authorization or "").partition(" ")
+    binding = settings.keys.binding(token.strip()) if scheme.lower() == "bearer" else None
+    if binding is None:
+        raise Denied(401, "a valid API key is required: Authorization: Bearer <key>")
+    return binding
+
+
+Caller = Annotated[Binding, Depends(caller)]
+UserQuery = Annotated[str, Query(description="the user the call acts for")]
+
+
+def memory_for(request: Request, key: Binding, user_id: str | None) -> Any:
+    """The memory, once `key` may act for `user_id` (None: every user, an admin key only)."""
+    allowed = key == ALL_USERS if user_id is None else key.allows(user_id)
+    if not allowed:
+        raise Denied(403, "this API key may not act for that user")
+    return request.app.state.hymem.memory
+
+
+@router.get("/healthz")
+def healthz(request: Request) -> dict[str, Any]:
+    memory = request.app.state.hymem.memory
+    return {"status": "ok", "read_only": memory.store.read_only}
+
+
+# --- memories -----------------------------------------------------------------------------
+@router.post("/v1/memories", response_model=AddResult)
+def add(body: AddRequest, request: Request, key: Caller) -> AddResult:
+    mem = memory_for(request, key, body.user_id)
+    fields = body.model_dump(exclude={"messages", "user_id"})
+    return mem.add(body.messages, user_id=body.user_id, **fields)
+
+
+@router.post("/v1/memories/flush", response_model=AddResult)
+def flush(body: UserRequest, request: Request, key: Caller) -> AddResult:
+    return memory_for(request, key, body.user_id).flush(user_id=body.user_id)
+
+
+@router.get("/v1/memories", response_model=Page)
+def list_memories(
+    request: Request,
+    key: Caller,
+    user_id: UserQuery,
+    level: str = "summary",
+    status: str | None = None,
+    limit: int = 100,
+    cursor: str | None = None,
+) -> Page:
+    mem = memory_for(request, key, user_id)
+    return mem.get_all(user_id=user_id, level=level, status=status, limit=limit, cursor=cursor)
+
+
+@router.get("/v1/memories/{memory_id}", response_model=MemoryItem)
+def get_memory(memory_id: str, request: Request, key: Caller, user_id: UserQuery) -> MemoryItem:
+    return memory_for(request, key, user_id).get(memory_id, user_id=user_id)
+
+
+@router.put("/v1/memories/{memory_id}", response_model=SummaryRecord)
+def update_memory(
+    memory_id: str, body: UpdateRequest, request: Request, key: Caller
+) -> SummaryRecord:
+    mem = memory_for(request, key, body.user_id)
+    return mem.update(memory_id, body.text, user_id=body.user_id)
+
+
+@router.delete("/v1/memories/{memory_id}", response_model=SummaryRecord)
+def delete_memory(
+    memory_id: str, request: Request, key: Caller, user_id: UserQuery
+) -> SummaryRecord:
+    return memory_for(request, key, user_id).delete(memory_id, user_id=user_id)
+
+
+@router.get("/v1/memories/{memory_id}/history", response_model=list[SummaryRecord])
+def history(
+    memory_id: str, request: Request, key: Caller, user_id: UserQuery
+) -> list[SummaryRecord]:
+    return memory_for(request, key, user_id).history(memory_id, user_id=user_id)
+
+
+# --- reading --------------------------------------------------------------------------------
+@router.post("/v1/search", response_model=list[Hit])
+def search(body: SearchRequest, request: Request, key: Caller) -> list[Hit]:
+    mem = memory_for(request, key, body.user_id)
+    return mem.search(body.query, **body.model_dump(exclude={"query"}))
+
+
+@router.post("/v1/ask", response_model=Answer)
+def ask(body: AskRequest, request: Request, key: Caller) -> Answer:
+    mem = memory_for(request, key, body.user_id)
+    return mem.ask(body.question, **body.model_dump(exclude={"question"}))
+
+
+@router.post("/v1/context", response_model=list[Hit])
+def context(body: ContextRequest, request: Request, key: Caller) -> list[Hit]:
+    mem = memory_for(request, key, body.user_id)
+    return mem.context(body.question, **body.model_dump(exclude={"question"}))
+
+
+@router.get("/v1/traces")
+def traces(
+    request: Request, key: Caller, user_id: UserQuery, since: datetime | None = None
+) -> list[Any]:
+    return memory_for(request, key, user_id).traces(user_id=user_id, since=since)
+
+
+# --- maintenance and erasure ------------------------------------------------------------------
+@router.post("/v1/sleep", response_model=SleepReport)
+def sleep(body: SleepRequest, request: Request, key: Caller) -> SleepReport:
+    mem = memory_for(request, key, body.user_id)
+    return mem.sleep(user_id=body.user_id, dry_run=body.dry_run)
+
+
+@router.delete("/v1/users/{user_id}", response_model=ErasureReport)
+def erase_user(user_id: str, request: Request, key: Caller) -> ErasureReport:
+    return memory_for(request, key, user_id).erase_user(user_id)
+
+
+__all__ = ["ALL_USERS", "Denied", "caller", "router"]
