@@ -9,6 +9,7 @@ from hymem.cli import (  # noqa: F401  (importing registers the commands)
     eval_cmds,
     manage_cmds,
     read_cmds,
+    serve_cmds,
     sleep_cmds,
     store_cmds,
     write_cmds,

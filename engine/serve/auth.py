@@ -6,7 +6,8 @@ when read and never kept. Keys are random 256-bit tokens, not passwords, so one 
 is enough to make a leaked file useless; the lookup is by hash, so a key's comparison time does
 not depend on how much of it matched.
 
-    HYMEM_API_KEYS="k1=alice,k2=team-*"      plain keys; a trailing * binds a prefix
+    HYMEM_API_KEYS="k1=alice,k2=team-*"      plain keys; a trailing * binds a prefix, a lone *
+                                             every user (an admin key)
     keys file:   <sha256 hex> alice            one binding per line, '#' starts a comment
                  <sha256 hex> team-*
 """
@@ -45,6 +46,8 @@ class Binding:
     @classmethod
     def parse(cls, text: str, where: str) -> Binding:
         text = text.strip()
+        if text == "*":  # every user: an admin key (sleep over all users, any erasure)
+            return cls("", True)
         prefix = text.endswith("*")
         user = text[:-1] if prefix else text
         if not user or "*" in user or any(c.isspace() for c in user):
