@@ -50,7 +50,7 @@ class Binding:
             return cls("", True)
         prefix = text.endswith("*")
         user = text[:-1] if prefix else text
-        if not user or "*" in user or any(c.isspace() for c in user):
+        if not user or "*" in user:
             raise ConfigError(f"{where}: {text!r} is not a user id or a prefix ending in *")
         return cls(user, prefix)
 

@@ -1,0 +1,221 @@
+"""The REST server for real: uvicorn on 127.0.0.1 (a random port), driven with httpx. Auth,
+cross-tenant attempts with hostile ids in paths and bodies, bad and oversize bodies, a model
+backend that is down, and the whole API once end to end."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import uvicorn
+from hymem import Memory, MemoryConfig
+from hymem.embedders import HashingEmbedder
+from hymem.serve.app import create_app
+from hymem.serve.auth import KeyRing
+
+from tests.fixtures_reader import scripted_config
+from tests.fixtures_store import EVIL
+
+pytestmark = pytest.mark.integration
+
+KEYS = f"ka=alice,kb=bob,kteam=team-*,kadmin=*,kevil={EVIL}"
+A, B, TEAM, ADMIN = ({"Authorization": f"Bearer {k}"} for k in ("ka", "kb", "kteam", "kadmin"))
+
+
+class Served:
+    def __init__(self, memory: Memory, **kw: Any) -> None:
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+        app = create_app(memory, KeyRing.from_env(KEYS), **kw)
+        self.server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [sock]})
+        self.thread.start()
+        while not self.server.started:
+            time.sleep(0.01)
+        self.http = httpx.Client(base_url=self.url, timeout=30)
+
+    def stop(self) -> None:
+        self.http.close()
+        self.server.should_exit = True
+        self.thread.join(30)
+
+
+def _memory(folder: Path, config: MemoryConfig | None = None) -> Memory:
+    config = config or MemoryConfig.defaults(llm="extractive", embedder="hashing")
+    return Memory(folder, config=config, embedder=HashingEmbedder(64))
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[Served]:
+    srv = Served(_memory(tmp_path / "m"), max_body_bytes=64_000)
+    try:
+        yield srv
+    finally:
+        srv.stop()
+
+
+def _seed(http: httpx.Client) -> None:
+    for user, key, said in (("alice", A, "I adopted a beagle"), ("bob", B, "I sail on Sundays")):
+        body = {"user_id": user, "messages": [{"role": "user", "content": said}]}
+        assert http.post("/v1/memories", json=body, headers=key).status_code == 200
+        assert http.post("/v1/memories/flush", json={"user_id": user}, headers=key).is_success
+
+
+def test_the_whole_api_end_to_end(served: Served) -> None:
+    http = served.http
+    _seed(http)
+    assert http.get("/healthz").json()["status"] == "ok"
+    paths = http.get("/openapi.json").json()["paths"]
+    assert {"/v1/memories", "/v1/search", "/v1/ask", "/v1/users/{user_id}"} <= set(paths)
+    page = http.get("/v1/memories", params={"user_id": "alice", "limit": 1}, headers=A).json()
+    memory_id = page["items"][0]["id"]
+    item = http.get(f"/v1/memories/{memory_id}", params={"user_id": "alice"}, headers=A).json()
+    assert "beagle" in item["summary"]["text"] and item["source_turns"]
+    new = http.put(
+        f"/v1/memories/{memory_id}",
+        json={"user_id": "alice", "text": "Alice has a beagle named Rex"},
+        headers=A,
+    ).json()
+    assert new["version"] == 2 and new["origin"] == "user"
+    chain = http.get(f"/v1/memories/{new['id']}/history", params={"user_id": "alice"}, headers=A)
+    assert [v["status"] for v in chain.json()] == ["superseded", "active"]
+    hits = http.post("/v1/search", json={"user_id": "alice", "query": "beagle Rex"}, headers=A)
+    assert hits.json()[0]["id"] == new["id"]
+    ctx = http.post("/v1/context", json={"user_id": "alice", "question": "dog?"}, headers=A)
+    assert ctx.status_code == 200
+    ans = http.post(
+        "/v1/ask", json={"user_id": "alice", "question": "What is the dog's name?"}, headers=A
+    )
+    assert ans.status_code == 200 and ans.json()["user_id"] == "alice"
+    assert len(http.get("/v1/traces", params={"user_id": "alice"}, headers=A).json()) == 1
+    gone = http.delete(f"/v1/memories/{new['id']}", params={"user_id": "alice"}, headers=A).json()
+    assert gone["status"] == "deleted"
+    assert http.post("/v1/sleep", json={"user_id": "alice"}, headers=A).status_code == 200
+    assert http.post("/v1/sleep", json={}, headers=A).status_code == 403  # every user: admin only
+    assert http.post("/v1/sleep", json={"dry_run": True}, headers=ADMIN).status_code == 200
+    erased = http.delete("/v1/users/alice", headers=A).json()
+    assert erased["turns"] == 1
+    assert http.get("/v1/memories", params={"user_id": "alice"}, headers=A).json()["items"] == []
+    assert http.get("/v1/memories", params={"user_id": "bob"}, headers=B).json()["items"]
+
+
+def test_no_key_or_a_wrong_key_is_401_and_another_users_key_is_403(served: Served) -> None:
+    http = served.http
+    _seed(http)
+    body = {"user_id": "alice", "query": "beagle"}
+    for headers in ({}, {"Authorization": "Bearer nope"}, {"Authorization": "ka"}):
+        res = http.post("/v1/search", json=body, headers=headers)
+        assert res.status_code == 401 and res.headers["www-authenticate"] == "Bearer"
+    alice_id = http.get("/v1/memories", params={"user_id": "alice"}, headers=A).json()["items"][0][
+        "id"
+    ]
+    attempts = [
+        ("POST", "/v1/search", {"json": body}),
+        ("POST", "/v1/ask", {"json": {"user_id": "alice", "question": "q"}}),
+        ("POST", "/v1/memories", {"json": {"user_id": "alice", "messages": "hi"}}),
+        ("POST", "/v1/memories/flush", {"json": {"user_id": "alice"}}),
+        ("GET", "/v1/memories", {"params": {"user_id": "alice"}}),
+        ("GET", f"/v1/memories/{alice_id}", {"params": {"user_id": "alice"}}),
+        ("PUT", f"/v1/memories/{alice_id}", {"json": {"user_id": "alice", "text": "x"}}),
+        ("DELETE", f"/v1/memories/{alice_id}", {"params": {"user_id": "alice"}}),
+        ("GET", "/v1/traces", {"params": {"user_id": "alice"}}),
+        ("DELETE", "/v1/users/alice", {}),
+    ]
+    for method, path, kw in attempts:
+        res = http.request(method, path, headers=B, **kw)
+        assert res.status_code == 403, (method, path, res.text)
+        assert "alice" not in res.text and "beagle" not in res.text
+    # bob naming alice's record under his own user id: the same 404 as an unknown id
+    res = http.get(f"/v1/memories/{alice_id}", params={"user_id": "bob"}, headers=B)
+    unknown = http.get("/v1/memories/sum-nope", params={"user_id": "bob"}, headers=B)
+    assert res.status_code == unknown.status_code == 404
+    assert res.json()["error"] == unknown.json()["error"] == "NotFoundError"
+    # a prefix key reaches its users only
+    ok = http.post(
+        "/v1/memories",
+        json={"user_id": "team-7", "messages": [{"role": "user", "content": "hi"}]},
+        headers=TEAM,
+    )
+    assert ok.status_code == 200
+    assert http.post("/v1/search", json=body, headers=TEAM).status_code == 403
+
+
+@pytest.mark.parametrize("hostile", [EVIL, "alice' OR '1'='1", "alice%", "../alice", "*"])
+def test_hostile_ids_in_paths_and_bodies_reach_nothing(served: Served, hostile: str) -> None:
+    http = served.http
+    _seed(http)
+    assert (
+        http.post("/v1/search", json={"user_id": hostile, "query": "beagle"}, headers=A).status_code
+        == 403
+    )
+    res = http.delete(
+        f"/v1/users/{httpx.URL(hostile).path if '/' in hostile else hostile}", headers=A
+    )
+    assert res.status_code in (403, 404)
+    res = http.get(f"/v1/memories/{hostile}", params={"user_id": "alice"}, headers=A)
+    assert res.status_code == 404
+    # the key bound to the hostile id itself: its own (empty) memory, nobody else's
+    evil = {"Authorization": "Bearer kevil"}
+    hits = http.post("/v1/search", json={"user_id": EVIL, "query": "beagle sail"}, headers=evil)
+    assert hits.status_code == 200 and hits.json() == []
+    assert http.get("/v1/memories", params={"user_id": "alice"}, headers=A).json()["items"]
+
+
+def test_bad_and_oversize_bodies_are_4xx_with_the_reason(served: Served) -> None:
+    http = served.http
+    cases = [
+        ({"content": b"{not json", "headers": {**A, "content-type": "application/json"}}, 422),
+        ({"json": {"user_id": "alice", "query": "x", "bogus": 1}, "headers": A}, 422),
+        ({"json": {"user_id": "alice", "query": "x", "k": "many"}, "headers": A}, 422),
+        ({"json": {"user_id": "alice", "query": "   "}, "headers": A}, 400),
+        ({"json": {"user_id": "alice", "query": "x", "k": 0}, "headers": A}, 400),
+        ({"json": {"user_id": "alice", "query": "x", "k": 10**9}, "headers": A}, 400),
+        ({"json": {"user_id": "alice", "query": "x" * 30_000}, "headers": A}, 400),
+    ]
+    for kw, status in cases:
+        res = http.post("/v1/search", **kw)
+        assert res.status_code == status, (kw, res.text)
+        assert res.json()["message"]
+    big = {"user_id": "alice", "messages": [{"role": "user", "content": "x" * 70_000}]}
+    assert http.post("/v1/memories", json=big, headers=A).status_code == 413
+
+    def chunks() -> Iterator[bytes]:  # no Content-Length: counted as it streams
+        yield b'{"user_id": "alice", "messages": "'
+        for _ in range(100):
+            yield b"y" * 1_000
+        yield b'"}'
+
+    res = http.post(
+        "/v1/memories", content=chunks(), headers={**A, "content-type": "application/json"}
+    )
+    assert res.status_code == 413
+    bad = {"user_id": "alice", "messages": [{"role": "user"}]}
+    res = http.post("/v1/memories", json=bad, headers=A)
+    assert res.status_code == 400 and res.json()["error"] == "InvalidMessageError"
+
+
+def test_a_model_backend_that_is_down_is_503_with_retry_after(
+    tmp_path: Path, llm_server: Any
+) -> None:
+    llm_server.add_rule(role="light_answer", fault="500", times=100)
+    mem = _memory(tmp_path / "m", scripted_config(llm_server, embedder="hashing"))
+    srv = Served(mem)
+    try:
+        body = {"user_id": "alice", "messages": [{"role": "user", "content": "I adopted a beagle"}]}
+        assert srv.http.post("/v1/memories", json=body, headers=A).status_code == 200
+        res = srv.http.post(
+            "/v1/ask", json={"user_id": "alice", "question": "my dog?", "depth": "light"}, headers=A
+        )
+        assert res.status_code == 503 and res.headers["retry-after"] == "5"
+        assert res.json()["error"] == "LLMUnavailable" and "light_answer" in res.json()["message"]
+        hits = srv.http.post("/v1/search", json={"user_id": "alice", "query": "beagle"}, headers=A)
+        assert hits.status_code == 200  # model-free reads keep working
+    finally:
+        srv.stop()
