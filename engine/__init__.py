@@ -24,6 +24,7 @@ from hymem.errors import (
     StoreLockedError,
     UserInputError,
 )
+from hymem.indexes.meta_filter import Filter
 from hymem.manage.erase import ErasureReport
 from hymem.manage.models import MemoryItem, Page
 from hymem.manage.portable import ExportReport, ImportReport
@@ -50,6 +51,7 @@ __all__ = [
     "EmbedderMismatchError",
     "ErasureReport",
     "ExportReport",
+    "Filter",
     "Hit",
     "HymemError",
     "ImportReport",

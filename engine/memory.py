@@ -9,7 +9,7 @@ span components -- auto-sleep after ingest -- are taken here."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
 from datetime import datetime
 from pathlib import Path
@@ -20,6 +20,8 @@ from hymem.config import MemoryConfig
 from hymem.embedders import Embedder, resolve_embedder
 from hymem.errors import ConfigError, HymemError, StoreClosedError, StoreError, UserInputError
 from hymem.indexes.hybrid import HybridSearcher, SearchMode
+from hymem.indexes.meta_filter import Filter, scoped
+from hymem.indexes.metadata import with_scopes
 from hymem.indexes.protocol import Storage
 from hymem.indexes.store import Store
 from hymem.llm import LazyRoles
@@ -178,13 +180,21 @@ class Memory(ManagementAPI):
         user_id: str,
         session_id: str = "default",
         timestamp: str | datetime | None = None,
+        metadata: Mapping[str, str | int | float | bool] | None = None,
+        agent_id: str | None = None,
+        run_id: str | None = None,
     ) -> AddResult:
-        """Persist messages as pending turns, then flush the short-term buffer if it is full."""
+        """Persist messages as pending turns, then flush the short-term buffer if it is full.
+
+        `metadata` (str/int/float/bool values) and the `agent_id` / `run_id` scopes are kept
+        on every turn and inherited by the segments and summaries made from them; `filters=`
+        on search, ask and context select by them."""
         self._check_open()
         check_user_id(user_id)
+        meta = with_scopes(metadata, agent_id=agent_id, run_id=run_id)
         with cache_owner(user_id):
             result = self._ingestor.add(
-                messages, user_id=user_id, session_id=session_id, timestamp=timestamp
+                messages, user_id=user_id, session_id=session_id, timestamp=timestamp, metadata=meta
             )
         self._maybe_auto_sleep(user_id, result)
         return result
@@ -237,9 +247,13 @@ class Memory(ManagementAPI):
         until: datetime | None = None,
         include_inactive: bool = False,
         as_of: datetime | str | None = None,
+        filters: Mapping[str, Any] | Filter | None = None,
+        agent_id: str | None = None,
+        run_id: str | None = None,
     ) -> list[Hit]:
         """Model-free hybrid retrieval (dense + BM25 fused by reciprocal rank). `as_of` bounds
-        the search like `until`: nothing timestamped after it is returned."""
+        the search like `until`: nothing timestamped after it is returned. `filters` (and the
+        agent_id / run_id shortcuts) keep hits whose metadata matches (`hymem.Filter`)."""
         self._check_open()
         check_user_id(user_id)
         check_query(query, max_chars=self.config.max_query_chars)
@@ -259,6 +273,7 @@ class Memory(ManagementAPI):
             mode=mode,
             time_range=(since, until) if since or until else None,
             include_inactive=include_inactive,
+            filters=scoped(filters, agent_id=agent_id, run_id=run_id),
         )
 
     def ask(
@@ -272,12 +287,16 @@ class Memory(ManagementAPI):
         d: int | None = None,
         max_iterations: int | None = None,
         as_of: datetime | str | None = None,
+        filters: Mapping[str, Any] | Filter | None = None,
+        agent_id: str | None = None,
+        run_id: str | None = None,
     ) -> Answer:
         """Answer from summaries; escalate to raw dialogue when the light path says it must.
 
         `as_of` is the moment the question is asked (default: now, unbounded): memories
         timestamped after it are not retrieved, and a model reads the question's relative
-        expressions ("last week") against it. It is recorded on the Answer and the trace."""
+        expressions ("last week") against it. It is recorded on the Answer and the trace.
+        `filters`, agent_id and run_id restrict every retrieval of the ask (as in `search`)."""
         self._check_open()
         check_user_id(user_id)
         check_query(question, max_chars=self.config.max_query_chars)
@@ -288,6 +307,7 @@ class Memory(ManagementAPI):
                 check_k(value, name=name, maximum=self.config.max_k)
         if max_iterations is not None:
             check_iterations(max_iterations)
+        chosen = scoped(filters, agent_id=agent_id, run_id=run_id)
         with cache_owner(user_id):
             return self._reader.ask(
                 question,
@@ -300,6 +320,7 @@ class Memory(ManagementAPI):
                 if max_iterations is None
                 else max_iterations,
                 as_of=_as_of(as_of),
+                filters=chosen,
             )
 
     def context(
@@ -309,16 +330,22 @@ class Memory(ManagementAPI):
         user_id: str,
         depth: Depth = "light",
         as_of: datetime | str | None = None,
+        filters: Mapping[str, Any] | Filter | None = None,
+        agent_id: str | None = None,
+        run_id: str | None = None,
     ) -> list[Hit]:
         """The context a path would assemble, for callers who bring their own answering model
-        (`as_of` as for `ask`)."""
+        (`as_of` and `filters` as for `ask`)."""
         self._check_open()
         check_user_id(user_id)
         check_query(question, max_chars=self.config.max_query_chars)
         if depth not in ("auto", "light", "deep"):
             raise UserInputError(f"unknown depth {depth!r}: use auto, light or deep")
+        chosen = scoped(filters, agent_id=agent_id, run_id=run_id)
         with cache_owner(user_id):
-            return self._reader.context(question, user_id=user_id, depth=depth, as_of=_as_of(as_of))
+            return self._reader.context(
+                question, user_id=user_id, depth=depth, as_of=_as_of(as_of), filters=chosen
+            )
 
     def traces(
         self, *, user_id: str | None = None, since: datetime | None = None

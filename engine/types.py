@@ -14,6 +14,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+# A metadata value (`hymem.indexes.metadata` checks them): typed, so "1", 1 and True differ.
+MetaValue = str | bool | int | float
+
 
 class Level(StrEnum):
     """Granularity: Level-1 key-information summaries or Level-2 raw dialogue segments."""
@@ -61,6 +64,7 @@ class TurnRecord(_Record):
     status: TurnStatus = TurnStatus.PENDING
     segment_id: str | None = None  # the first segment that covers it, once stored
     created_at: datetime
+    metadata: dict[str, MetaValue] = Field(default_factory=dict)  # given on add()
 
 
 class SegmentRecord(_Record):
@@ -77,6 +81,7 @@ class SegmentRecord(_Record):
     compressed_text: str | None = None  # only ever fed to the summariser
     vector: list[float] | None = None
     created_at: datetime
+    metadata: dict[str, MetaValue] = Field(default_factory=dict)  # its turns' (all alike)
 
 
 class SummaryRecord(_Record):
@@ -109,6 +114,7 @@ class SummaryRecord(_Record):
     origin: Literal["summary", "consolidated", "user"] = "summary"
     created_at: datetime
     updated_at: datetime
+    metadata: dict[str, MetaValue] = Field(default_factory=dict)  # its segment's
 
 
 class StatusChange(_Record):
@@ -135,6 +141,7 @@ class Hit(BaseModel):
     time_start: datetime | None = None
     time_end: datetime | None = None
     status: SummaryStatus | None = None
+    metadata: dict[str, MetaValue] = Field(default_factory=dict)
     dense_score: float | None = None  # cosine similarity, higher is closer
     lexical_score: float | None = None  # BM25
     dense_rank: int | None = None  # 1-based

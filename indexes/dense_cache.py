@@ -27,6 +27,10 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import numpy as np
+from hymem.indexes.dense_meta import MetaInterner
+from hymem.indexes.meta_compile import mask as meta_mask
+from hymem.indexes.meta_filter import Filter
+from hymem.indexes.metadata import Metadata
 from hymem.indexes.protocol import TimeRange
 from hymem.time import micros
 from hymem.types import SummaryStatus
@@ -54,6 +58,7 @@ class Columns:
     link: list[Any]  # a summary's SummaryLink, a segment's turn_ids
     has_start: np.ndarray  # bool: time_start is set (then it is `lo`)
     has_end: np.ndarray  # bool: time_end is set (then it is `hi`)
+    meta: list[Metadata] | None = None  # each row's metadata (None: none has any)
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +97,8 @@ class Entry:
     link: list[Any]
     has_start: np.ndarray
     has_end: np.ndarray
+    meta_ids: np.ndarray  # int32 index into `interner.metas`
+    interner: MetaInterner
     content_bytes: int = 0
     version: int | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -102,7 +109,8 @@ class Entry:
 
     @property
     def nbytes(self) -> int:
-        return self.mat.nbytes + len(self.mat) * ROW_OVERHEAD_BYTES + self.content_bytes
+        extra = self.content_bytes + self.interner.content_bytes
+        return self.mat.nbytes + len(self.mat) * ROW_OVERHEAD_BYTES + extra
 
 
 def unit_rows(vectors: np.ndarray) -> np.ndarray:
@@ -114,6 +122,7 @@ def unit_rows(vectors: np.ndarray) -> np.ndarray:
 
 
 def new_entry(cols: Columns, version: int | None) -> Entry:
+    interner = MetaInterner()
     return Entry(
         ids=list(cols.ids),
         pos={i: n for n, i in enumerate(cols.ids)},
@@ -126,6 +135,8 @@ def new_entry(cols: Columns, version: int | None) -> Entry:
         link=list(cols.link),
         has_start=np.asarray(cols.has_start, dtype=bool),
         has_end=np.asarray(cols.has_end, dtype=bool),
+        meta_ids=interner.ids(cols.meta, len(cols.ids)),
+        interner=interner,
         content_bytes=text_bytes(cols),
         version=version,
     )
@@ -137,6 +148,7 @@ def upsert_rows(entry: Entry, cols: Columns) -> None:
     Appends write past row n of the existing arrays, which a concurrent search's snapshot
     (rows [0, n) at its start) never reads; growth allocates new arrays."""
     mat = unit_rows(cols.vectors)
+    meta_ids = entry.interner.ids(cols.meta, len(cols.ids))
     fresh: list[int] = []
     for k, item in enumerate(cols.ids):
         at = entry.pos.get(item)
@@ -144,6 +156,7 @@ def upsert_rows(entry: Entry, cols: Columns) -> None:
             fresh.append(k)
         else:
             _set_row(entry, at, cols, mat, k)
+            entry.meta_ids[at] = meta_ids[k]
     need = entry.n + len(fresh)
     if need > len(entry.mat):
         _grow(entry, max(need, 2 * len(entry.mat), 16))
@@ -152,6 +165,7 @@ def upsert_rows(entry: Entry, cols: Columns) -> None:
         entry.text.append(cols.text[k])
         entry.link.append(cols.link[k])
         _set_row(entry, at, cols, mat, k)
+        entry.meta_ids[at] = meta_ids[k]
         entry.pos[cols.ids[k]] = at
         entry.ids.append(cols.ids[k])  # last: this makes the row visible (n grows)
     entry.content_bytes += text_bytes(cols)  # replaced rows' old text is not subtracted
@@ -180,6 +194,7 @@ def _grow(entry: Entry, capacity: int) -> None:
     entry.mat, entry.status = grown(entry.mat), grown(entry.status)
     entry.lo, entry.hi, entry.dated = grown(entry.lo), grown(entry.hi), grown(entry.dated)
     entry.has_start, entry.has_end = grown(entry.has_start), grown(entry.has_end)
+    entry.meta_ids = grown(entry.meta_ids)
 
 
 def _when(value: np.int64) -> datetime:
@@ -202,6 +217,7 @@ def hit_rows(entry: Entry, user_id: str, ids: Sequence[str], *, summary: bool) -
                 "text": entry.text[at],
                 "time_start": _when(entry.lo[at]) if entry.has_start[at] else None,
                 "time_end": _when(entry.hi[at]) if entry.has_end[at] else None,
+                "metadata": dict(entry.interner.metas[entry.meta_ids[at]]),
             }
             if summary:
                 link: SummaryLink = entry.link[at]
@@ -216,10 +232,15 @@ def hit_rows(entry: Entry, user_id: str, ids: Sequence[str], *, summary: bool) -
 
 
 def filter_mask(
-    entry: Entry, n: int, statuses: Sequence[str] | None, time_range: TimeRange | None
+    entry: Entry,
+    n: int,
+    statuses: Sequence[str] | None,
+    time_range: TimeRange | None,
+    filters: Filter | None = None,
 ) -> np.ndarray | None:
     """Rows [0, n) that pass the filters, with the SQL filters' semantics
-    (`indexes.filters.time_overlap`: undated rows never match a bounded range); None = all."""
+    (`indexes.filters.time_overlap`: undated rows never match a bounded range; metadata:
+    `Filter.matches`); None = all. The caller holds entry.lock."""
     mask: np.ndarray | None = None
     if statuses is not None:
         codes = [STATUS_CODES[SummaryStatus(s).value] for s in statuses]
@@ -232,6 +253,9 @@ def filter_mask(
         if until is not None:
             ok &= entry.lo[:n] <= micros(until)
         mask = ok if mask is None else mask & ok
+    if filters is not None:
+        ok = meta_mask(filters, entry.meta_ids[:n], entry.interner.metas)
+        mask = ok if mask is None else mask & ok
     return mask
 
 
@@ -241,12 +265,13 @@ def top_k(
     k: int,
     statuses: Sequence[str] | None,
     time_range: TimeRange | None,
+    filters: Filter | None = None,
 ) -> list[tuple[str, float]]:
     """(id, cosine distance) of the k nearest rows passing the filters, nearest first; ties in
     row order (the order rows were stored in)."""
     with entry.lock:  # a consistent snapshot: rows [0, n) are never rewritten by an append
         n, ids, mat = entry.n, entry.ids, entry.mat
-        mask = filter_mask(entry, n, statuses, time_range)
+        mask = filter_mask(entry, n, statuses, time_range, filters)
     if n == 0 or k <= 0:
         return []
     q = np.asarray(vector, dtype=np.float32)

@@ -18,6 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from hymem.indexes import filters as F
+from hymem.indexes import metadata as M
 from hymem.indexes import schema as S
 from hymem.indexes.dense_cache import (
     NO_STATUS,
@@ -29,6 +30,7 @@ from hymem.indexes.dense_cache import (
     hit_rows,
     top_k,
 )
+from hymem.indexes.meta_filter import Filter
 from hymem.indexes.protocol import HIT_COLUMNS, Row, TimeRange, Vector
 from hymem.indexes.vectors import LanceTables
 from hymem.logging import get_logger
@@ -37,7 +39,7 @@ from hymem.types import Level, SegmentRecord, SummaryRecord, SummaryStatus
 
 log = get_logger("hymem.indexes.dense_rows")
 
-_FILTER_COLUMNS = ["id", "vector", "time_start", "time_end", "text"]
+_FILTER_COLUMNS = ["id", "vector", "time_start", "time_end", "text", "metadata"]
 # What links a row to the level below: kept in the entry so hits need no LanceDB lookup.
 _LINK = {S.SUMMARIES: ["segment_id", "source_turn_ids", "attribution"], S.SEGMENTS: ["turn_ids"]}
 
@@ -70,6 +72,9 @@ def columns_from_arrow(data: pa.Table, dim: int) -> Columns:
         ]
     else:
         link = data.column("turn_ids").to_pylist()
+    meta = None
+    if "metadata" in data.column_names:
+        meta = [M.decode(m) for m in data.column("metadata").to_pylist()]
     return Columns(
         ids=data.column("id").to_pylist(),
         vectors=np.asarray(flat, dtype=np.float32).reshape(n, dim),
@@ -81,6 +86,7 @@ def columns_from_arrow(data: pa.Table, dim: int) -> Columns:
         link=link,
         has_start=~np.ma.getmaskarray(start),
         has_end=~np.ma.getmaskarray(end),
+        meta=meta,
     )
 
 
@@ -115,6 +121,7 @@ def columns_from_records(records: Sequence[SegmentRecord | SummaryRecord], dim: 
         link=[_link(r) for r in records],
         has_start=np.asarray([r.time_start is not None for r in records], dtype=bool),
         has_end=np.asarray([r.time_end is not None for r in records], dtype=bool),
+        meta=[dict(r.metadata) for r in records],
     )
 
 
@@ -147,15 +154,17 @@ class DenseRows:
         statuses: Sequence[str] | None,
         time_range: TimeRange | None,
         where: str,
+        filters: Filter | None = None,
     ) -> list[Row]:
         """Top-k rows (HIT_COLUMNS + `_distance`); `where` is the same filter in SQL, for
         the LanceDB path."""
         table = table_for(level)
         entry = self._entry(table, user_id) if self.cache.enabled else None
         if entry is None:
-            return self._lance.vector_search(table, vector, k, where, HIT_COLUMNS[level])
+            rows = self._lance.vector_search(table, vector, k, where, HIT_COLUMNS[level])
+            return S.decode_metadata(rows)
         st = statuses if level is Level.SUMMARY else None
-        best = top_k(entry, vector, k, st, time_range)
+        best = top_k(entry, vector, k, st, time_range, filters)
         if not best:
             return []
         by_id = hit_rows(entry, user_id, [i for i, _ in best], summary=level is Level.SUMMARY)

@@ -2,26 +2,28 @@
 
 Each branch fetches a deeper candidate list (max(2k, 20) by default: `candidate_depth`) than
 the k returned, because an item ranked 15th by both retrievers should beat one ranked 3rd by
-only one of them. Both branches are filtered by user_id (and status, time range) inside the
-index, never after the cut. Text, times and the segment link come from LanceDB: dense hits carry
-them from the vector query itself, and the lexical candidates are looked up by id in one query,
-in a worker thread that overlaps the query embedding (`close()` stops those threads). A lexical
-id that LanceDB no longer holds is dropped, so a stale lexical index can never serve an orphan.
-While the store's lexical index is unusable (`Storage.lexical_unavailable`: damaged, not yet
-rebuilt) the lexical branch finds nothing, so hybrid search is dense only and every hit says so
-(`Hit.lexical_unavailable`).
+only one of them. Both branches are filtered by user_id (and status, time range, metadata
+`Filter`) inside the index, never after the cut. Text, times and the segment link come from
+LanceDB: dense hits carry them from the vector query itself, and the lexical candidates are
+looked up by id in one query, in a worker thread that overlaps the query embedding (`close()`
+stops those threads). A lexical id that LanceDB no longer holds is dropped, so a stale lexical
+index can never serve an orphan. While the store's lexical index is unusable
+(`Storage.lexical_unavailable`: damaged, not yet rebuilt) the lexical branch finds nothing, so
+hybrid search is dense only and every hit says so (`Hit.lexical_unavailable`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
 from hymem.embedders import Embedder
 from hymem.errors import UserInputError
 from hymem.indexes.fusion import DEFAULT_RRF_K, reciprocal_rank_fusion
+from hymem.indexes.meta_filter import Filter, parse_filter
 from hymem.indexes.protocol import ACTIVE_ONLY, Row, Storage, TimeRange, Vector
 from hymem.logging import get_logger
 from hymem.time import to_utc
@@ -44,6 +46,19 @@ SEARCH_THREADS = 4
 _LexicalResult = tuple[list[tuple[str, float]], dict[str, Row], bool]
 
 log = get_logger("hymem.indexes.hybrid")
+
+
+@dataclass(frozen=True, slots=True)
+class _Scope:
+    """What a search is restricted to besides the user and level."""
+
+    time_range: TimeRange | None
+    include_inactive: bool
+    filters: Filter | None
+
+    def checked_filters(self) -> Filter | None:
+        """A parsed Filter; a plain mapping is parsed here (UserInputError if it is bad)."""
+        return parse_filter(self.filters)
 
 
 def candidate_depth(k: int, factor: int = DEPTH_FACTOR, floor: int = MIN_CANDIDATES) -> int:
@@ -95,12 +110,15 @@ class HybridSearcher:
         mode: SearchMode = "hybrid",
         time_range: TimeRange | None = None,
         include_inactive: bool = False,
+        filters: Filter | None = None,
     ) -> list[Hit]:
-        """Top-k hits of `user_id` for `query`, best first; [] for an unknown user."""
+        """Top-k hits of `user_id` for `query`, best first; [] for an unknown user. `filters`
+        (a parsed `Filter`) keeps hits whose metadata matches, in both branches."""
         check_query(query)
         check_mode(mode)
         embed = None if mode == "lexical" else (lambda: self.embedder.embed([query])[0])
-        return self._search(query, embed, user_id, k, level, mode, time_range, include_inactive)
+        scope = _Scope(time_range, include_inactive, filters)
+        return self._search(query, embed, user_id, k, level, mode, scope)
 
     def search_vector(
         self,
@@ -113,13 +131,15 @@ class HybridSearcher:
         mode: SearchMode = "hybrid",
         time_range: TimeRange | None = None,
         include_inactive: bool = False,
+        filters: Filter | None = None,
     ) -> list[Hit]:
         """Same as `search` with a precomputed query vector (None only for mode="lexical")."""
         check_mode(mode)
         if vector is None and mode != "lexical":
             raise UserInputError(f"mode {mode!r} needs a query vector")
         given = None if vector is None else (lambda: vector)
-        return self._search(query, given, user_id, k, level, mode, time_range, include_inactive)
+        scope = _Scope(time_range, include_inactive, filters)
+        return self._search(query, given, user_id, k, level, mode, scope)
 
     def _search(
         self,
@@ -129,14 +149,15 @@ class HybridSearcher:
         k: int,
         level: Level | str,
         mode: SearchMode,
-        time_range: TimeRange | None,
-        include_inactive: bool,
+        scope: _Scope,
     ) -> list[Hit]:
         check_user_id(user_id)
         check_k(k, maximum=self.max_k)
         lvl = check_level(level)
+        time_range = scope.time_range
         check_time_range(time_range)
-        statuses = None if include_inactive else ACTIVE_ONLY
+        filters = scope.checked_filters()
+        statuses = None if scope.include_inactive else ACTIVE_ONLY
         depth = candidate_depth(k, self.depth_factor, self.min_candidates)
 
         # The lexical branch (BM25 + one lookup of its candidates) runs in a worker thread
@@ -145,7 +166,7 @@ class HybridSearcher:
         lex_future: Future[_LexicalResult] | None = None
         if mode != "dense" and query.strip():
             lex_future = self._pool.submit(
-                self._lexical_branch, user_id, query, depth, lvl, statuses, time_range
+                self._lexical_branch, user_id, query, depth, lvl, statuses, time_range, filters
             )
         dense_rows: list[Row] = []
         try:
@@ -157,6 +178,7 @@ class HybridSearcher:
                     level=lvl,
                     statuses=statuses,
                     time_range=time_range,
+                    filters=filters,
                 )
         except BaseException:
             if lex_future is not None:
@@ -178,9 +200,16 @@ class HybridSearcher:
         level: Level,
         statuses: Sequence[SummaryStatus] | None,
         time_range: TimeRange | None,
+        filters: Filter | None,
     ) -> _LexicalResult:
         lexical = self.store.lexical_search(
-            user_id, query, depth, level=level, statuses=statuses, time_range=time_range
+            user_id,
+            query,
+            depth,
+            level=level,
+            statuses=statuses,
+            time_range=time_range,
+            filters=filters,
         )
         degraded = self.store.lexical_unavailable
         return lexical, self.store.hydrate(user_id, level, [i for i, _ in lexical]), degraded
@@ -234,6 +263,7 @@ def _hit(
         time_start=row.get("time_start"),
         time_end=row.get("time_end"),
         status=SummaryStatus(row["status"]) if level is Level.SUMMARY else None,
+        metadata=row.get("metadata") or {},
         dense_score=None if distance is None or d_rank is None else 1.0 - float(distance),
         lexical_score=l_score,
         dense_rank=d_rank,

@@ -33,6 +33,7 @@ from hymem.indexes.lexical_docs import (
     to_document,
 )
 from hymem.indexes.mapped_files import segment_file_sizes, shrunk_file
+from hymem.indexes.meta_filter import Filter
 from hymem.logging import get_logger
 from hymem.types import Level
 
@@ -281,6 +282,7 @@ class LexicalIndex:
         level: Level = Level.SUMMARY,
         statuses: Sequence[str] | None = ("active",),
         time_range: tuple[datetime | None, datetime | None] | None = None,
+        filters: Filter | None = None,
     ) -> list[tuple[str, float]]:
         index = self._index
         words = query_terms(text)
@@ -292,7 +294,7 @@ class LexicalIndex:
         query = tantivy.Query.boolean_query(
             [
                 (tantivy.Occur.Must, tantivy.Query.boolean_query(should)),
-                *filter_clauses(s, user_id, level, statuses, time_range),
+                *filter_clauses(s, user_id, level, statuses, time_range, filters),
             ]
         )
         if not self._intact(index):

@@ -4,8 +4,8 @@ Queries are never parsed: user text goes through the same analyzer as the indexe
 (`indexes/analysis.py`) and each resulting token becomes a `term_query` on `text`. Quotes,
 colons, `AND`/`OR`, lone `-` or emoji therefore cannot raise or reach other fields; text with no
 content words simply matches nothing.
-Filters (user, level, status, time) are exact-match `raw` fields and integer ranges in `Must`
-clauses with a constant zero score, so reported scores are pure BM25. Times are stored and
+Filters (user, level, status, time, metadata) are exact-match `raw` fields and integer ranges
+in `Must` clauses with a constant zero score, so reported scores are pure BM25. Times are stored and
 compared as microseconds since 1970 UTC (`hymem.time.micros`), so an aware bound and the
 equivalent naive-UTC bound select the same documents.
 """
@@ -19,13 +19,16 @@ from datetime import datetime
 
 import tantivy
 from hymem.indexes.analysis import ANALYZER_NAME, terms
+from hymem.indexes.meta_compile import to_tantivy
+from hymem.indexes.meta_filter import Filter
 from hymem.time import micros
 from hymem.types import Level
 
 # 2: documents are keyed by (level, user_id, id), since ids are unique per user only; 3: a
-# summary's document holds its context too (`hymem.indexes.keys`). An index of an older
-# version is rebuilt on open (its sync record names that version).
-LEXICAL_SCHEMA_VERSION = 3
+# summary's document holds its context too (`hymem.indexes.keys`); 4: the `meta` field of
+# metadata tokens (`hymem.indexes.meta_compile`). An index of an older version is rebuilt on
+# open (its sync record names that version).
+LEXICAL_SCHEMA_VERSION = 4
 # A 10 kB query keeps its first 256 distinct content words: past that, more Should clauses
 # cost time without changing which documents rank first.
 MAX_QUERY_TERMS = 256
@@ -43,6 +46,7 @@ def build_schema() -> tantivy.Schema:
     sb.add_text_field("text", tokenizer_name=ANALYZER_NAME, index_option="freq")
     sb.add_integer_field("t_start", indexed=True, fast=True)
     sb.add_integer_field("t_end", indexed=True, fast=True)
+    sb.add_text_field("meta", stored=False, tokenizer_name="raw")  # metadata.lexical_tokens
     return sb.build()
 
 
@@ -66,6 +70,7 @@ class LexDoc:
     status: str = "active"
     time_start: datetime | None = None
     time_end: datetime | None = None
+    meta: tuple[str, ...] = ()  # `metadata.lexical_tokens` of the record's metadata
 
 
 def to_document(doc: LexDoc) -> tantivy.Document:
@@ -83,6 +88,8 @@ def to_document(doc: LexDoc) -> tantivy.Document:
     if start is not None and end is not None:
         fields["t_start"] = micros(start)
         fields["t_end"] = micros(end)
+    if doc.meta:
+        fields["meta"] = list(doc.meta)
     return tantivy.Document(**fields)
 
 
@@ -92,13 +99,16 @@ def filter_clauses(
     level: Level,
     statuses: Sequence[str] | None,
     time_range: tuple[datetime | None, datetime | None] | None,
+    filters: Filter | None = None,
 ) -> list[tuple[tantivy.Occur, tantivy.Query]]:
-    """Scoreless `Must` clauses keeping one user's documents of one level (and statuses, and
-    a time overlap), applied inside the search before the top-k cut."""
+    """Scoreless `Must` clauses keeping one user's documents of one level (and statuses, a
+    time overlap, a metadata filter), applied inside the search before the top-k cut."""
     must = [
         tantivy.Query.term_query(s, "user_id", user_id),
         tantivy.Query.term_query(s, "level", level.value),
     ]
+    if filters is not None:
+        must.append(to_tantivy(s, filters))
     if statuses is not None and level is Level.SUMMARY:
         must.append(tantivy.Query.term_set_query(s, "status", list(statuses)))
     if time_range is not None:

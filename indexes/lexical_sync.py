@@ -21,12 +21,13 @@ from hymem.indexes import schema as S
 from hymem.indexes.keys import lexical_text
 from hymem.indexes.lexical import LEXICAL_SCHEMA_VERSION, LexDoc, LexicalIndex
 from hymem.indexes.lock import read_json, write_json_atomic
+from hymem.indexes.metadata import decode, lexical_tokens
 from hymem.indexes.table_state import TableState
 from hymem.indexes.vectors import LanceTables
 from hymem.types import Level, SummaryStatus
 
 SYNC_FILE = "lexical_sync.json"
-LEX_COLS = ["id", "user_id", "text", "time_start", "time_end"]
+LEX_COLS = ["id", "user_id", "text", "time_start", "time_end", "metadata"]
 SUMMARY_LEX_COLS = [*LEX_COLS, "status", "context"]
 # Rows read from LanceDB per batch while rebuilding: bounds memory at any store size.
 REBUILD_BATCH_ROWS = 10_000
@@ -35,16 +36,36 @@ REBUILD_BATCH_ROWS = 10_000
 PROGRESS_EVERY = 1_000
 
 
+def _meta_tokens(r: dict[str, Any]) -> tuple[str, ...]:
+    """The row's metadata (stored JSON, or a dict) as the Tantivy `meta` field's tokens."""
+    meta = r.get("metadata")
+    return tuple(lexical_tokens(meta if isinstance(meta, dict) else decode(meta)))
+
+
 def summary_doc(r: dict[str, Any]) -> LexDoc:
     text = lexical_text(r["text"], r.get("context"))
     return LexDoc(
-        r["id"], r["user_id"], Level.SUMMARY, text, r["status"], r["time_start"], r["time_end"]
+        r["id"],
+        r["user_id"],
+        Level.SUMMARY,
+        text,
+        r["status"],
+        r["time_start"],
+        r["time_end"],
+        _meta_tokens(r),
     )
 
 
 def segment_doc(r: dict[str, Any]) -> LexDoc:
     return LexDoc(
-        r["id"], r["user_id"], Level.SEGMENT, r["text"], "active", r["time_start"], r["time_end"]
+        r["id"],
+        r["user_id"],
+        Level.SEGMENT,
+        r["text"],
+        "active",
+        r["time_start"],
+        r["time_end"],
+        _meta_tokens(r),
     )
 
 

@@ -56,10 +56,11 @@ VECTOR_INDEX_DRIFT = 2.0
 STATE_FILE = "vector_index.json"
 _JOURNAL_FILE = "journal.json"  # commits.JOURNAL_FILE (commits imports this module)
 
-# Columns given a scalar (BTREE) index once a table is big enough: what every filter names.
+# Columns given a scalar (BTREE) index once a table is big enough: what every filter names;
+# metadata tokens (agent_id, run_id and every other key) get a LABEL_LIST index.
 _SCALAR_COLUMNS: dict[str, list[str]] = {
-    S.SUMMARIES: ["id", "user_id"],
-    S.SEGMENTS: ["id", "user_id"],
+    S.SUMMARIES: ["id", "user_id", "meta_tokens"],
+    S.SEGMENTS: ["id", "user_id", "meta_tokens"],
     S.TURNS: ["id", "user_id"],
     S.TRACES: [],
 }

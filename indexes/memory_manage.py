@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from hymem.indexes import paging as P
 from hymem.indexes.memory_tables import MemoryTables
+from hymem.indexes.meta_filter import Filter
 from hymem.indexes.paging import PageKey
 from hymem.types import Level, SegmentRecord, SummaryRecord, TurnRecord
 
@@ -33,6 +34,7 @@ class MemoryManage:
         after: PageKey | None = None,
         limit: int = 100,
         statuses: Sequence[str] | None = None,
+        filters: Filter | None = None,
     ) -> list[Record]:
         P.after_clause(level, after)  # the same type checks as the real store
         table = {"turn": self._t.turns, "segment": self._t.segments}.get(level, self._t.summaries)
@@ -42,6 +44,8 @@ class MemoryManage:
             for rec in self._t.of_user(table, user_id):
                 status = getattr(rec, "status", None)
                 if allowed is not None and (status is None or status.value not in allowed):
+                    continue
+                if filters is not None and not filters.matches(rec.metadata):
                     continue
                 key = P.key_of(level, rec.model_dump())
                 if after is None or key > after:

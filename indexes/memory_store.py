@@ -26,6 +26,7 @@ from hymem.indexes.lexical import query_terms
 from hymem.indexes.lexical_sync import PROGRESS_EVERY
 from hymem.indexes.memory_manage import MemoryManage
 from hymem.indexes.memory_tables import MemoryTables, hit_row, in_range, utc_record
+from hymem.indexes.meta_filter import Filter
 from hymem.indexes.protocol import ACTIVE_ONLY, SCAN_BATCH_ROWS, Row, TimeRange, Vector
 from hymem.time import to_utc, utcnow
 from hymem.types import (
@@ -266,13 +267,17 @@ class InMemoryStore(MemoryManage):
         level: Level,
         statuses: Sequence[SummaryStatus] | None,
         time_range: TimeRange | None,
+        filters: Filter | None = None,
     ) -> list[str]:
-        """Ids of the user's records at `level` that pass the status and time filters."""
+        """Ids of the user's records at `level` that pass the status, time and metadata
+        filters (the last by `Filter.matches`, the reference every store is tested against)."""
         allowed = _statuses(statuses) if level is Level.SUMMARY else None
         return [
             rec.id
             for rec in self._t.of_user(self._t.table(level), user_id)
-            if (allowed is None or rec.status.value in allowed) and in_range(rec, time_range)
+            if (allowed is None or rec.status.value in allowed)
+            and in_range(rec, time_range)
+            and (filters is None or filters.matches(rec.metadata))
         ]
 
     def dense_rows(
@@ -284,11 +289,12 @@ class InMemoryStore(MemoryManage):
         level: Level = Level.SUMMARY,
         statuses: Sequence[SummaryStatus] | None = ACTIVE_ONLY,
         time_range: TimeRange | None = None,
+        filters: Filter | None = None,
     ) -> list[Row]:
         lock, level = self._check_open(), Level(level)
         S.check_query_vector(vector, self.dim)
         with lock:
-            ids = self._candidates(user_id, level, statuses, time_range)
+            ids = self._candidates(user_id, level, statuses, time_range, filters)
             if not ids or k <= 0:
                 return []
             mat = np.stack([self._t.vectors[(level, user_id, i)] for i in ids])
@@ -311,9 +317,16 @@ class InMemoryStore(MemoryManage):
         level: Level = Level.SUMMARY,
         statuses: Sequence[SummaryStatus] | None = ACTIVE_ONLY,
         time_range: TimeRange | None = None,
+        filters: Filter | None = None,
     ) -> list[tuple[str, float]]:
         rows = self.dense_rows(
-            user_id, vector, k, level=level, statuses=statuses, time_range=time_range
+            user_id,
+            vector,
+            k,
+            level=level,
+            statuses=statuses,
+            time_range=time_range,
+            filters=filters,
         )
         return S.similarities(rows)
 
@@ -326,10 +339,11 @@ class InMemoryStore(MemoryManage):
         level: Level = Level.SUMMARY,
         statuses: Sequence[SummaryStatus] | None = ACTIVE_ONLY,
         time_range: TimeRange | None = None,
+        filters: Filter | None = None,
     ) -> list[tuple[str, float]]:
         with self._check_open():
             level = Level(level)
-            ids = self._candidates(user_id, level, statuses, time_range)
+            ids = self._candidates(user_id, level, statuses, time_range, filters)
             allowed = [(level, user_id, i) for i in ids]
             hits = self._t.bm25.search(query_terms(text), allowed, k)
         return [(key[2], score) for key, score in hits]

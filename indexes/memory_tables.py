@@ -30,6 +30,8 @@ def utc_record(rec: M) -> M:
     update: dict[str, Any] = {
         name: to_utc(value) for name, value in rec if isinstance(value, datetime)
     }
+    if isinstance(getattr(rec, "metadata", None), dict):
+        update["metadata"] = dict(rec.metadata)  # type: ignore[attr-defined]
     vector = getattr(rec, "vector", None)
     if vector is not None:
         update["vector"] = np.asarray(vector, dtype=np.float32).tolist()
@@ -43,6 +45,8 @@ def hit_row(level: Level, rec: Record) -> Row:
         value = getattr(rec, col)
         if isinstance(value, StrEnum):
             value = value.value
+        elif isinstance(value, dict):
+            value = dict(value)
         row[col] = list(value) if isinstance(value, list) else value
     return row
 

@@ -11,6 +11,12 @@ Schema 2 -> 3: summaries gain `context`, the index-only key `hymem.indexes.keys`
 computed from their segments' text; the same crash rule holds (`context IS NULL` marks the rows
 still to fill).
 
+Schema 3 -> 4: turns gain `metadata` (its JSON), segments and summaries gain it plus the two
+filter columns (`meta_tokens`, `meta_num`). Rows written before metadata existed have none,
+so each table is filled with the empty form by one `update` of the rows whose `metadata IS
+NULL` (one atomic LanceDB commit per table); a crash between tables leaves a version-3 folder
+whose next open adds and fills what is missing.
+
 A reader cannot upgrade (it writes nothing), so it refuses an old folder with a message saying
 how to upgrade it.
 """
@@ -105,8 +111,45 @@ def _fill_context(table: Any, ids: list[str], contexts: list[str]) -> int:
     return len(ids)
 
 
+def _v3_to_v4(lance: LanceTables) -> int:
+    """Adds the metadata columns and gives every older row empty metadata."""
+    wanted = {
+        S.TURNS: S.turns_schema(),
+        S.SEGMENTS: S.segments_schema(1),
+        S.SUMMARIES: S.summaries_schema(1),
+    }
+    filled = 0
+    for name, schema in wanted.items():
+        filled += _fill_metadata(lance, name, schema)
+    return filled
+
+
+# The empty form of each metadata column, as SQL (`update` takes expressions).
+_EMPTY = {
+    "metadata": "'{}'",
+    "meta_tokens": "arrow_cast(make_array(), 'List(Utf8)')",
+    "meta_num": (
+        "map(arrow_cast(make_array(), 'List(Utf8)'), arrow_cast(make_array(), 'List(Float64)'))"
+    ),
+}
+
+
+def _fill_metadata(lance: LanceTables, name: str, schema: pa.Schema) -> int:
+    table = lance.table(name)
+    have = set(table.schema.names)
+    cols = [c for c in ("metadata", "meta_tokens", "meta_num") if c in schema.names]
+    missing = [schema.field(c) for c in cols if c not in have]
+    if missing:
+        table.add_columns(missing)
+    todo = "metadata IS NULL"  # rows a crashed earlier run did not reach
+    rows = lance.count(name, todo)
+    if rows:
+        table.update(where=todo, values_sql={c: _EMPTY[c] for c in cols})
+    return rows
+
+
 # from-version -> the step to the next version
-MIGRATIONS: dict[int, Callable[[LanceTables], int]] = {1: _v1_to_v2, 2: _v2_to_v3}
+MIGRATIONS: dict[int, Callable[[LanceTables], int]] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4}
 
 
 def can_migrate(found: object) -> bool:

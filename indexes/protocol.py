@@ -16,6 +16,9 @@ Promises that hold for every method:
   instant, and an undated record never matches a bounded range.
 * Statuses. `statuses` filters Level-1 summaries only (segments have none); None means every
   status; the default is active summaries only.
+* Metadata. `filters` (a parsed `hymem.indexes.meta_filter.Filter`) keeps the records whose
+  metadata it matches, with `Filter.matches`'s semantics, inside the index before the top-k
+  cut; None keeps all. A segment's metadata is its turns', a summary's its segment's.
 * Lifecycle. Writes on a read-only store raise `ReadOnlyStoreError`; any call after `close()`
   raises `StoreClosedError` (close itself may be called twice).
 """
@@ -28,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
+from hymem.indexes.meta_filter import Filter
 from hymem.types import (
     Level,
     SegmentRecord,
@@ -57,8 +61,9 @@ HIT_COLUMNS: dict[Level, list[str]] = {
         "status",
         "source_turn_ids",
         "attribution",
+        "metadata",
     ],
-    Level.SEGMENT: ["id", "user_id", "text", "turn_ids", "time_start", "time_end"],
+    Level.SEGMENT: ["id", "user_id", "text", "turn_ids", "time_start", "time_end", "metadata"],
 }
 
 ACTIVE_ONLY: tuple[SummaryStatus, ...] = (SummaryStatus.ACTIVE,)
@@ -179,11 +184,13 @@ class Storage(Protocol):
         after: PageKey | None = None,
         limit: int = 100,
         statuses: Sequence[str] | None = None,
+        filters: Filter | None = None,
     ) -> list[TurnRecord | SegmentRecord | SummaryRecord]:
         """Up to `limit` (at most `paging.MAX_PAGE`) records of the user at `level` ("turn",
         "segment" or "summary") in paging order (`indexes.paging`), strictly after the key
         `after`, without vectors. `statuses` keeps summaries (active/superseded/deleted) or
-        turns (pending/stored) of those statuses; None keeps all; segments have none."""
+        turns (pending/stored) of those statuses; None keeps all; segments have none.
+        `filters` keeps records whose metadata matches, before the page is cut."""
         ...
 
     # --- search primitives (fusion lives in indexes/hybrid.py) ---------------------------
@@ -196,6 +203,7 @@ class Storage(Protocol):
         level: Level = Level.SUMMARY,
         statuses: Sequence[SummaryStatus] | None = ACTIVE_ONLY,
         time_range: TimeRange | None = None,
+        filters: Filter | None = None,
     ) -> list[Row]:
         """Top-k rows (HIT_COLUMNS[level] + `_distance`, the cosine distance) nearest to
         `vector`, best first; filters apply before the cut. A vector of another dimension
@@ -211,6 +219,7 @@ class Storage(Protocol):
         level: Level = Level.SUMMARY,
         statuses: Sequence[SummaryStatus] | None = ACTIVE_ONLY,
         time_range: TimeRange | None = None,
+        filters: Filter | None = None,
     ) -> list[tuple[str, float]]:
         """`dense_rows` as (id, cosine similarity), best first."""
         ...
@@ -224,13 +233,15 @@ class Storage(Protocol):
         level: Level = Level.SUMMARY,
         statuses: Sequence[SummaryStatus] | None = ACTIVE_ONLY,
         time_range: TimeRange | None = None,
+        filters: Filter | None = None,
     ) -> list[tuple[str, float]]:
         """Top-k (id, BM25) over `hymem.indexes.analysis.terms`, best first. Any text is
         accepted and never raises; text with no content words matches nothing."""
         ...
 
     def hydrate(self, user_id: str, level: Level, ids: Sequence[str]) -> dict[str, Row]:
-        """HIT_COLUMNS[level] rows of the user's `ids`, keyed by id; unknown ids are absent."""
+        """HIT_COLUMNS[level] rows of the user's `ids`, keyed by id; unknown ids are absent.
+        A row's `metadata` is a dict."""
         ...
 
     # --- sleep-time versioning -----------------------------------------------------------

@@ -13,6 +13,8 @@ from hymem.indexes import paging as P
 from hymem.indexes import schema as S
 from hymem.indexes.dense_rows import DenseRows, table_for
 from hymem.indexes.lexical import LexicalIndex
+from hymem.indexes.meta_compile import to_sql
+from hymem.indexes.meta_filter import Filter
 from hymem.indexes.paging import PageKey
 from hymem.indexes.protocol import ACTIVE_ONLY, HIT_COLUMNS, Row, TimeRange, Vector
 from hymem.indexes.vectors import LanceTables
@@ -25,9 +27,10 @@ from hymem.types import (
     TurnStatus,
 )
 
+_SKIP = {"vector", *S.DERIVED}
 _NO_VECTOR = {
-    S.SEGMENTS: [f.name for f in S.segments_schema(1) if f.name != "vector"],
-    S.SUMMARIES: [f.name for f in S.summaries_schema(1) if f.name != "vector"],
+    S.SEGMENTS: [f.name for f in S.segments_schema(1) if f.name not in _SKIP],
+    S.SUMMARIES: [f.name for f in S.summaries_schema(1) if f.name not in _SKIP],
 }
 
 
@@ -137,15 +140,25 @@ class RecordReader:
         after: PageKey | None,
         limit: int,
         statuses: Sequence[str] | None,
+        filters: Filter | None = None,
     ) -> list[TurnRecord | SegmentRecord | SummaryRecord]:
         """One keyset page: scan only the key columns of the rows after `after`, keep the
-        first `limit` keys, then read those rows whole."""
+        first `limit` keys, then read those rows whole. Segments and summaries are filtered
+        inside LanceDB; turns keep their metadata as JSON only, so theirs is read with the keys
+        and matched here."""
         table = P.TABLE_OF[level]
         status = (
             F.in_list("status", statuses) if statuses is not None and level != "segment" else None
         )
-        where = F.conjunction([F.eq("user_id", user_id), status, P.after_clause(level, after)])
-        keys = self._lance.rows(table, where, ["id", P.ORDER_COLUMN[level]])
+        in_sql = filters is not None and level != "turn"
+        clauses = [F.eq("user_id", user_id), status, P.after_clause(level, after)]
+        where = F.conjunction([*clauses, to_sql(filters) if in_sql and filters else None])
+        cols = ["id", P.ORDER_COLUMN[level]]
+        keys = self._lance.rows(
+            table, where, cols if in_sql or filters is None else [*cols, "metadata"]
+        )
+        if filters is not None and not in_sql:
+            keys = [r for r in S.decode_metadata(keys) if filters.matches(r["metadata"])]
         ids = [id_ for _, id_ in P.first((P.key_of(level, r) for r in keys), limit)]
         if not ids:
             return []
@@ -164,6 +177,7 @@ class RecordReader:
         level: Level,
         statuses: Sequence[SummaryStatus] | None,
         time_range: TimeRange | None,
+        filters: Filter | None = None,
     ) -> list[Row]:
         S.check_query_vector(vector, self._dim)
         k = min(k, STORE_MAX_K)
@@ -172,11 +186,19 @@ class RecordReader:
                 F.eq("user_id", user_id),
                 status_clause(statuses) if level is Level.SUMMARY else None,
                 F.time_overlap(*time_range) if time_range else None,
+                to_sql(filters) if filters is not None else None,
             ]
         )
         st = None if statuses is None else [SummaryStatus(x).value for x in statuses]
         return self._dense.search(
-            user_id, vector, k, level=level, statuses=st, time_range=time_range, where=where
+            user_id,
+            vector,
+            k,
+            level=level,
+            statuses=st,
+            time_range=time_range,
+            where=where,
+            filters=filters,
         )
 
     def lexical_search(
@@ -188,12 +210,15 @@ class RecordReader:
         level: Level,
         statuses: Sequence[SummaryStatus] | None,
         time_range: TimeRange | None,
+        filters: Filter | None = None,
     ) -> list[tuple[str, float]]:
         k = min(k, STORE_MAX_K)
         if self._read_only:  # another process writes: pick up its commits
             self._lex.reload()
         st = None if statuses is None else [SummaryStatus(s).value for s in statuses]
-        return self._lex.search(user_id, text, k, level=level, statuses=st, time_range=time_range)
+        return self._lex.search(
+            user_id, text, k, level=level, statuses=st, time_range=time_range, filters=filters
+        )
 
     def hydrate(self, user_id: str, level: Level, ids: Sequence[str]) -> dict[str, Row]:
         if not ids:
@@ -202,7 +227,7 @@ class RecordReader:
         if cached is not None:
             return cached
         rows = self._lance.rows(table_for(level), F.user_ids(user_id, ids), HIT_COLUMNS[level])
-        return {r["id"]: r for r in rows}
+        return {r["id"]: r for r in S.decode_metadata(rows)}
 
 
 __all__ = ["RecordReader", "status_clause", "table_for"]

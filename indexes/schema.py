@@ -15,15 +15,23 @@ from typing import Any, TypeVar
 import numpy as np
 import pyarrow as pa
 from hymem.errors import StoreError, UserInputError
+from hymem.indexes import metadata as M
 from hymem.indexes.protocol import Vector
 from hymem.time import to_utc, to_utc_or_none, utcnow
 from hymem.types import SegmentRecord, SummaryRecord, TurnRecord
 from pydantic import BaseModel
 
-SCHEMA_VERSION = 3  # 2: summaries' source_turn_ids and attribution; 3: their context (`migrate`)
+# 2: summaries' source_turn_ids and attribution; 3: their context; 4: metadata (`migrate`)
+SCHEMA_VERSION = 4
 
 TS = pa.timestamp("us")
 STR_LIST = pa.list_(pa.string())
+NUM_MAP = pa.map_(pa.string(), pa.float64())
+# schema 4, last in each table (a migrated table has the same column order): the JSON copy
+# that round-trips, and on segments and summaries the two filter columns (`meta_compile`)
+META_JSON = ("metadata", pa.string())
+META_FILTER = [("meta_tokens", STR_LIST), ("meta_num", NUM_MAP)]
+DERIVED = {"meta_tokens", "meta_num"}  # computed from `metadata`, never a record field
 
 TURNS = "turns"
 SEGMENTS = "segments"
@@ -49,6 +57,7 @@ def turns_schema() -> pa.Schema:
             ("status", pa.string()),
             ("segment_id", pa.string()),
             ("created_at", TS),
+            META_JSON,
         ]
     )
 
@@ -67,6 +76,8 @@ def segments_schema(dim: int) -> pa.Schema:
             ("compressed_text", pa.string()),
             ("vector", vector_type(dim)),
             ("created_at", TS),
+            META_JSON,
+            *META_FILTER,
         ]
     )
 
@@ -95,6 +106,8 @@ def summaries_schema(dim: int) -> pa.Schema:
             ("source_turn_ids", STR_LIST),
             ("attribution", pa.string()),
             ("context", pa.string()),  # schema 3
+            META_JSON,
+            *META_FILTER,
         ]
     )
 
@@ -163,6 +176,9 @@ def _columns(records: Sequence[BaseModel], schema: pa.Schema, skip: set[str]) ->
     for field in schema:
         if field.name in skip:
             continue
+        if field.name in DERIVED or field.name == "metadata":
+            cols[field.name] = _meta_column(field.name, records)
+            continue
         values = [getattr(r, field.name) for r in records]
         if pa.types.is_string(field.type):
             values = [None if v is None else str(v) for v in values]
@@ -170,6 +186,26 @@ def _columns(records: Sequence[BaseModel], schema: pa.Schema, skip: set[str]) ->
             values = [to_utc_or_none(v) for v in values]
         cols[field.name] = pa.array(values, type=field.type)
     return cols
+
+
+def _meta_column(name: str, records: Sequence[BaseModel]) -> pa.Array:
+    metas = [getattr(r, "metadata", None) or {} for r in records]
+    if name == "metadata":
+        return pa.array([M.canonical(m) for m in metas], type=pa.string())
+    if name == "meta_tokens":
+        return pa.array([M.eq_tokens(m) for m in metas], type=STR_LIST)
+    return pa.array([M.numbers(m) for m in metas], type=NUM_MAP)
+
+
+def decode_metadata(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Rows read from LanceDB with their `metadata` JSON as a dict (in place; {} for rows
+    without it) and the derived filter columns dropped."""
+    for row in rows:
+        if "metadata" in row and not isinstance(row["metadata"], dict):
+            row["metadata"] = M.decode(row["metadata"])
+        for name in DERIVED:
+            row.pop(name, None)
+    return rows
 
 
 def turns_to_arrow(turns: Sequence[TurnRecord]) -> pa.Table:
@@ -241,6 +277,7 @@ R = TypeVar("R", bound=BaseModel)
 def rows_to_records(cls: type[R], rows: list[dict[str, Any]]) -> list[R]:
     """Build records from rows, ignoring columns the record does not declare (e.g. _distance)."""
     fields = cls.model_fields
+    decode_metadata(rows)
     return [cls.model_validate({k: v for k, v in row.items() if k in fields}) for row in rows]
 
 
@@ -257,6 +294,7 @@ __all__ = [
     "TRACES",
     "TURNS",
     "check_query_vector",
+    "decode_metadata",
     "meta_schema",
     "rows_to_records",
     "segments_schema",

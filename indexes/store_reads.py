@@ -11,6 +11,7 @@ from typing import Any
 
 from hymem.indexes import schema as S
 from hymem.indexes.faults import guarded, storage_faults
+from hymem.indexes.meta_filter import Filter
 from hymem.indexes.paging import PageKey
 from hymem.indexes.protocol import ACTIVE_ONLY, SCAN_BATCH_ROWS, Row, TimeRange, Vector
 from hymem.indexes.records import RecordReader
@@ -80,10 +81,13 @@ class StoreReads:
         after: PageKey | None = None,
         limit: int = 100,
         statuses: Sequence[str] | None = None,
+        filters: Filter | None = None,
     ) -> list[TurnRecord | SegmentRecord | SummaryRecord]:
         self._check_open()
         with storage_faults(self.path, f"listing {level}s"):
-            return self._records.page(user_id, level, after=after, limit=limit, statuses=statuses)
+            return self._records.page(
+                user_id, level, after=after, limit=limit, statuses=statuses, filters=filters
+            )
 
     # --- search primitives (fusion lives in indexes/hybrid.py) ---------------------------
     def dense_rows(
@@ -95,11 +99,18 @@ class StoreReads:
         level: Level = Level.SUMMARY,
         statuses: Sequence[SummaryStatus] | None = ACTIVE_ONLY,
         time_range: TimeRange | None = None,
+        filters: Filter | None = None,
     ) -> list[Row]:
         self._check_open()
         with storage_faults(self.path, "a dense search"):
             return self._records.dense_rows(
-                user_id, vector, k, level=Level(level), statuses=statuses, time_range=time_range
+                user_id,
+                vector,
+                k,
+                level=Level(level),
+                statuses=statuses,
+                time_range=time_range,
+                filters=filters,
             )
 
     def dense_search(
@@ -111,9 +122,16 @@ class StoreReads:
         level: Level = Level.SUMMARY,
         statuses: Sequence[SummaryStatus] | None = ACTIVE_ONLY,
         time_range: TimeRange | None = None,
+        filters: Filter | None = None,
     ) -> list[tuple[str, float]]:
         rows = self.dense_rows(
-            user_id, vector, k, level=level, statuses=statuses, time_range=time_range
+            user_id,
+            vector,
+            k,
+            level=level,
+            statuses=statuses,
+            time_range=time_range,
+            filters=filters,
         )
         return S.similarities(rows)
 
@@ -126,10 +144,17 @@ class StoreReads:
         level: Level = Level.SUMMARY,
         statuses: Sequence[SummaryStatus] | None = ACTIVE_ONLY,
         time_range: TimeRange | None = None,
+        filters: Filter | None = None,
     ) -> list[tuple[str, float]]:
         self._check_open()
         return self._records.lexical_search(
-            user_id, text, k, level=Level(level), statuses=statuses, time_range=time_range
+            user_id,
+            text,
+            k,
+            level=Level(level),
+            statuses=statuses,
+            time_range=time_range,
+            filters=filters,
         )
 
     def hydrate(self, user_id: str, level: Level, ids: Sequence[str]) -> dict[str, Row]:

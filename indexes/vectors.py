@@ -33,6 +33,7 @@ log = get_logger("hymem.indexes.vectors")
 NPROBES = 50
 REFINE_FACTOR = 50
 SCALAR_INDEX_MIN_ROWS = 5_000  # below this a scan is as fast as a BTREE lookup
+LIST_INDEX_COLUMNS = frozenset({"meta_tokens"})  # indexed LABEL_LIST, not BTREE
 # Every commit leaves a LanceDB version (a manifest, plus the files only it references), and
 # LanceDB keeps them 7 days by default: a LongMemEval-S dev run left 8.2 GB on disk for 442 MB
 # of rows, and each compaction spent ~3 s per table walking ~10k manifests while holding the
@@ -195,14 +196,16 @@ class LanceTables:
         versions older than VERSION_RETENTION and fold new rows into the existing indexes. The
         compaction is a Lance Rewrite, which can conflict with a concurrent delete or
         merge_insert: the caller holds the write lock."""
-        from lancedb.index import BTree
+        from lancedb.index import BTree, LabelList
 
         table = self._tables[name]
         if table.count_rows() >= SCALAR_INDEX_MIN_ROWS:
             existing = {tuple(cfg.columns) for cfg in self._indices(name)}
             for col in scalar_columns:
                 if (col,) not in existing:
-                    table.create_index(col, config=BTree())
+                    # a list column (metadata tokens) takes a LABEL_LIST index: array_has(_any)
+                    kind = LabelList() if col in LIST_INDEX_COLUMNS else BTree()
+                    table.create_index(col, config=kind)
         table.optimize(cleanup_older_than=VERSION_RETENTION)
         self.refresh_indexed(name)
 

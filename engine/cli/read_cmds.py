@@ -11,6 +11,7 @@ from typing import Annotated, Any
 
 import typer
 from hymem.cli.app import DEFAULT_STORE, EmbedderOpt, LlmOpt, StorePath, UserOpt, app, open_memory
+from hymem.cli.meta_opts import AgentOpt, FilterOpt, RunOpt, parse_filter_json
 from hymem.errors import StoreLockedError
 from hymem.types import Answer, Hit
 from rich.console import Console
@@ -80,8 +81,12 @@ def ask(
         int | None, typer.Option("--max-iterations", help="reflection rounds; 0 disables")
     ] = None,
     as_json: JsonOpt = False,
+    filters: FilterOpt = None,
+    agent: AgentOpt = None,
+    run: RunOpt = None,
 ) -> None:
     """Answer a question: summaries first, raw dialogue when the light path says it must."""
+    chosen = parse_filter_json(filters)
     with _open_for_ask(store, llm, embedder) as mem, _err.status("thinking", spinner="dots"):
         ans = mem.ask(
             question,
@@ -91,6 +96,9 @@ def ask(
             N=n_deep,
             d=batch,
             max_iterations=max_iterations,
+            filters=chosen,
+            agent_id=agent,
+            run_id=run,
         )
     if as_json:
         typer.echo(ans.model_dump_json())
@@ -107,13 +115,24 @@ def context(
     llm: LlmOpt = None,
     embedder: EmbedderOpt = None,
     as_json: JsonOpt = False,
+    filters: FilterOpt = None,
+    agent: AgentOpt = None,
+    run: RunOpt = None,
 ) -> None:
     """The context a path would read (for bringing your own answering model)."""
+    chosen = parse_filter_json(filters)
     with (
         open_memory(store, llm=llm, embedder=embedder, read_only=True) as mem,
         _err.status("retrieving", spinner="dots"),
     ):
-        hits = mem.context(question, user_id=user, depth=depth)  # type: ignore[arg-type]
+        hits = mem.context(
+            question,
+            user_id=user,
+            depth=depth,  # type: ignore[arg-type]
+            filters=chosen,
+            agent_id=agent,
+            run_id=run,
+        )
     if as_json:
         for hit in hits:
             typer.echo(hit.model_dump_json())

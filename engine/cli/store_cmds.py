@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 from hymem.cli.app import DEFAULT_STORE, EmbedderOpt, StorePath, UserOpt, app, open_memory
+from hymem.cli.meta_opts import AgentOpt, FilterOpt, RunOpt, parse_filter_json
 from hymem.types import Hit
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -43,8 +44,12 @@ def search(
     include_inactive: Annotated[bool, typer.Option(help="also superseded/deleted")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="print hits as JSON lines")] = False,
     embedder: EmbedderOpt = None,
+    filters: FilterOpt = None,
+    agent: AgentOpt = None,
+    run: RunOpt = None,
 ) -> None:
     """Hybrid retrieval (dense + BM25, fused by reciprocal rank) for one user."""
+    chosen = parse_filter_json(filters)
     with open_memory(store, embedder=embedder, read_only=True) as mem:
         hits = mem.search(
             query,
@@ -53,6 +58,9 @@ def search(
             level=level,
             mode=mode,  # type: ignore[arg-type]
             include_inactive=include_inactive,
+            filters=chosen,
+            agent_id=agent,
+            run_id=run,
         )
         degraded = mode != "dense" and mem.store.lexical_unavailable
     if as_json:

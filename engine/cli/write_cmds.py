@@ -11,6 +11,7 @@ from typing import Annotated, Any
 
 import typer
 from hymem.cli.app import DEFAULT_STORE, EmbedderOpt, LlmOpt, StorePath, UserOpt, app
+from hymem.cli.meta_opts import AgentOpt, MetadataOpt, RunOpt, parse_metadata
 from hymem.errors import UserInputError
 from hymem.types import AddResult
 from rich.console import Console
@@ -98,6 +99,9 @@ def add_cmd(
     llm: LlmOpt = None,
     embedder: EmbedderOpt = None,
     as_json: JsonOpt = False,
+    metadata: MetadataOpt = None,
+    agent: AgentOpt = None,
+    run: RunOpt = None,
 ) -> None:
     """Add messages ({"speaker", "text", optional "timestamp", "id"}) as turns of USER."""
     if path is None or str(path) == "-":
@@ -108,8 +112,17 @@ def add_cmd(
         except OSError as exc:
             raise UserInputError(f"cannot read {path}: {exc}") from exc
     messages = read_messages(text)
+    meta = parse_metadata(metadata)
     with _open(store, llm, embedder) as mem:
-        result = mem.add(messages, user_id=user, session_id=session, timestamp=timestamp)
+        result = mem.add(
+            messages,
+            user_id=user,
+            session_id=session,
+            timestamp=timestamp,
+            metadata=meta,
+            agent_id=agent,
+            run_id=run,
+        )
     _report(result, as_json)
 
 

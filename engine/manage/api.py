@@ -7,10 +7,12 @@ write and read paths."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from hymem.errors import ReadOnlyStoreError
+from hymem.indexes.meta_filter import Filter, scoped
 from hymem.manage.editor import Editor
 from hymem.manage.erase import ErasureReport, erase_user
 from hymem.manage.models import MemoryItem, Page, RecordLevel, StatusFilter
@@ -62,13 +64,19 @@ class ManagementAPI:
         status: StatusFilter | None = None,
         limit: int = 100,
         cursor: str | None = None,
+        filters: Mapping[str, Any] | Filter | None = None,
+        agent_id: str | None = None,
+        run_id: str | None = None,
     ) -> Page:
         """One page of the user's records at `level`; pass `page.next_cursor` back for the next.
-        `status` defaults to active summaries and all turns; pages never load the whole memory."""
+        `status` defaults to active summaries and all turns; `filters`, agent_id and run_id
+        select by metadata as in `search`; pages never load the whole memory. A cursor is only
+        valid with the same level, status and filters."""
         self._check_open()
         check_user_id(user_id)
+        chosen = scoped(filters, agent_id=agent_id, run_id=run_id)
         return self._editor.get_all(
-            user_id, level=level, status=status, limit=limit, cursor_text=cursor
+            user_id, level=level, status=status, limit=limit, cursor_text=cursor, filters=chosen
         )
 
     def update(self, memory_id: str, text: str, *, user_id: str) -> SummaryRecord:

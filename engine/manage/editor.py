@@ -20,6 +20,7 @@ import numpy as np
 from hymem.embedders import Embedder
 from hymem.errors import NotFoundError, ReadOnlyStoreError, UserInputError
 from hymem.indexes import paging as P
+from hymem.indexes.meta_filter import Filter
 from hymem.indexes.protocol import Storage
 from hymem.manage import cursor
 from hymem.manage.models import MemoryItem, Page, RecordLevel, StatusFilter
@@ -101,12 +102,15 @@ class Editor:
         status: StatusFilter | str | None = None,
         limit: int = 100,
         cursor_text: str | None = None,
+        filters: Filter | None = None,
     ) -> Page:
         lvl, st, limit = check_listing(level, status, limit)
         after = cursor.decode(lvl, cursor_text)
         statuses = None if st == "all" else [st]
         # One more than asked: whether a next page exists, without an empty last page.
-        rows = self._store.page(user_id, lvl, after=after, limit=limit + 1, statuses=statuses)
+        rows = self._store.page(
+            user_id, lvl, after=after, limit=limit + 1, statuses=statuses, filters=filters
+        )
         items, more = rows[:limit], len(rows) > limit
         nxt = cursor.encode(lvl, P.key_of(lvl, items[-1].model_dump())) if more else None
         return Page(level=lvl, items=items, next_cursor=nxt)

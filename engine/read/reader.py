@@ -18,6 +18,7 @@ from typing import Any
 from hymem.config import MemoryConfig
 from hymem.embedders import Embedder
 from hymem.errors import LLMError, UserInputError
+from hymem.indexes.meta_filter import Filter
 from hymem.indexes.protocol import Storage
 from hymem.llm.roles import RolesProvider
 from hymem.logging import get_logger
@@ -67,14 +68,16 @@ class Reader:
         batch: int = 10,
         max_iterations: int = 3,
         as_of: datetime | None = None,
+        filters: Filter | None = None,
     ) -> Answer:
         """HyMem Algorithm 1 under the per-ask budget; always writes a trace (best effort).
-        `as_of` (naive UTC) is when the question is asked; None means now, unbounded."""
+        `as_of` (naive UTC) is when the question is asked; None means now, unbounded.
+        `filters` restricts every retrieval of the ask to matching metadata."""
         _check_args(question, user_id, depth, self._config, k=k, n_deep=n_deep, batch=batch)
         check_iterations(max_iterations)
         cfg = self._config
         budget = Budget(cfg.max_calls_per_ask, cfg.max_tokens_per_ask)
-        run = self._run(question, user_id, as_of)
+        run = self._run(question, user_id, as_of, filters)
         trace_id = uuid.uuid4().hex
         started = time.perf_counter()
         # the failure trace and the success trace share everything but the outcome
@@ -118,6 +121,7 @@ class Reader:
         n_deep: int | None = None,
         batch: int | None = None,
         as_of: datetime | None = None,
+        filters: Filter | None = None,
     ) -> list[Hit]:
         """The context a path would read: light top-k summaries; the deep path's segments
         (model-selected); or, for auto, light hits plus deep segments when the light verdict
@@ -125,7 +129,7 @@ class Reader:
         cfg = self._config
         k, n_deep, batch = k or cfg.k, n_deep or cfg.n_deep, batch or cfg.select_batch
         _check_args(question, user_id, depth, self._config, k=k, n_deep=n_deep, batch=batch)
-        run = self._run(question, user_id, as_of)
+        run = self._run(question, user_id, as_of, filters)
         hits: list[Hit] = []
         if depth != "deep":
             hits = run.light_hits(0, question, k)
@@ -138,7 +142,9 @@ class Reader:
         run.select(0, question, candidates, batch, model=True)
         return [*hits, *run.segments(0)]
 
-    def _run(self, question: str, user_id: str, as_of: datetime | None) -> Run:
+    def _run(
+        self, question: str, user_id: str, as_of: datetime | None, filters: Filter | None
+    ) -> Run:
         return Run(
             question,
             user_id,
@@ -148,6 +154,7 @@ class Reader:
             roles=self._roles,
             concurrency=self._config.llm_concurrency,
             as_of=as_of,
+            filters=filters,
         )
 
     def flush_traces(self) -> None:

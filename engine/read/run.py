@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 import numpy as np
 from hymem.embedders import Embedder
+from hymem.indexes.meta_filter import Filter
 from hymem.indexes.protocol import Storage, TimeRange, Vector
 from hymem.llm.pool import map_concurrent
 from hymem.llm.roles import ContextItem, RoleResult, Roles, RolesProvider
@@ -54,6 +55,7 @@ class VectorSearcher(Protocol):
         k: int,
         level: Level,
         time_range: TimeRange | None = None,
+        filters: Filter | None = None,
     ) -> list[Hit]: ...
 
 
@@ -76,6 +78,7 @@ class Run:
         roles: RolesProvider,
         concurrency: int,
         as_of: datetime | None = None,
+        filters: Filter | None = None,
     ) -> None:
         self._store, self._embedder, self._searcher = store, embedder, searcher
         self._roles, self._concurrency = roles, concurrency
@@ -83,6 +86,7 @@ class Run:
         # the moment the question is asked: nothing stored after it is retrieved, and the
         # answering roles resolve relative expressions ("last week") against it
         self.as_of = as_of
+        self.filters = filters  # every search of the ask keeps only matching metadata
         self.usage = Usage()
         self.latency: dict[str, float] = {}
         self.versions: dict[str, str] = {}
@@ -133,6 +137,7 @@ class Run:
             k=k,
             level=level,
             time_range=(None, self.as_of) if self.as_of is not None else None,
+            filters=self.filters,
         )
         return [h for h in hits if h.user_id == self.user_id]
 
@@ -218,6 +223,7 @@ class Run:
                 turn_ids=list(r.turn_ids),
                 time_start=r.time_start,
                 time_end=r.time_end,
+                metadata=dict(r.metadata),
                 fused_score=score[r.id],
             )
             for r in ordered

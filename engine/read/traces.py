@@ -108,6 +108,7 @@ def build_trace(
         "notes": list(run.notes),
         "budget_exhausted": budget.exhausted,
         "budget_stops": list(budget.stops),
+        "filters": dict(run.filters.source) if run.filters is not None else None,
         "summary_ids": [h.id for h in evidence if h.level == "summary"]
         or (final.summary_ids if final else []),
         "segment_ids": [h.id for h in evidence if h.level == "segment"],

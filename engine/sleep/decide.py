@@ -21,6 +21,7 @@ from hymem.llm.cache import cache_owner
 from hymem.llm.roles import ContextItem, RoleResult, Roles, UpdateOutput
 from hymem.logging import get_logger
 from hymem.sleep.journal import JournalEntry, SleepJournal, queue_key
+from hymem.sleep.metadata_groups import metadata_queues
 from hymem.sleep.plan import Decision, ancestors, normalise_decision, root_of
 from hymem.sleep.queues import DEFAULT_BLOCK_BYTES, QueueCost, build_update_queues, temporal_ranks
 from hymem.time import Clock, to_utc_or_none, utcnow
@@ -127,17 +128,19 @@ def build_snapshot(
         for r in store.get_summaries(user_id, with_vectors=True)
         if r.id in records and records[r.id].status == SummaryStatus.ACTIVE and r.vector is not None
     ]
-    queues = build_update_queues(
-        _vector_matrix(actives),
-        temporal_ranks([_time_key(r, records) for r in actives]),
-        top_k=config.sleep_top_k,
-        keep_n=config.sleep_keep_n,
-        floor=config.sleep_similarity_floor,
-        exact_below=config.sleep_exact_below,  # method auto: exact for small users
-        block_bytes=block_bytes or DEFAULT_BLOCK_BYTES,
+    as_lists, cost = metadata_queues(
+        actives,
+        lambda group: build_update_queues(
+            _vector_matrix(group),
+            temporal_ranks([_time_key(r, records) for r in group]),
+            top_k=config.sleep_top_k,
+            keep_n=config.sleep_keep_n,
+            floor=config.sleep_similarity_floor,
+            exact_below=config.sleep_exact_below,  # method auto: exact for small users
+            block_bytes=block_bytes or DEFAULT_BLOCK_BYTES,
+        ),
     )
-    as_lists = [[j for j, _ in queues.queue(i)] for i in range(len(actives))]
-    return Snapshot(user_id, records, actives, as_lists, queues.cost, repairs)
+    return Snapshot(user_id, records, actives, as_lists, cost, repairs)
 
 
 def _repair_half_applied(records: dict[str, SummaryRecord]) -> list[StatusChange]:

@@ -262,6 +262,7 @@ def _new_version(
         origin="consolidated",
         created_at=now,
         updated_at=now,
+        metadata=dict(target.metadata),  # queues never mix metadata: the evidence's too
     )
 
 

@@ -30,6 +30,7 @@ import numpy as np
 from hymem.config import MemoryConfig
 from hymem.embedders import Embedder
 from hymem.errors import LLMError, StorageFullError
+from hymem.indexes.metadata import Metadata, check_metadata
 from hymem.indexes.protocol import Storage
 from hymem.llm.roles import RolesProvider, SegmentInput
 from hymem.llm.tokens import count_tokens
@@ -48,6 +49,7 @@ from hymem.write.records import (
     build_summaries,
     default_turn_id,
     segment_line,
+    segment_scope,
     summary_sources,
 )
 from hymem.write.segmentation import Span, adjacent_similarities, plan_segments
@@ -101,11 +103,14 @@ class Ingestor:
         user_id: str,
         session_id: str = "default",
         timestamp: object = None,
+        metadata: Metadata | None = None,
     ) -> AddResult:
-        """Persist the call's turns as pending, then flush whatever buffers are full."""
+        """Persist the call's turns as pending, then flush whatever buffers are full.
+        `metadata` (`hymem.indexes.metadata` says what it may hold) goes on every turn."""
         check_session_id(session_id)
         call_time = parse_timestamp(timestamp) if timestamp is not None else self._clock()
         accepted = normalise_messages(messages, default_time=call_time)
+        meta = check_metadata(metadata)
         with self._lock, self._reload_on_error(user_id):
             retried = repeats_last_call(
                 self._pending.last_call(user_id),
@@ -113,6 +118,7 @@ class Ingestor:
                 accepted,
                 self._clock(),
                 self._config.retry_window_s,
+                metadata=meta,
             )
             if retried is not None:
                 log.info("ingest.retry_recognised", user_id=user_id, turns=len(retried))
@@ -132,6 +138,7 @@ class Ingestor:
                     timestamp=m.timestamp,
                     status=TurnStatus.PENDING,
                     created_at=now,
+                    metadata=meta,
                 )
                 for i, m in enumerate(accepted)
             ]
@@ -302,7 +309,7 @@ class Ingestor:
         attention = attention_boundaries(self._compressor_or_none(), prepared.texts)
         return plan_segments(
             sims=adjacent_similarities(prepared.vectors),
-            session_ids=[t.session_id for t in pending],
+            session_ids=[segment_scope(t) for t in pending],
             token_counts=prepared.tokens,
             tau=cfg.segment_tau,
             max_turns=cfg.segment_max_turns,

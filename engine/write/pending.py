@@ -10,9 +10,10 @@ the store's writer lock, which is the only process that changes turns.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 
+from hymem.indexes.metadata import canonical
 from hymem.indexes.store import Store
 from hymem.types import TurnRecord, TurnStatus
 from hymem.write.messages import NormalisedMessage
@@ -93,16 +94,19 @@ def repeats_last_call(
     accepted: Sequence[NormalisedMessage],
     now: datetime,
     window_s: float,
+    metadata: Mapping[str, object] | None = None,
 ) -> list[TurnRecord] | None:
     """The previous call's turns when this call repeats it (see README, "Retrying add()"):
-    no message has an id, the same session, speakers and texts in the same order, and the
-    previous call was accepted less than `window_s` ago. None: a new call."""
+    no message has an id, the same session, metadata, speakers and texts in the same order,
+    and the previous call was accepted less than `window_s` ago. None: a new call."""
     if window_s <= 0 or not last or any(m.id is not None for m in accepted):
         return None
     if len(last) != len(accepted):
         return None
+    meta = canonical(metadata or {})  # typed: {"k": 1} is not {"k": True}
     same = all(
-        (t.session_id, t.speaker, t.text) == (session_id, m.speaker, m.text)
+        (t.session_id, t.speaker, t.text, canonical(t.metadata))
+        == (session_id, m.speaker, m.text, meta)
         for t, m in zip(last, accepted, strict=True)
     )
     age = (now - last[0].created_at).total_seconds()

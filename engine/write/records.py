@@ -14,6 +14,7 @@ import json
 from collections.abc import Sequence
 
 from hymem.indexes.keys import summary_context
+from hymem.indexes.metadata import canonical
 from hymem.llm.roles import FactItem, SegmentSummary
 from hymem.llm.tokens import count_tokens
 from hymem.logging import get_logger
@@ -49,6 +50,15 @@ def segment_line(turn: TurnRecord, text: str | None = None) -> str:
     return f"[{format_line_time(turn.timestamp)}] {body}"
 
 
+def segment_scope(turn: TurnRecord) -> str:
+    """What a segment never spans: a session, and one metadata dict. Segmentation treats a
+    change of either as a boundary, so every turn of a segment (its overlap tail included)
+    shares its metadata, and the segment and its summaries inherit that one dict."""
+    if not turn.metadata:
+        return turn.session_id
+    return json.dumps([turn.session_id, canonical(turn.metadata)], ensure_ascii=False)
+
+
 def build_segment(
     user_id: str, turns: Sequence[TurnRecord], *, summariser_lines: Sequence[str] | None = None
 ) -> SegmentRecord:
@@ -66,6 +76,7 @@ def build_segment(
         token_count=count_tokens(text),
         compressed_text="\n".join(summariser_lines) if summariser_lines is not None else None,
         created_at=utcnow(),
+        metadata=dict(turns[0].metadata) if turns else {},
     )
 
 
@@ -111,6 +122,7 @@ def build_summaries(
                     context=summary_context(lines, seg.turn_ids, turn_ids),
                     created_at=now,
                     updated_at=now,
+                    metadata=dict(seg.metadata),
                 )
             )
     unattributed = [r.segment_id for r in records if r.attribution is Attribution.SEGMENT]

@@ -115,3 +115,32 @@ def test_erase_user_is_refused_on_a_read_only_handle(storage_kit: StorageKit) ->
     with pytest.raises(ReadOnlyStoreError):
         reader.erase_user("alice")
     assert storage_kit.store.counts("alice")["turns"] == 1
+
+
+@pytest.mark.parametrize("level", ["turn", "segment", "summary"])
+def test_pages_filter_by_metadata_before_the_cut(storage_kit: StorageKit, level: str) -> None:
+    from hymem.indexes.meta_filter import Filter
+
+    store = storage_kit.store
+    turns = [
+        t.model_copy(update={"metadata": {"agent_id": "a1" if i % 2 else "a2", "n": i}})
+        for i, t in enumerate(make_turns("alice", 6))
+    ]
+    store.append_turns(turns)
+    for t in turns:
+        when = BASE_TIME + timedelta(seconds=t.seq)
+        seg = make_segment("alice", f"seg{t.seq}", turn_ids=[t.id])
+        seg = seg.model_copy(update={"created_at": when, "metadata": t.metadata})
+        summ = make_summary(
+            "alice",
+            f"sum{t.seq}",
+            f"fact {t.seq}",
+            segment_id=seg.id,
+            created=when,
+            metadata=t.metadata,
+        )
+        store.commit_segments("alice", [seg], [summ], [t.id])
+    odd = Filter.parse({"agent_id": "a1", "n": {"gte": 2}})
+    want = {"turn": ["t3", "t5"], "segment": ["seg3", "seg5"], "summary": ["sum3", "sum5"]}
+    assert _walk(store, "alice", level, 1, filters=odd) == want[level]
+    assert store.page("alice", level, filters=Filter.parse({"agent_id": EVIL})) == []

@@ -42,11 +42,19 @@ def _version_one_folder(make_store: Callable[..., Store], tmp_path: Path) -> Pat
     folder = tmp_path / "old"
     db = lancedb.connect(str(folder / "lance"))
     db.open_table(S.SUMMARIES).drop_columns(["source_turn_ids", "attribution", "context"])
-    _set_version(folder, db, 1)
+    drop_metadata(db)
+    set_version(folder, db, 1)
     return folder
 
 
-def _set_version(folder: Path, db: Any, version: int) -> None:
+def drop_metadata(db: Any) -> None:
+    """Take every table back to before schema 4: no metadata columns."""
+    db.open_table(S.TURNS).drop_columns(["metadata"])
+    for name in (S.SEGMENTS, S.SUMMARIES):
+        db.open_table(name).drop_columns(["metadata", "meta_tokens", "meta_num"])
+
+
+def set_version(folder: Path, db: Any, version: int) -> None:
     meta_table = db.open_table(S.META)
     meta_table.update(where="key = 'schema_version'", values={"value": str(version)})
     meta = json.loads((folder / "meta.json").read_text())
@@ -72,8 +80,8 @@ def test_a_writer_upgrades_an_old_folder_and_a_reader_then_opens_it(
         make_store("old", read_only=True)
     store = make_store("old")
     assert _provenance(store) == WHOLE_SEGMENTS
-    assert store.meta()["schema_version"] == S.SCHEMA_VERSION == 3
-    assert json.loads((folder / "meta.json").read_text())["schema_version"] == 3
+    assert store.meta()["schema_version"] == S.SCHEMA_VERSION == 4
+    assert json.loads((folder / "meta.json").read_text())["schema_version"] == 4
     assert {s.context for s in store.get_summaries("u")} == {""}  # whole segments: no line before
     query = make_summary("u", "q", "Alice moved to Paris").vector or []
     assert store.dense_rows("u", query, 1)[0]["source_turn_ids"] == ["t1", "t2"]
@@ -107,7 +115,7 @@ def test_an_upgrade_killed_half_way_is_finished_by_the_next_open(
     monkeypatch.setattr(LanceTables, "batches", real)
     store = make_store("old")
     assert _provenance(store) == WHOLE_SEGMENTS
-    assert store.meta()["schema_version"] == 3
+    assert store.meta()["schema_version"] == 4
 
 
 CHAT = (
@@ -143,7 +151,8 @@ def _version_two_folder(make_store: Callable[..., Store], tmp_path: Path) -> Pat
     folder = tmp_path / "v2"
     db = lancedb.connect(str(folder / "lance"))
     db.open_table(S.SUMMARIES).drop_columns(["context"])
-    _set_version(folder, db, 2)
+    drop_metadata(db)
+    set_version(folder, db, 2)
     return folder
 
 
@@ -182,4 +191,4 @@ def test_an_upgrade_to_three_killed_half_way_is_finished_by_the_next_open(
     store = make_store("v2")
     contexts = {s.id: s.context for s in store.get_summaries("u")}
     assert contexts == {"a": "Mel: What are your plans for the summer?", "b": ""}
-    assert store.meta()["schema_version"] == 3
+    assert store.meta()["schema_version"] == 4

@@ -173,6 +173,7 @@ def test_hit_rows_follow_upserts_and_leave_unknown_ids_out() -> None:
         "status": "active",
         "time_start": T0,
         "time_end": T0,
+        "metadata": {},
     }
     assert rows["r1"]["time_start"] is None and rows["r1"]["time_end"] is None
     assert rows["new19"]["time_start"] == T0 + timedelta(days=19)
