@@ -3,6 +3,7 @@
 This module says what users may import; everything else is internal.
 """
 
+from hymem.async_memory import AsyncMemory
 from hymem.config import MemoryConfig
 from hymem.errors import (
     ConfigError,
@@ -29,6 +30,8 @@ from hymem.manage.erase import ErasureReport
 from hymem.manage.models import MemoryItem, Page
 from hymem.manage.portable import ExportReport, ImportReport
 from hymem.memory import Memory
+from hymem.read.trace_record import Trace
+from hymem.sleep.consolidator import SleepReport
 from hymem.types import (
     AddResult,
     Answer,
@@ -46,6 +49,7 @@ __version__ = "0.1.0"
 __all__ = [
     "AddResult",
     "Answer",
+    "AsyncMemory",
     "Attribution",
     "ConfigError",
     "EmbedderMismatchError",
@@ -70,12 +74,14 @@ __all__ = [
     "ReadOnlyStoreError",
     "RoleUsage",
     "SchemaVersionError",
+    "SleepReport",
     "StorageFullError",
     "StoreClosedError",
     "StoreCorruptedError",
     "StoreError",
     "StoreLockedError",
     "SummaryRecord",
+    "Trace",
     "TurnRecord",
     "Usage",
     "UserInputError",

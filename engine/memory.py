@@ -30,11 +30,15 @@ from hymem.llm.roles import Roles
 from hymem.logging import get_logger
 from hymem.manage.api import ManagementAPI
 from hymem.manage.editor import Editor
+from hymem.memory_args import as_of_utc as _as_of
+from hymem.memory_args import exc_free
+from hymem.memory_args import with_overrides as _with_overrides
 from hymem.read.reader import Reader
+from hymem.read.trace_record import Trace, traces_from_rows
 from hymem.sleep.consolidator import Consolidator, SleepReport
 from hymem.sleep.journal import SleepJournal, journal_path
-from hymem.time import parse_timestamp, to_utc_or_none, utcnow
-from hymem.types import AddResult, Answer, Hit, Level, SummaryRecord, TurnRecord
+from hymem.time import to_utc_or_none, utcnow
+from hymem.types import AddResult, Answer, Hit, Level, TurnRecord
 from hymem.validation import (
     check_iterations,
     check_k,
@@ -175,7 +179,7 @@ class Memory(ManagementAPI):
     # --- write path ----------------------------------------------------------------------
     def add(
         self,
-        messages: Sequence[dict[str, Any]] | dict[str, Any],
+        messages: Sequence[dict[str, Any]] | dict[str, Any] | str,
         *,
         user_id: str,
         session_id: str = "default",
@@ -185,6 +189,7 @@ class Memory(ManagementAPI):
         run_id: str | None = None,
     ) -> AddResult:
         """Persist messages as pending turns, then flush the short-term buffer if it is full.
+        A plain string is one message `{"role": "user", "content": text}`.
 
         `metadata` (str/int/float/bool values) and the `agent_id` / `run_id` scopes are kept
         on every turn and inherited by the segments and summaries made from them; `filters=`
@@ -347,15 +352,13 @@ class Memory(ManagementAPI):
                 question, user_id=user_id, depth=depth, as_of=_as_of(as_of), filters=chosen
             )
 
-    def traces(
-        self, *, user_id: str | None = None, since: datetime | None = None
-    ) -> list[dict[str, Any]]:
-        """Per-ask traces, oldest first (the dashboard's input)."""
+    def traces(self, *, user_id: str | None = None, since: datetime | None = None) -> list[Trace]:
+        """Per-ask traces as typed `Trace` records, oldest first (the dashboard's input)."""
         self._check_open()
         if user_id is not None:
             check_user_id(user_id)
         self._reader.flush_traces()  # trace rows are written in the background; wait for them
-        return self._store.read_traces(user_id=user_id, since=since)
+        return traces_from_rows(self._store.read_traces(user_id=user_id, since=since))
 
     # --- sleep time ----------------------------------------------------------------------
     def sleep(
@@ -377,18 +380,6 @@ class Memory(ManagementAPI):
             dry_run=dry_run,
         )
 
-    def history(self, summary_id: str, *, user_id: str) -> list[SummaryRecord]:
-        """Every version of a summary, oldest first."""
-        self._check_open()
-        check_user_id(user_id)
-        return self._consolidator.history(summary_id, user_id=user_id)
-
-    def restore(self, summary_id: str, *, user_id: str) -> SummaryRecord:
-        """Reactivate a superseded or deleted version (and retire what replaced it)."""
-        self._check_open()
-        check_user_id(user_id)
-        return self._consolidator.restore(summary_id, user_id=user_id)
-
     def stats(self, *, user_id: str | None = None) -> dict[str, int]:
         self._check_open()
         return self._store.counts(user_id)
@@ -396,34 +387,6 @@ class Memory(ManagementAPI):
     def reindex(self) -> dict[str, int]:
         self._check_open()
         return self._store.reindex()
-
-
-def _with_overrides(
-    config: MemoryConfig | None, *, llm: str | None, embedder: str | Embedder | None
-) -> MemoryConfig:
-    """The config with the `llm=` / `embedder=` shortcuts applied (and validated)."""
-    overrides: dict[str, Any] = {}
-    if llm is not None:
-        overrides["llm"] = llm
-    if isinstance(embedder, str):
-        overrides["embedder"] = embedder
-    if config is None:
-        return MemoryConfig(**overrides)
-    if not overrides:
-        return config
-    return type(config)(**{**config.model_dump(), **overrides})  # validated: ConfigError
-
-
-def exc_free() -> bool:
-    """close() runs the optional sleep only on a clean exit, never while an error unwinds."""
-    import sys
-
-    return sys.exc_info()[0] is None
-
-
-def _as_of(value: datetime | str | None) -> datetime | None:
-    """The API edge of `as_of`: any timestamp hymem accepts, normalised to naive UTC."""
-    return None if value is None else parse_timestamp(value)
 
 
 __all__ = ["ConfigError", "Memory"]

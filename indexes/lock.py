@@ -22,10 +22,14 @@ META_FILE = "meta.json"
 
 class WriterLock:
     """An OS-level file lock held for the writer's lifetime; released on close or process death,
-    so a killed writer never leaves the folder locked."""
+    so a killed writer never leaves the folder locked.
+
+    Not thread-local (filelock's default is): the lock belongs to the open store, which may be
+    closed on another thread than the one that opened it (a server's worker pool,
+    `AsyncMemory`); a thread-local lock would look unlocked there and never be released."""
 
     def __init__(self, folder: Path) -> None:
-        self._lock = filelock.FileLock(str(folder / LOCK_FILE), timeout=0)
+        self._lock = filelock.FileLock(str(folder / LOCK_FILE), timeout=0, thread_local=False)
         try:
             self._lock.acquire()
         except filelock.Timeout:

@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hymem import RoleUsage, Trace
+from hymem.read.trace_record import TraceRound
 
 DATA = Path(__file__).parent / "data"
 EVAL_MINI = DATA / "locomo_eval_mini.json"
@@ -28,8 +30,8 @@ def eval_mini() -> Path:
     return EVAL_MINI
 
 
-def fixture_traces() -> list[dict[str, Any]]:
-    """Six traces shaped like hymem.read.traces.build_trace rows: 3 of 6 escalated (50%); round 1
+def fixture_traces() -> list[Trace]:
+    """Six traces as `Memory.traces()` returns them: 3 of 6 escalated (50%); round 1
     escalated in 3 of 6 asks, round 2 (reached by 2 asks) in 0 of 2."""
     t0 = datetime(2024, 3, 1, 9, 0)
     spec = [  # (path, escalated, rounds' escalation flags, tokens, latency ms)
@@ -41,26 +43,24 @@ def fixture_traces() -> list[dict[str, Any]]:
         ("deep", True, [True], 1100, 210.0),
     ]
     return [
-        {
-            "trace_id": f"trace-{i}",
-            "user_id": "u1",
-            "question": f"question {i}",
-            "depth": "auto",
-            "path": path,
-            "escalated": escalated,
-            "escalation_reason": "verdict" if escalated else None,
-            "iterations": len(rounds),
-            "answer": "x",
-            "total_tokens": tokens,
-            "total_calls": 2,
-            "latency_ms_total": latency,
-            "usage": {
-                "light_answer": {"calls": 1, "prompt_tokens": tokens, "completion_tokens": 0}
-            },
-            "latency_ms": {"light": latency, "total": latency},
-            "rounds": [{"index": j, "escalated": flag} for j, flag in enumerate(rounds)],
-            "created_at": t0 + timedelta(minutes=i),
-        }
+        Trace(
+            trace_id=f"trace-{i}",
+            user_id="u1",
+            question=f"question {i}",
+            depth="auto",
+            path=path,
+            escalated=escalated,
+            escalation_reason="verdict" if escalated else None,
+            iterations=len(rounds),
+            answer="x",
+            total_tokens=tokens,
+            total_calls=2,
+            latency_ms_total=latency,
+            usage={"light_answer": RoleUsage(calls=1, prompt_tokens=tokens)},
+            latency_ms={"light": latency, "total": latency},
+            rounds=[TraceRound(index=j, escalated=flag) for j, flag in enumerate(rounds)],
+            created_at=t0 + timedelta(minutes=i),
+        )
         for i, (path, escalated, rounds, tokens, latency) in enumerate(spec)
     ]
 

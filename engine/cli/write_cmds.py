@@ -102,16 +102,19 @@ def add_cmd(
     metadata: MetadataOpt = None,
     agent: AgentOpt = None,
     run: RunOpt = None,
+    text_arg: Annotated[
+        str | None, typer.Option("--text", help="one user message (instead of a file)")
+    ] = None,
 ) -> None:
-    """Add messages ({"speaker", "text", optional "timestamp", "id"}) as turns of USER."""
-    if path is None or str(path) == "-":
-        text = sys.stdin.read()
+    """Add messages ({"speaker", "text", optional "timestamp", "id"}) as turns of USER, or
+    with --text one message of speaker "user"."""
+    messages: list[dict[str, Any]] | str
+    if text_arg is not None:
+        if path is not None:
+            raise UserInputError("give messages as a file/stdin or with --text, not both")
+        messages = text_arg  # validated like any message: a blank text is refused
     else:
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise UserInputError(f"cannot read {path}: {exc}") from exc
-    messages = read_messages(text)
+        messages = read_messages(_read_input(path))
     meta = parse_metadata(metadata)
     with _open(store, llm, embedder) as mem:
         result = mem.add(
@@ -124,6 +127,16 @@ def add_cmd(
             run_id=run,
         )
     _report(result, as_json)
+
+
+def _read_input(path: Path | None) -> str:
+    """The file's text, or stdin's for none or '-'."""
+    if path is None or str(path) == "-":
+        return sys.stdin.read()
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UserInputError(f"cannot read {path}: {exc}") from exc
 
 
 @app.command("flush")

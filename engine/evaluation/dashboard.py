@@ -29,6 +29,7 @@ from hymem.evaluation.dashboard_data import (
 )
 from hymem.evaluation.predictions import AnswerRecord, PredictionRecord, read_predictions
 from hymem.logging import get_logger
+from hymem.read.trace_record import Trace, traces_from_rows
 
 log = get_logger("hymem.evaluation.dashboard")
 
@@ -65,7 +66,7 @@ def run_name(run: Path, runs: Sequence[Path]) -> str:
     return f"{run.parent.name}/{run.name}" if clash else run.name
 
 
-def load_store_traces(store: Path) -> list[dict[str, Any]]:
+def load_store_traces(store: Path) -> list[Trace]:
     """Traces of a memory folder, opened read-only with the embedder it was built with (read
     from its meta.json) so that opening never trips the embedder check."""
     from hymem.memory import Memory
@@ -89,13 +90,12 @@ def load_run(
     pred = run / "predictions.jsonl"
     if not pred.exists():
         raise UserInputError(f"{run} is not an evaluation run folder (no predictions.jsonl)")
-    traces: dict[str, dict[str, Any]] = {}
+    traces: dict[str, Trace] = {}
     traces_path = run / "traces.jsonl"
     if traces_path.exists():
-        for line in traces_path.read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                row = json.loads(line)
-                traces[str(row.get("trace_id"))] = row
+        lines = traces_path.read_text(encoding="utf-8").splitlines()
+        rows = traces_from_rows(json.loads(line) for line in lines if line.strip())
+        traces = {t.trace_id: t for t in rows}
     sources: dict[str, list[Event]] = {}
     for rec in read_predictions(pred, record_model(run)):
         src = f"{name or run.name}/{rec.system}"
@@ -266,7 +266,7 @@ text-align:right}th:first-child{text-align:left}.grid{display:grid;
 grid-template-columns:repeat(auto-fill,640px);gap:16px}.note{color:#666}"""
 
 
-def render_dashboard(*, traces: Sequence[dict[str, Any]] = (), runs: Sequence[Path] = ()) -> str:
+def render_dashboard(*, traces: Sequence[Trace] = (), runs: Sequence[Path] = ()) -> str:
     sources: dict[str, list[Event]] = {}
     if traces:
         sources["traces"] = [event_from_trace(t) for t in traces]
@@ -303,9 +303,7 @@ def render_dashboard(*, traces: Sequence[dict[str, Any]] = (), runs: Sequence[Pa
     )
 
 
-def write_dashboard(
-    out: Path, *, traces: Sequence[dict[str, Any]] = (), runs: Sequence[Path] = ()
-) -> Path:
+def write_dashboard(out: Path, *, traces: Sequence[Trace] = (), runs: Sequence[Path] = ()) -> Path:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(render_dashboard(traces=traces, runs=runs), encoding="utf-8")
     log.info("dashboard.written", path=str(out), runs=[str(r) for r in runs], traces=len(traces))

@@ -4,12 +4,13 @@ unit-tested here and only their drawing is left to the browser test."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 from hymem.evaluation.metrics import CATEGORY_NAMES, mean, percentile
+from hymem.read.trace_record import Trace
+from hymem.types import RoleUsage
 from pydantic import BaseModel
 
 
@@ -29,42 +30,14 @@ class Event(BaseModel):
     rounds_escalated: list[bool] | None = None  # per reflection round, from the trace
 
 
-def _maybe_json(value: Any) -> Any:
-    if isinstance(value, str) and value[:1] in "{[":
-        try:
-            return json.loads(value)
-        except json.JSONDecodeError:
-            return value
-    return value
+def _tokens_of(usage: Mapping[str, RoleUsage]) -> int:
+    """Total model tokens over every role of an ask."""
+    return sum(u.total_tokens for u in usage.values())
 
 
-def _tokens_of(usage: Any) -> int:
-    """Total tokens from a Usage dump ({"roles": {...}}), a {role: RoleUsage} map, or a number."""
-    usage = _maybe_json(usage)
-    if isinstance(usage, int | float):
-        return int(usage)
-    if not isinstance(usage, Mapping):
-        return 0
-    roles = usage.get("roles", usage)
-    total = 0
-    for value in roles.values() if isinstance(roles, Mapping) else []:
-        value = _maybe_json(value)
-        if isinstance(value, Mapping):
-            total += int(value.get("prompt_tokens", 0) or 0)
-            total += int(value.get("completion_tokens", 0) or 0)
-    return total
-
-
-def _latency_of(latency: Any) -> float:
-    """Total ms from a per-stage map (its "total" when given, else the stages' sum) or a number."""
-    latency = _maybe_json(latency)
-    if isinstance(latency, int | float):
-        return float(latency)
-    if isinstance(latency, Mapping):
-        if "total" in latency:
-            return float(latency["total"])
-        return float(sum(float(v) for v in latency.values() if isinstance(v, int | float)))
-    return 0.0
+def _latency_of(latency: Mapping[str, float]) -> float:
+    """Total ms from a per-stage map: its "total" when given, else the stages' sum."""
+    return float(latency["total"]) if "total" in latency else float(sum(latency.values()))
 
 
 def _time_of(value: Any) -> datetime | None:
@@ -78,52 +51,47 @@ def _time_of(value: Any) -> datetime | None:
     return None
 
 
-def rounds_escalated(trace: Mapping[str, Any]) -> list[bool] | None:
-    """Whether each round of the ask escalated, from the trace's `rounds` list."""
-    rounds = _maybe_json(trace.get("rounds"))
-    if not isinstance(rounds, list) or not rounds:
+def _category(value: Any) -> str | None:
+    """LoCoMo's numbered categories by name; other labels (LongMemEval types) as given."""
+    if isinstance(value, int):
+        return CATEGORY_NAMES.get(value, str(value))
+    return None if value is None else str(value)
+
+
+def rounds_escalated(trace: Trace) -> list[bool] | None:
+    """Whether each round of the ask escalated, in round order (None without rounds)."""
+    if not trace.rounds:
         return None
-    rows = [_maybe_json(r) for r in rounds]
-    rows = [r for r in rows if isinstance(r, Mapping)]
-    rows.sort(key=lambda r: int(r.get("index", 0) or 0))
-    return [bool(r.get("escalated")) for r in rows]
+    return [r.escalated for r in sorted(trace.rounds, key=lambda r: r.index)]
 
 
-def event_from_trace(trace: Mapping[str, Any]) -> Event:
-    """Tolerant of the trace's storage form: nested usage/latency may arrive as JSON text."""
-    category = trace.get("category")
-    if isinstance(category, int):
-        category = CATEGORY_NAMES.get(category, str(category))
-    tokens = trace.get("total_tokens", trace.get("tokens"))
-    f1 = trace.get("f1")
+def event_from_trace(trace: Trace) -> Event:
+    """A stored ask. Older rows may lack the totals, so they are summed from the per-role and
+    per-stage maps; an evaluation may have added `category` and `f1` to the trace."""
+    f1 = trace.extra.get("f1")
     return Event(
         source="traces",
-        path=str(trace.get("path") or "none"),
-        escalated=bool(trace.get("escalated")),
-        iterations=int(trace.get("iterations") or 0),
-        category=category,
-        time=_time_of(trace.get("created_at") or trace.get("time") or trace.get("timestamp")),
-        tokens=int(tokens) if isinstance(tokens, int) else _tokens_of(trace.get("usage")),
-        latency_ms=_latency_of(trace.get("latency_ms_total", trace.get("latency_ms"))),
+        path=trace.path or "none",
+        escalated=trace.escalated,
+        iterations=trace.iterations,
+        category=_category(trace.extra.get("category")),
+        time=trace.created_at,
+        tokens=trace.total_tokens or _tokens_of(trace.usage),
+        latency_ms=trace.latency_ms_total or _latency_of(trace.latency_ms),
         f1=float(f1) if isinstance(f1, int | float) else None,
         rounds_escalated=rounds_escalated(trace),
     )
 
 
-def event_from_prediction(
-    rec: Mapping[str, Any], source: str, trace: Mapping[str, Any] | None = None
-) -> Event:
+def event_from_prediction(rec: Mapping[str, Any], source: str, trace: Trace | None = None) -> Event:
     """An evaluation answer; its trace (joined by trace_id) adds the per-round detail.
     LoCoMo records carry a numbered `category`, LongMemEval ones a `question_type`."""
-    cat = rec.get("category", rec.get("question_type"))
-    if isinstance(cat, int):
-        cat = CATEGORY_NAMES.get(cat, str(cat))
     return Event(
         source=source,
         path=str(rec.get("path") or "none"),
         escalated=bool(rec.get("escalated")),
         iterations=int(rec.get("iterations") or 0),
-        category=str(cat) if cat is not None else None,
+        category=_category(rec.get("category", rec.get("question_type"))),
         time=_time_of(rec.get("finished_at")),
         tokens=int(rec.get("tokens") or 0),
         latency_ms=float(rec.get("latency_ms") or 0.0),

@@ -304,8 +304,8 @@ def dump_traces(
     """traces.jsonl: the store's traces of the questions in predictions.jsonl, so the run
     folder alone carries the per-round detail the dashboard draws."""
     wanted = {r.trace_id for r in read_predictions(out / "predictions.jsonl", model) if r.trace_id}
-    rows = [t for t in mem.traces() if t.get("trace_id") in wanted]
-    text = "".join(json.dumps(t, default=str) + "\n" for t in rows)
+    rows = [t for t in mem.traces() if t.trace_id in wanted]
+    text = "".join(t.model_dump_json() + "\n" for t in rows)
     (out / "traces.jsonl").write_text(text, encoding="utf-8")
 
 

@@ -50,6 +50,18 @@ class ManagementAPI:
     def _check_open(self) -> None:
         raise NotImplementedError
 
+    def history(self, summary_id: str, *, user_id: str) -> list[SummaryRecord]:
+        """Every version of a summary, oldest first."""
+        self._check_open()
+        check_user_id(user_id)
+        return self._consolidator.history(summary_id, user_id=user_id)
+
+    def restore(self, summary_id: str, *, user_id: str) -> SummaryRecord:
+        """Reactivate a superseded or deleted version (and retire what replaced it)."""
+        self._check_open()
+        check_user_id(user_id)
+        return self._consolidator.restore(summary_id, user_id=user_id)
+
     def get(self, memory_id: str, *, user_id: str) -> MemoryItem:
         """One summary with every version's id, the turns it rests on and its raw segment."""
         self._check_open()

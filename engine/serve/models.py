@@ -17,11 +17,22 @@ class _Body(BaseModel):
     model_config = ConfigDict(extra="forbid")  # a misspelt field is an error, not ignored
 
 
+class _Scoped(_Body):
+    """Metadata selection, as `filters=`, `agent_id=`, `run_id=` on the library's reads."""
+
+    filters: dict[str, Any] | None = None
+    agent_id: str | None = None
+    run_id: str | None = None
+
+
 class AddRequest(_Body):
     user_id: str
     messages: list[dict[str, Any]] | dict[str, Any] | str
     session_id: str = "default"
     timestamp: datetime | str | None = None
+    metadata: dict[str, Any] | None = None
+    agent_id: str | None = None
+    run_id: str | None = None
 
 
 class UserRequest(_Body):
@@ -33,7 +44,7 @@ class UpdateRequest(_Body):
     text: str
 
 
-class SearchRequest(_Body):
+class SearchRequest(_Scoped):
     user_id: str
     query: str
     k: int = 10
@@ -45,7 +56,7 @@ class SearchRequest(_Body):
     as_of: datetime | str | None = None
 
 
-class AskRequest(_Body):
+class AskRequest(_Scoped):
     user_id: str
     question: str
     depth: Depth = "auto"
@@ -56,7 +67,7 @@ class AskRequest(_Body):
     as_of: datetime | str | None = None
 
 
-class ContextRequest(_Body):
+class ContextRequest(_Scoped):
     user_id: str
     question: str
     depth: Depth = "light"

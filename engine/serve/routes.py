@@ -7,10 +7,12 @@ users gets 403 whether or not that user or record exists, and a record id of ano
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Header, Query, Request
+from hymem.errors import UserInputError
 from hymem.manage.erase import ErasureReport
 from hymem.manage.models import MemoryItem, Page
 from hymem.serve.auth import Binding
@@ -89,9 +91,30 @@ def list_memories(
     status: str | None = None,
     limit: int = 100,
     cursor: str | None = None,
+    filters: Annotated[str | None, Query(description="a metadata filter as JSON")] = None,
+    agent_id: str | None = None,
+    run_id: str | None = None,
 ) -> Page:
     mem = memory_for(request, key, user_id)
-    return mem.get_all(user_id=user_id, level=level, status=status, limit=limit, cursor=cursor)
+    return mem.get_all(
+        user_id=user_id,
+        level=level,
+        status=status,
+        limit=limit,
+        cursor=cursor,
+        filters=_json_filter(filters),
+        agent_id=agent_id,
+        run_id=run_id,
+    )
+
+
+def _json_filter(text: str | None) -> Any:
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        raise UserInputError("filters must be a JSON object") from None
 
 
 @router.get("/v1/memories/{memory_id}", response_model=MemoryItem)

@@ -46,7 +46,12 @@ Progress = Callable[[str, int, int], None]  # (phase, done, total)
 
 
 class SleepReport(BaseModel):
-    """What one sleep looked at, decided, cost and changed."""
+    """What one sleep looked at, decided, cost and changed: `Memory.sleep()`'s result.
+
+    `decisions` counts the model's verdicts by kind; `new_versions`, `superseded` and `deleted`
+    are what was applied (nothing on a dry run, where `planned` lists the changes instead);
+    `usage` and the token fields are the model cost; a second sleep over unchanged data reports
+    no changes (its decisions come from the journal: `skipped_from_journal`, `settled`)."""
 
     users: list[str] = Field(default_factory=list)
     summaries_scanned: int = 0

@@ -22,9 +22,8 @@ replaces rather than duplicates.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
 
 import numpy as np
 from hymem.config import MemoryConfig
@@ -40,7 +39,7 @@ from hymem.types import AddResult, SegmentRecord, TurnRecord, TurnStatus
 from hymem.validation import check_session_id
 from hymem.write.buffer import BufferedSegment, plan_flush
 from hymem.write.compression import LLMLinguaCompressor, attention_boundaries, load_compressor
-from hymem.write.messages import normalise_messages
+from hymem.write.messages import Messages, normalise_messages
 from hymem.write.parts import Prepared, Summarised
 from hymem.write.pending import PendingTurns, repeats_last_call
 from hymem.write.pooling import cached_values, pooled_vector
@@ -98,7 +97,7 @@ class Ingestor:
     # --- public ------------------------------------------------------------------------
     def add(
         self,
-        messages: Sequence[Mapping[str, Any]] | Mapping[str, Any],
+        messages: Messages,
         *,
         user_id: str,
         session_id: str = "default",

@@ -5,7 +5,9 @@ A message is a mapping with
     "text" or "content"   non-empty string
     "timestamp"           optional; anything `hymem.time.parse_timestamp` accepts
     "id"                  optional non-empty string; re-adding an id is a no-op (first write wins)
-A bare mapping is treated as a one-message call.
+A bare mapping is treated as a one-message call, and a plain string as one message
+`{"role": "user", "content": text}`: the common case of an agent remembering what its user said
+needs no message dict (a blank string is refused like a blank message).
 
 Normalisations (documented, applied to speaker and text):
     * Unicode NFC;
@@ -106,18 +108,26 @@ def _one(index: int, msg: object, default_time: datetime) -> NormalisedMessage:
     return NormalisedMessage(speaker=speaker, text=text, timestamp=when, id=msg_id)
 
 
-def normalise_messages(
-    messages: Sequence[Mapping[str, Any]] | Mapping[str, Any], *, default_time: datetime
-) -> list[NormalisedMessage]:
+Messages = Sequence[Mapping[str, Any]] | Mapping[str, Any] | str
+"""What `add()` takes: a list of message mappings, one mapping, or one user message's text."""
+
+USER_ROLE = "user"  # the speaker of a message given as a plain string
+
+
+def normalise_messages(messages: Messages, *, default_time: datetime) -> list[NormalisedMessage]:
     """Validate the whole call; raise on the first bad message, so nothing is half-written.
 
     Messages repeating an id with the same speaker and text are collapsed into the first;
     conflicting content under one id is an error.
     """
-    if isinstance(messages, Mapping):
+    if isinstance(messages, str):
+        messages = [{"role": USER_ROLE, "content": messages}]
+    elif isinstance(messages, Mapping):
         messages = [messages]
-    if isinstance(messages, str | bytes) or not isinstance(messages, Sequence):
-        raise UserInputError("messages must be a list of mappings (or one mapping)")
+    if isinstance(messages, bytes) or not isinstance(messages, Sequence):
+        raise UserInputError(
+            "messages must be a list of mappings, one mapping, or one message's text"
+        )
     if not messages:
         raise UserInputError("messages is empty")
     out: list[NormalisedMessage] = []

@@ -72,7 +72,7 @@ def test_a_hostile_answer_is_returned_clean_and_traced(tmp_path: Path, llm_serve
             answer = mem.ask("what fruit?", user_id="u", depth="light")
             traces = mem.traces(user_id="u")
         assert answer.text == "kum\ufffdquats"
-        assert [t["trace_id"] for t in traces] == [answer.trace_id]
+        assert [t.trace_id for t in traces] == [answer.trace_id]
         assert not [e for e in events if e.get("event") == "ask.trace_failed"]
 
 

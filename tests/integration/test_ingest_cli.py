@@ -87,3 +87,17 @@ def test_ingest_locomo_reports_what_was_stored_and_its_cost(tmp_path: Path) -> N
     assert "summariser backend: extractive" in res.stdout
     res = runner.invoke(app, [*args, "-c", "conv-nope"])
     assert isinstance(res.exception, UserInputError)
+
+
+def test_add_text_stores_one_user_message(tmp_path: Path) -> None:
+    common = ["--store", str(tmp_path / "m"), "--embedder", "hashing"]
+    res = runner.invoke(app, ["add", "--text", "I adopted a cat", "--user", "ann", *common])
+    assert res.exit_code == 0, res.output
+    assert "accepted 1 turns (1 new)" in res.output
+    res = runner.invoke(app, ["pending", "--user", "ann", "--json", *common])
+    turns = json_out(res.stdout)
+    assert [(t["speaker"], t["text"]) for t in turns] == [("user", "I adopted a cat")]
+    res = runner.invoke(app, ["add", "-", "--text", "x", "--user", "ann", *common], input="[]")
+    assert isinstance(res.exception, UserInputError) and "not both" in str(res.exception)
+    res = runner.invoke(app, ["add", "--text", "  ", "--user", "ann", *common])
+    assert isinstance(res.exception, InvalidMessageError)

@@ -118,7 +118,7 @@ def test_extractive_summaries_point_at_the_turn_they_quote(tmp_path: Path) -> No
         assert {tuple(t) for t, _ in got.values()} == {("d2",), ("d3",)}
         answer = mem.ask("Where did Melanie go camping?", user_id="u")
         trace = mem.traces(user_id="u")[-1]
-        assert "d3" in trace["rounds"][0]["summary_turn_ids"]
+        assert "d3" in trace.rounds[0].summary_turn_ids
         assert answer.evidence and all(h.turn_ids for h in answer.evidence)
 
 

@@ -57,7 +57,7 @@ def test_ask_json(cli_store: Path, llm_server: Any) -> None:
     ans = last_json(result.output)
     assert ans["text"] == "Oscar" and ans["path"] == "light" and ans["user_id"] == "alice"
     with Memory(cli_store, embedder=HashingEmbedder(), read_only=True) as mem:
-        assert [t["trace_id"] for t in mem.traces(user_id="alice")] == [ans["trace_id"]]
+        assert [t.trace_id for t in mem.traces(user_id="alice")] == [ans["trace_id"]]
 
 
 def test_ask_human_output(cli_store: Path, llm_server: Any) -> None:

@@ -55,8 +55,8 @@ def test_extractive_deep_path_reads_the_raw_dialogue(minilm_memory: Memory) -> N
     assert "alice-seg1" in [h.id for h in segs]
     assert any("I painted a sunrise over the lake" in h.text for h in segs)
     assert "sunrise" in ans.text
-    (trace,) = [t for t in minilm_memory.traces(user_id="alice") if t["trace_id"] == ans.trace_id]
-    assert trace["backend"] == "extractive" and trace["segment_ids"] == [h.id for h in segs]
+    (trace,) = [t for t in minilm_memory.traces(user_id="alice") if t.trace_id == ans.trace_id]
+    assert trace.backend == "extractive" and trace.segment_ids == [h.id for h in segs]
 
 
 def test_context_without_a_model_returns_what_the_paths_read(minilm_memory: Memory) -> None:

@@ -71,13 +71,13 @@ def test_deep_reads_the_segments_linked_from_every_batchs_selection(
     assert ans.path == "deep" and ans.fallbacks == []
     assert roles_called(llm_server).count("select") == 3
     (trace,) = scripted_memory.traces(user_id="alice")
-    selected = trace["rounds"][0]["selected_ids"]
+    selected = trace.rounds[0].selected_ids
     assert len(selected) == 3  # one per batch
     linked = {s.segment_id for s in scripted_memory.store.get_summaries("alice", ids=selected)}
     (deep_body,) = llm_server.requests_for("deep_answer")
     passages = PASSAGE_ID.findall(request_text(deep_body))
     assert set(passages) == linked and len(passages) == len(linked)
-    assert trace["segment_ids"] == passages  # time-ordered, as the model saw them
+    assert trace.segment_ids == passages  # time-ordered, as the model saw them
     assert [h.id for h in ans.evidence if h.level == Level.SEGMENT] == passages
 
 
@@ -112,10 +112,10 @@ def test_reflection_rewrites_the_next_search_and_stops_at_the_cap(
     assert ans.iterations == 3 and not ans.complete
     assert roles_called(llm_server).count("reflect") == 3
     (trace,) = scripted_memory.traces(user_id="alice")
-    queries = [r["query"] for r in trace["rounds"]]
+    queries = [r.query for r in trace.rounds]
     assert queries == ["Tell me about Melanie's pets", "Which puppy named Oscar?", "follow-up 1"]
     # the second round's search ran on the new question: the puppy fact is now its top hit
-    assert trace["rounds"][1]["summary_ids"][0] == "alice-sum9-0"
+    assert trace.rounds[1].summary_ids[0] == "alice-sum9-0"
     # every round still answers the original question, with earlier answers in the pool
     last_light = request_text(llm_server.requests_for("light_answer")[2])
     assert "Tell me about Melanie's pets" in last_light and "1. partial" in last_light
@@ -136,7 +136,7 @@ def test_malformed_output_takes_the_roles_fallback_and_shows_in_the_trace(
     assert [f.split(":")[0] for f in ans.fallbacks] == [role]
     assert ans.usage.roles[role].fallbacks == 1
     (trace,) = scripted_memory.traces(user_id="alice")
-    assert trace["fallbacks"] == ans.fallbacks
+    assert trace.fallbacks == ans.fallbacks
     if role == "light_answer":
         assert ans.escalation_reason == "fallback"
     if role == "reflect":
@@ -163,8 +163,8 @@ def test_usage_totals_equal_what_the_server_reported(scripted_memory: Any, llm_s
     )
     assert total.calls == len(llm_server.requests)
     (trace,) = scripted_memory.traces(user_id="alice")
-    assert trace["total_tokens"] == sum(reported.values())
-    assert trace["total_calls"] == len(llm_server.requests)
+    assert trace.total_tokens == sum(reported.values())
+    assert trace.total_calls == len(llm_server.requests)
 
 
 def test_no_path_ever_shows_another_users_memory(scripted_memory: Any, llm_server: Any) -> None:
@@ -184,7 +184,7 @@ def test_no_path_ever_shows_another_users_memory(scripted_memory: Any, llm_serve
         text = request_text(body)
         assert "4421" not in text and "bob-seg" not in text and "bob-sum" not in text
     for trace in scripted_memory.traces(user_id="alice"):
-        assert not any(i.startswith("bob-") for i in trace["segment_ids"] + trace["summary_ids"])
+        assert not any(i.startswith("bob-") for i in trace.segment_ids + trace.summary_ids)
 
 
 def test_budget_stops_escalation(scripted_memory: Any, llm_server: Any, tmp_path: Any) -> None:
@@ -201,4 +201,4 @@ def test_budget_stops_escalation(scripted_memory: Any, llm_server: Any, tmp_path
         assert ans.budget_exhausted and not ans.escalated and ans.text == "maybe"
         assert roles_called(llm_server) == ["light_answer"]
         (trace,) = mem.traces(user_id="alice")
-        assert trace["budget_exhausted"] and trace["budget_stops"]
+        assert trace.budget_exhausted and trace.budget_stops

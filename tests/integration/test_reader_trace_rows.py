@@ -41,18 +41,18 @@ def test_trace_rows_round_trip(scripted_memory: Any, llm_server: Any) -> None:
     start = datetime.now(UTC) - timedelta(seconds=1)
     ans = scripted_memory.ask("What is the puppy's name?", user_id="alice", N=10, d=5)
     (trace,) = scripted_memory.traces(user_id="alice", since=start)
-    assert trace["trace_id"] == ans.trace_id
-    assert (trace["path"], trace["escalated"], trace["escalation_reason"]) == (
+    assert trace.trace_id == ans.trace_id
+    assert (trace.path, trace.escalated, trace.escalation_reason) == (
         "deep",
         True,
         "verdict",
     )
-    assert trace["answer"] == "a golden retriever named Oscar"
-    assert trace["usage"]["select"]["calls"] == 2
-    assert trace["prompt_versions"]["deep_answer"] == "deep_answer@2"
-    assert trace["segment_ids"] and trace["turn_ids"]
-    assert trace["rounds"][0]["candidate_ids"][:10] == trace["rounds"][0]["candidate_ids"]
-    assert set(trace["latency_ms"]) >= {"retrieve_light", "light_answer", "select", "total"}
+    assert trace.answer == "a golden retriever named Oscar"
+    assert trace.usage["select"].calls == 2
+    assert trace.prompt_versions["deep_answer"] == "deep_answer@2"
+    assert trace.segment_ids and trace.turn_ids
+    assert trace.rounds[0].candidate_ids[:10] == trace.rounds[0].candidate_ids
+    assert set(trace.latency_ms) >= {"retrieve_light", "light_answer", "select", "total"}
     assert scripted_memory.traces(user_id="bob") == []
     assert scripted_memory.traces(since=datetime.now(UTC) + timedelta(hours=1)) == []
 

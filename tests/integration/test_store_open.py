@@ -73,6 +73,18 @@ def test_second_writer_in_the_same_process_is_refused(make_store: Callable[..., 
     assert reader.counts()["turns"] == 0
 
 
+def test_a_store_closed_on_another_thread_releases_its_lock(tmp_path: Path) -> None:
+    """The writer lock belongs to the store, not to the thread that opened it: a server (or
+    AsyncMemory) that opens on one thread and closes on another must free the folder."""
+    import threading
+
+    store = open_store(tmp_path / "m", HashingEmbedder(64))
+    closer = threading.Thread(target=store.close)
+    closer.start()
+    closer.join()
+    open_store(tmp_path / "m", HashingEmbedder(64)).close()
+
+
 def test_second_writer_in_another_process_is_refused(tmp_path: Path) -> None:
     folder = tmp_path / "m"
     open_store(folder, HashingEmbedder(64)).close()

@@ -85,8 +85,8 @@ def test_ask_as_of_is_parsed_bounded_and_traced(mem: Memory) -> None:
     )
     assert ans.as_of == datetime(2023, 5, 4)
     assert all(h.time_start is not None and h.time_start <= ans.as_of for h in ans.evidence)
-    trace = next(t for t in mem.traces(user_id="ann") if t["trace_id"] == ans.trace_id)
-    assert trace["as_of"] == "2023-05-04T00:00:00"
+    trace = next(t for t in mem.traces(user_id="ann") if t.trace_id == ans.trace_id)
+    assert trace.as_of == datetime(2023, 5, 4)
     ctx = mem.context("Which apple tree?", user_id="ann", as_of=datetime(2023, 5, 2))
     assert ctx and all(
         h.time_start is not None and h.time_start <= datetime(2023, 5, 2) for h in ctx

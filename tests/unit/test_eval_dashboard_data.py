@@ -6,6 +6,7 @@ import json
 from datetime import datetime
 
 import pytest
+from hymem import Trace
 from hymem.evaluation.dashboard_data import (
     accuracy_by_path,
     escalation_by,
@@ -18,18 +19,21 @@ from hymem.evaluation.dashboard_data import (
 )
 
 
-def trace(path: str, escalated: bool, iterations: int, minute: int, **kw: object) -> dict:
-    return {
-        "trace_id": f"t{minute}",
-        "path": path,
-        "escalated": escalated,
-        "iterations": iterations,
-        "created_at": datetime(2024, 1, 1, 12, minute),
-        **kw,
-    }
+def trace(path: str | None, escalated: bool, iterations: int, minute: int, **kw: object) -> Trace:
+    return Trace.model_validate(
+        {
+            "trace_id": f"t{minute}",
+            "user_id": "u",
+            "path": path,
+            "escalated": escalated,
+            "iterations": iterations,
+            "created_at": datetime(2024, 1, 1, 12, minute),
+            **kw,
+        }
+    )
 
 
-def test_trace_normalisation_accepts_json_text_and_dicts() -> None:
+def test_trace_without_totals_sums_usage_and_latency_and_reads_extras() -> None:
     e = event_from_trace(
         trace(
             "deep",
@@ -56,8 +60,10 @@ def test_trace_normalisation_accepts_json_text_and_dicts() -> None:
         25.0,
     )
     assert e.category == "temporal"
-    e2 = event_from_trace({"path": None, "latency_ms": json.dumps({"total": 7})})
-    assert e2.path == "none" and e2.latency_ms == 7.0 and e2.time is None
+    e2 = event_from_trace(trace(None, False, 0, 1, latency_ms={"total": 7, "light": 3}))
+    assert e2.path == "none" and e2.latency_ms == 7.0 and e2.category is None
+    e3 = event_from_trace(trace("light", False, 1, 2, total_tokens=9, latency_ms_total=4.5))
+    assert (e3.tokens, e3.latency_ms, e3.time) == (9, 4.5, datetime(2024, 1, 1, 12, 2))
 
 
 def test_escalation_rate_overall_by_category_by_iteration() -> None:

@@ -30,3 +30,28 @@ def test_errors_share_one_root() -> None:
         obj = getattr(hymem, name)
         if isinstance(obj, type) and issubclass(obj, Exception):
             assert issubclass(obj, hymem.HymemError), name
+
+
+def _models_in(hint: object) -> set[type]:
+    """The pydantic models a return annotation names, looking inside list[...], X | None, ..."""
+    from typing import get_args
+
+    from pydantic import BaseModel
+
+    if isinstance(hint, type) and issubclass(hint, BaseModel):
+        return {hint}
+    return {m for arg in get_args(hint) for m in _models_in(arg)}
+
+
+def test_every_model_a_public_method_returns_is_exported() -> None:
+    """Users must be able to import (and annotate with) whatever `Memory` hands back."""
+    import inspect
+    from typing import get_type_hints
+
+    returned: set[type] = set()
+    for name, fn in inspect.getmembers(hymem.Memory, inspect.isfunction):
+        if not name.startswith("_"):
+            returned |= _models_in(get_type_hints(fn).get("return"))
+    assert returned, "no typed results found"
+    missing = sorted(m.__name__ for m in returned if getattr(hymem, m.__name__, None) is not m)
+    assert missing == []

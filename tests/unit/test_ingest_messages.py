@@ -92,9 +92,25 @@ def test_repeated_ids_collapse_when_identical_and_fail_when_conflicting() -> Non
 
 
 def test_call_level_errors() -> None:
-    for bad in ([], "text", None, 5):
+    for bad in ([], b"text", None, 5):
         with pytest.raises(UserInputError):
             norm(bad)
+
+
+def test_plain_string_is_one_user_message() -> None:
+    (msg,) = norm("  I adopted a dog named Oscar.  ")
+    assert (msg.speaker, msg.text, msg.timestamp, msg.id) == (
+        "user",
+        "I adopted a dog named Oscar.",
+        T0,
+        None,
+    )
+
+
+@pytest.mark.parametrize("blank", ["", "   ", "\n\t", "\x00"])
+def test_blank_string_is_refused_like_a_blank_message(blank: str) -> None:
+    with pytest.raises(UserInputError, match="empty"):
+        norm(blank)
 
 
 def test_ten_thousand_messages_validate_quickly() -> None:
