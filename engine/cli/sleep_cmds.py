@@ -135,22 +135,17 @@ def planned_table(report: SleepReport) -> Table:
 
 
 def versions_table(chain: list[SummaryRecord], title: str) -> Table:
+    """One row per version: who wrote it (the write path, sleep or the user) and when."""
     table = Table(title=title)
-    for col in ("version", "id", "status", "by", "when", "text", "superseded_by", "reason"):
-        table.add_column(col)
+    for col in ("v", "id", "status", "by", "when", "text", "reason"):
+        table.add_column(col, overflow="fold", no_wrap=col in ("v", "status", "by"))
     for r in chain:
         by = {"summary": "write", "consolidated": "sleep"}.get(r.origin, r.origin)
-        when = r.created_at.isoformat(sep=" ", timespec="seconds")
-        table.add_row(
-            str(r.version),
-            r.id,
-            r.status.value,
-            by,
-            when,
-            r.text,
-            r.superseded_by or "",
-            r.reason or "",
-        )
+        when = r.created_at.isoformat(sep=" ", timespec="minutes")
+        reason = r.reason or ""
+        if r.superseded_by:
+            reason = f"{reason} (by {r.superseded_by})".strip()
+        table.add_row(str(r.version), r.id, r.status.value, by, when, r.text, reason)
     return table
 
 

@@ -74,6 +74,7 @@ class Trace(BaseModel):
     complete: bool = False
     answer: str = ""
     backend: str = ""
+    filters: dict[str, Any] | None = None  # the metadata filter every retrieval applied
     total_tokens: int = 0
     total_calls: int = 0
     latency_ms_total: float = 0.0

@@ -92,7 +92,7 @@ def test_ask_and_context_read_only_matching_memories(mem: Memory) -> None:
     hits = mem.context("What is due on Friday?", user_id="u", filters={"topic": {"in": ["home"]}})
     assert hits and all(h.metadata["topic"] == "home" for h in hits)
     trace = mem.traces(user_id="u")[-1]
-    assert trace["filters"] == {"agent_id": "helper"}
+    assert trace.filters == {"agent_id": "helper"}
 
 
 def test_stored_records_carry_the_metadata_and_bad_input_is_refused(mem: Memory) -> None:
