@@ -8,6 +8,7 @@ import sys
 from hymem.cli import (  # noqa: F401  (importing registers the commands)
     eval_cmds,
     manage_cmds,
+    mcp_cmds,
     read_cmds,
     serve_cmds,
     sleep_cmds,
