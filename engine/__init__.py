@@ -6,6 +6,7 @@ This module says what users may import; everything else is internal.
 from hymem.async_memory import AsyncMemory
 from hymem.config import MemoryConfig
 from hymem.errors import (
+    AuthError,
     ConfigError,
     EmbedderMismatchError,
     HymemError,
@@ -18,6 +19,7 @@ from hymem.errors import (
     NotFoundError,
     ReadOnlyStoreError,
     SchemaVersionError,
+    ServerUnavailable,
     StorageFullError,
     StoreClosedError,
     StoreCorruptedError,
@@ -51,6 +53,7 @@ __all__ = [
     "Answer",
     "AsyncMemory",
     "Attribution",
+    "AuthError",
     "ConfigError",
     "EmbedderMismatchError",
     "ErasureReport",
@@ -74,6 +77,7 @@ __all__ = [
     "ReadOnlyStoreError",
     "RoleUsage",
     "SchemaVersionError",
+    "ServerUnavailable",
     "SleepReport",
     "StorageFullError",
     "StoreClosedError",

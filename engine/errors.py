@@ -13,7 +13,9 @@
     │   ├── EmbedderMismatchError the folder was built with another embedder or dimension
     │   ├── StoreCorruptedError   a table, index or file is damaged beyond automatic repair
     │   ├── StoreClosedError      the Memory was used after close()
-    │   └── StorageFullError      the disk or quota is full (ENOSPC, EDQUOT)
+    │   ├── StorageFullError      the disk or quota is full (ENOSPC, EDQUOT)
+    │   └── ServerUnavailable     hymem.client: the memory server cannot be reached or answer
+    ├── AuthError                 hymem.client: the server refused the API key (401 or 403)
     └── LLMError                  backend failures, always naming the role
         ├── LLMUnavailable        retries exhausted: 429/5xx/timeouts/connection errors
         ├── LLMAuthError          401/403: never retried
@@ -21,7 +23,8 @@
         └── LLMOutputError        the reply never validated and the role has no fallback
 
 Caller mistakes are kept apart from backend failures: a UserInputError is always fixable by the
-caller, an LLMError never is.
+caller, an LLMError never is. `hymem.client` re-raises a server's error as the same class, so
+an `except` clause works the same embedded or served; only the two client errors are new.
 """
 
 from __future__ import annotations
@@ -102,6 +105,25 @@ class StoreClosedError(StoreError):
 class StorageFullError(StoreError):
     """The disk (or quota) holding the memory folder is full. The call that raises it stored
     nothing it did not report: free space and retry; an unfinished commit is settled first."""
+
+
+class ServerUnavailable(StoreError):
+    """`hymem.client` could not reach the memory server, or it did not answer in time, or a
+    proxy in front of it answered 502/503/504. A StoreError, because the server is where the
+    store is: code that handles an unusable store embedded handles an unreachable one served."""
+
+    def __init__(self, message: str, *, status_code: int | None = None) -> None:
+        self.status_code = status_code
+        super().__init__(message)
+
+
+class AuthError(HymemError):
+    """The memory server refused the API key: 401 (none, or not one it knows) or 403 (a key
+    bound to other users). Never retried: the key, not the moment, is wrong."""
+
+    def __init__(self, message: str, *, status_code: int | None = None) -> None:
+        self.status_code = status_code
+        super().__init__(message)
 
 
 class LLMError(HymemError):

@@ -20,4 +20,5 @@ pytest_plugins = [
     "tests.fixtures_sleep",
     "tests.fixtures_eval",
     "tests.fixtures_lme",
+    "tests.fixtures_serve",
 ]

@@ -4,22 +4,16 @@ backend that is down, and the whole API once end to end."""
 
 from __future__ import annotations
 
-import socket
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 from hymem import Memory, MemoryConfig
-from hymem.embedders import HashingEmbedder
-from hymem.serve.app import create_app
-from hymem.serve.auth import KeyRing
 
 from tests.fixtures_reader import scripted_config
+from tests.fixtures_serve import Served, hashing_memory
 from tests.fixtures_store import EVIL
 
 pytestmark = pytest.mark.integration
@@ -28,33 +22,13 @@ KEYS = f"ka=alice,kb=bob,kteam=team-*,kadmin=*,kevil={EVIL}"
 A, B, TEAM, ADMIN = ({"Authorization": f"Bearer {k}"} for k in ("ka", "kb", "kteam", "kadmin"))
 
 
-class Served:
-    def __init__(self, memory: Memory, **kw: Any) -> None:
-        sock = socket.socket()
-        sock.bind(("127.0.0.1", 0))
-        self.url = f"http://127.0.0.1:{sock.getsockname()[1]}"
-        app = create_app(memory, KeyRing.from_env(KEYS), **kw)
-        self.server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
-        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [sock]})
-        self.thread.start()
-        while not self.server.started:
-            time.sleep(0.01)
-        self.http = httpx.Client(base_url=self.url, timeout=30)
-
-    def stop(self) -> None:
-        self.http.close()
-        self.server.should_exit = True
-        self.thread.join(30)
-
-
 def _memory(folder: Path, config: MemoryConfig | None = None) -> Memory:
-    config = config or MemoryConfig.defaults(llm="extractive", embedder="hashing")
-    return Memory(folder, config=config, embedder=HashingEmbedder(64))
+    return hashing_memory(folder, config)
 
 
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[Served]:
-    srv = Served(_memory(tmp_path / "m"), max_body_bytes=64_000)
+    srv = Served(_memory(tmp_path / "m"), KEYS, max_body_bytes=64_000)
     try:
         yield srv
     finally:
@@ -206,7 +180,7 @@ def test_a_model_backend_that_is_down_is_503_with_retry_after(
 ) -> None:
     llm_server.add_rule(role="light_answer", fault="500", times=100)
     mem = _memory(tmp_path / "m", scripted_config(llm_server, embedder="hashing"))
-    srv = Served(mem)
+    srv = Served(mem, KEYS)
     try:
         body = {"user_id": "alice", "messages": [{"role": "user", "content": "I adopted a beagle"}]}
         assert srv.http.post("/v1/memories", json=body, headers=A).status_code == 200
