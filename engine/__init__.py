@@ -11,6 +11,7 @@ from hymem.errors import (
     EmbedderMismatchError,
     HymemError,
     InvalidMessageError,
+    LeaseLostError,
     LLMAuthError,
     LLMError,
     LLMOutputError,
@@ -25,6 +26,7 @@ from hymem.errors import (
     StoreCorruptedError,
     StoreError,
     StoreLockedError,
+    StoreUnavailableError,
     UserInputError,
 )
 from hymem.indexes.meta_filter import Filter
@@ -68,6 +70,7 @@ __all__ = [
     "LLMOutputError",
     "LLMRequestError",
     "LLMUnavailable",
+    "LeaseLostError",
     "Level",
     "Memory",
     "MemoryConfig",
@@ -84,6 +87,7 @@ __all__ = [
     "StoreCorruptedError",
     "StoreError",
     "StoreLockedError",
+    "StoreUnavailableError",
     "SummaryRecord",
     "Trace",
     "TurnRecord",

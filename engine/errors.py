@@ -14,6 +14,8 @@
     │   ├── StoreCorruptedError   a table, index or file is damaged beyond automatic repair
     │   ├── StoreClosedError      the Memory was used after close()
     │   ├── StorageFullError      the disk or quota is full (ENOSPC, EDQUOT)
+    │   ├── StoreUnavailableError an object store (s3://, gs://, az://) kept failing after retries
+    │   ├── LeaseLostError        another worker took over this writer's lease on a user
     │   └── ServerUnavailable     hymem.client: the memory server cannot be reached or answer
     ├── AuthError                 hymem.client: the server refused the API key (401 or 403)
     └── LLMError                  backend failures, always naming the role
@@ -105,6 +107,18 @@ class StoreClosedError(StoreError):
 class StorageFullError(StoreError):
     """The disk (or quota) holding the memory folder is full. The call that raises it stored
     nothing it did not report: free space and retry; an unfinished commit is settled first."""
+
+
+class StoreUnavailableError(StoreError):
+    """The object store holding the memory (s3://, gs://, az://) could not be reached, or kept
+    answering 5xx or timing out, through every bounded retry. Transient: nothing was written by
+    the failed call, and the same call may be retried once the store answers again."""
+
+
+class LeaseLostError(StoreError):
+    """This writer's lease on a user was taken over by another worker (it expired, e.g. after a
+    long pause of this process), so the write was not made. Retrying the call re-acquires the
+    lease and reloads that user's state first, so a retry is always safe."""
 
 
 class ServerUnavailable(StoreError):

@@ -21,4 +21,5 @@ pytest_plugins = [
     "tests.fixtures_eval",
     "tests.fixtures_lme",
     "tests.fixtures_serve",
+    "tests.fixtures_s3",
 ]
