@@ -200,6 +200,12 @@ class LexicalIndex:
             assert self._index is not None
             self._reloaded(self._index)
 
+    def rollback(self) -> None:
+        """Discard the writes since the last commit (a replica's catch-up that failed midway
+        must not leave them for the next commit to publish)."""
+        with self._writing() as writer:
+            writer.rollback()
+
     def rebuild(self, docs: Iterable[LexDoc], *, fresh: bool = False) -> int:
         """Drop everything and index `docs` from scratch (one commit). `fresh` (forced for a
         damaged index) builds in a new folder that then replaces the old one, never opened."""
