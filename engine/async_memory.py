@@ -149,6 +149,7 @@ class AsyncMemory:
     restore = _twin(Memory.restore)
     stats = _twin(Memory.stats)
     reindex = _twin(Memory.reindex)
+    refresh = _twin(Memory.refresh)
     get = _twin(Memory.get)
     get_all = _twin(Memory.get_all)
     update = _twin(Memory.update)

@@ -118,6 +118,32 @@ class MemoryConfig(BaseSettings):
         ),
     )
 
+    # --- stores on an object store (s3://, gs://, az://) ------------------------------------
+    storage_options: dict[str, str] | None = Field(
+        None,
+        description=(
+            "how to reach an object store (LanceDB's keys: aws_endpoint, aws_region, allow_http,"
+            " ...); HYMEM_STORAGE_OPTIONS takes JSON; AWS_* variables are read too"
+        ),
+    )
+    cache_dir: str | None = Field(
+        None, description="local folder for derived state (default $HYMEM_CACHE_DIR, ~/.cache)"
+    )
+    lease_ttl_s: float = Field(
+        30.0, gt=0, description="a writer's lease on a user expires this long after its last use"
+    )
+    lease_wait_s: float = Field(
+        60.0, ge=0, description="wait this long for another worker's lease on a user, then fail"
+    )
+    lease_linger_s: float = Field(
+        2.0, ge=0, description="keep an idle lease this long (a burst of writes takes it once)"
+    )
+    refresh_s: float = Field(
+        2.0,
+        ge=0,
+        description="staleness bound: searches see other workers' writes within this long",
+    )
+
     # --- sleep-time consolidation ---------------------------------------------------------
     sleep_top_k: int = Field(20, ge=1)
     sleep_keep_n: int = Field(10, ge=1)

@@ -9,7 +9,7 @@ span components -- auto-sleep after ingest -- are taken here."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 from datetime import datetime
 from pathlib import Path
@@ -31,12 +31,11 @@ from hymem.logging import get_logger
 from hymem.manage.api import ManagementAPI
 from hymem.manage.editor import Editor
 from hymem.memory_args import as_of_utc as _as_of
-from hymem.memory_args import exc_free
+from hymem.memory_args import exc_free, remote_settings, sleep_journal_for, store_location
 from hymem.memory_args import with_overrides as _with_overrides
 from hymem.read.reader import Reader
 from hymem.read.trace_record import Trace, traces_from_rows
 from hymem.sleep.consolidator import Consolidator, SleepReport
-from hymem.sleep.journal import SleepJournal, journal_path
 from hymem.time import to_utc_or_none, utcnow
 from hymem.types import AddResult, Answer, Hit, Level, TurnRecord
 from hymem.validation import (
@@ -70,9 +69,12 @@ class Memory(ManagementAPI):
         config: MemoryConfig | None = None,
         read_only: bool = False,
         roles: Roles | None = None,
+        storage_options: Mapping[str, str] | None = None,
     ) -> None:
         self.config = config = _with_overrides(config, llm=llm, embedder=embedder)
-        self.path = check_store_path(path)
+        location = store_location(check_store_path(path), storage_options, config)
+        self.location = location
+        self.path: Path | str = location.uri if location.remote else Path(location.uri)
         self._embedder: Embedder = (
             embedder
             if embedder is not None and not isinstance(embedder, str)
@@ -80,12 +82,13 @@ class Memory(ManagementAPI):
         )
         try:
             self._store: Storage = Store.open(
-                self.path,
+                location,
                 embedder_name=self._embedder.name,
                 dim=self._embedder.dim,
                 read_only=read_only,
                 vector_index_min_rows=config.vector_index_min_rows,
                 dense_cache_bytes=config.dense_cache_mb * 1024 * 1024,
+                remote=remote_settings(config),
             )
         except OSError as exc:  # an unusable folder: missing parent, permissions, not a dir
             reason = exc.strerror or str(exc)
@@ -101,12 +104,20 @@ class Memory(ManagementAPI):
             max_k=config.max_k,
         )
         parts = (self._store, self._embedder)
-        journal = SleepJournal(journal_path(self.path))
-        self._versions_lock = threading.Lock()  # sleep, restore, update, delete, erase
+        journal = sleep_journal_for(self._store, location)
+        # Sleep, restore, update, delete, erase; re-entrant, and always taken before a user's
+        # lease (`_writing`), as sleep takes its users' leases while holding it.
+        self._versions_lock = threading.RLock()
         self._ingestor = Ingestor(*parts, self._roles, config, clock=utcnow)
         self._reader = Reader(*parts, self._searcher, self._roles, config, clock=utcnow)
         self._consolidator = Consolidator(
-            *parts, self._roles, config, journal=journal, clock=utcnow, lock=self._versions_lock
+            *parts,
+            self._roles,
+            config,
+            journal=journal,
+            clock=utcnow,
+            lock=self._versions_lock,
+            writing=self._writing,
         )
         self._editor = Editor(self._store, self._embedder, lock=self._versions_lock, clock=utcnow)
         self._since_sleep: dict[str, int] = {}  # new summaries per user since its last sleep
@@ -197,7 +208,7 @@ class Memory(ManagementAPI):
         self._check_open()
         check_user_id(user_id)
         meta = with_scopes(metadata, agent_id=agent_id, run_id=run_id)
-        with cache_owner(user_id):
+        with cache_owner(user_id), self._writing(user_id):
             result = self._ingestor.add(
                 messages, user_id=user_id, session_id=session_id, timestamp=timestamp, metadata=meta
             )
@@ -208,7 +219,7 @@ class Memory(ManagementAPI):
         """Summarise and store every pending turn of `user_id` now."""
         self._check_open()
         check_user_id(user_id)
-        with cache_owner(user_id):
+        with cache_owner(user_id), self._writing(user_id):
             result = self._ingestor.flush(user_id=user_id)
         self._maybe_auto_sleep(user_id, result)
         return result
@@ -367,8 +378,10 @@ class Memory(ManagementAPI):
         user_id: str | None = None,
         max_workers: int | None = None,
         dry_run: bool = False,
+        progress: Callable[[str, int, int], None] | None = None,
     ) -> SleepReport:
-        """Consolidate the summary tier offline; returns a SleepReport."""
+        """Consolidate the summary tier offline; returns a SleepReport. `progress(phase,
+        done, total)` follows its phases ("queues", "decisions", "apply")."""
         self._check_open()
         if user_id is not None:
             check_user_id(user_id)
@@ -378,6 +391,7 @@ class Memory(ManagementAPI):
             user_id=user_id,
             max_workers=self.config.sleep_workers if max_workers is None else max_workers,
             dry_run=dry_run,
+            progress=progress,
         )
 
     def stats(self, *, user_id: str | None = None) -> dict[str, int]:
@@ -387,6 +401,13 @@ class Memory(ManagementAPI):
     def reindex(self) -> dict[str, int]:
         self._check_open()
         return self._store.reindex()
+
+    def refresh(self) -> dict[str, int]:
+        """See every other worker's writes now (a store on an object store; searches see them
+        within `refresh_s` anyway). Call it before a search that must see the latest writes.
+        Returns what the catch-up did; {} for a local folder, which has one writer."""
+        self._check_open()
+        return self._store.catch_up()
 
 
 __all__ = ["ConfigError", "Memory"]

@@ -3,12 +3,19 @@ moment a question is asked, and whether close() runs while an error unwinds."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hymem.config import MemoryConfig
 from hymem.embedders import Embedder
+from hymem.indexes.location import StoreLocation, is_remote_uri, parse_location
+from hymem.indexes.protocol import Storage
+from hymem.sleep.journal import SleepJournal, journal_path
 from hymem.time import parse_timestamp
+
+if TYPE_CHECKING:
+    from hymem.indexes.store_remote import RemoteSettings
 
 
 def with_overrides(
@@ -40,3 +47,36 @@ def as_of_utc(value: datetime | str | None) -> datetime | None:
 
 
 __all__ = ["as_of_utc", "exc_free", "with_overrides"]
+
+
+def store_location(
+    path: str, storage_options: Mapping[str, str] | None, config: MemoryConfig
+) -> StoreLocation:
+    """Where `Memory(path)` lives. Options from the config (`HYMEM_STORAGE_OPTIONS`) apply
+    to object-store URIs only; options passed with a local path are a mistake worth naming."""
+    opts = dict(storage_options or {})
+    if is_remote_uri(path):
+        opts = {**(config.storage_options or {}), **opts}
+    return parse_location(path, storage_options=opts, cache_dir=config.cache_dir)
+
+
+def remote_settings(config: MemoryConfig) -> RemoteSettings:
+    from hymem.indexes.store_remote import RemoteSettings
+
+    return RemoteSettings(
+        lease_ttl_s=config.lease_ttl_s,
+        lease_wait_s=config.lease_wait_s,
+        lease_linger_s=config.lease_linger_s,
+        refresh_s=config.refresh_s,
+    )
+
+
+def sleep_journal_for(store: Storage, location: StoreLocation) -> SleepJournal:
+    """A folder's sleep journal is a file beside its tables; an object store's is a table."""
+    if location.remote:
+        from hymem.indexes.sleep_log import TableLines
+        from hymem.indexes.store_remote import RemoteStore
+
+        assert isinstance(store, RemoteStore)
+        return SleepJournal(None, table=TableLines(store.lance, read_only=store.read_only))
+    return SleepJournal(journal_path(location.folder))

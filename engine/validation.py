@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import re
-from pathlib import Path
 
 from hymem.errors import UserInputError
 from hymem.types import Level
@@ -114,9 +113,10 @@ def check_level(level: object) -> Level:
 _PATH_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
-def check_store_path(path: object) -> Path:
-    """A memory folder path: a str or PathLike with no control characters (a newline in a
-    path is almost always a pasting mistake, and it would create a stray folder)."""
+def check_store_path(path: object) -> str:
+    """A memory folder path or object-store URI: a str or PathLike with no control characters
+    (a newline in a path is almost always a pasting mistake, and it would create a stray
+    folder). Returned as text: `Path` would fold the `//` of `s3://`."""
     if not isinstance(path, str | os.PathLike):
         raise UserInputError(f"path must be a string or a Path, got {type(path).__name__}")
     text = os.fspath(path)
@@ -125,4 +125,4 @@ def check_store_path(path: object) -> Path:
     if _PATH_CONTROL.search(text):
         raise UserInputError(f"path {text!r} contains a control character (a newline?)")
     _check_encodable(text, "path")
-    return Path(text)
+    return text

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 from hymem.errors import StoreCorruptedError, UserInputError
@@ -41,6 +41,9 @@ from hymem.types import (
     SummaryStatus,
     TurnStatus,
 )
+
+if TYPE_CHECKING:
+    from hymem.indexes.journals import Journals
 
 log = get_logger("hymem.indexes.store")
 
@@ -96,7 +99,7 @@ class CommitWriter:
         lance: LanceTables,
         lex: LexicalIndex,
         turns: TurnLog,
-        journal: Journal,
+        journals: Journals,
         sync: LexicalSync,
         compactor: Compactor,
         dim: int,
@@ -104,7 +107,7 @@ class CommitWriter:
         self._lance = lance
         self._lex = lex
         self._turns = turns
-        self._journal = journal
+        self._journals = journals
         self._sync = sync
         self._compactor = compactor
         self._dim = dim
@@ -117,9 +120,9 @@ class CommitWriter:
             log.warning("store.lexical_rebuild", reason=str(exc))
             self._sync.rebuild(fresh=True)
 
-    def _finish(self) -> None:
+    def _finish(self, user_id: str) -> None:
         self._sync.record()
-        self._journal.clear()
+        self._journals.of(user_id).clear()
         self._compactor.note_write()
 
     # --- the write path's commit ---------------------------------------------------------
@@ -137,7 +140,7 @@ class CommitWriter:
         seg_ids = [s.id for s in segments]
         sum_ids = [s.id for s in summaries]
         seg_of = covering_segments(segments, stored_turn_ids)
-        self._journal.begin(
+        self._journals.of(user_id).begin(
             {
                 "op": "commit_segments",
                 "user_id": user_id,
@@ -159,7 +162,7 @@ class CommitWriter:
         self._index(index)
         if seg_of:
             self._turns.set_status(user_id, seg_of, TurnStatus.STORED)
-        self._finish()
+        self._finish(user_id)
         log.info(
             "store.commit",
             user_id=user_id,
@@ -198,7 +201,7 @@ class CommitWriter:
         check_owner(user_id, new)
         table = S.summaries_to_arrow(new, self._dim)
         new_ids = [s.id for s in new]
-        self._journal.begin(
+        self._journals.of(user_id).begin(
             {
                 "op": "apply_summary_changes",
                 "user_id": user_id,
@@ -216,7 +219,7 @@ class CommitWriter:
             self._lex.commit()
 
         self._index(index)
-        self._finish()
+        self._finish(user_id)
         log.info("store.summary_changes", user_id=user_id, new=len(new_ids), changed=len(changes))
 
     def apply_status(self, user_id: str, changes: Sequence[StatusChange]) -> list[dict[str, Any]]:

@@ -22,7 +22,7 @@ from datetime import timedelta
 
 from hymem.indexes import filters as F
 from hymem.indexes import schema as S
-from hymem.indexes.commits import Journal
+from hymem.indexes.journals import Journals
 from hymem.indexes.lexical_sync import LexicalSync
 from hymem.indexes.vectors import LanceTables
 from hymem.logging import get_logger
@@ -36,15 +36,16 @@ USER_TABLES = (S.TURNS, S.SEGMENTS, S.SUMMARIES, S.TRACES)
 class Eraser:
     """Runs under the store's write lock (the caller, `Store`, holds it)."""
 
-    def __init__(self, lance: LanceTables, sync: LexicalSync, journal: Journal) -> None:
+    def __init__(self, lance: LanceTables, sync: LexicalSync, journals: Journals) -> None:
         self._lance = lance
         self._sync = sync
-        self._journal = journal
+        self._journals = journals
 
     def erase(self, user_id: str) -> dict[str, int]:
-        self._journal.begin({"op": ERASE_OP, "user_id": user_id})
+        journal = self._journals.of(user_id)
+        journal.begin({"op": ERASE_OP, "user_id": user_id})
         removed = self.finish(user_id)
-        self._journal.clear()
+        journal.clear()
         log.info("store.erased", user_id=user_id, **removed)
         return removed
 
@@ -66,7 +67,7 @@ class Eraser:
         for table in sorted(self._lance.names()):
             self._lance.open_existing(table)
             self._lance.purge_deleted(table, keep=timedelta(0))
-        self._sync.rebuild(fresh=True)
+        self._sync.after_purge()
 
 
 __all__ = ["ERASE_OP", "USER_TABLES", "Eraser"]

@@ -45,7 +45,7 @@ def is_damage(exc: BaseException) -> bool:
     )
 
 
-def damage_message(folder: Path, action: str, exc: BaseException) -> str:
+def damage_message(folder: Path | str, action: str, exc: BaseException) -> str:
     first = str(exc).split(", /rustc/")[0][:400]  # Rust appends source locations
     return (
         f"{action} failed: the memory at {folder} is damaged ({first}). Run `hymem doctor "
@@ -55,7 +55,7 @@ def damage_message(folder: Path, action: str, exc: BaseException) -> str:
 
 
 @contextmanager
-def storage_faults(folder: Path, action: str) -> Iterator[None]:
+def storage_faults(folder: Path | str, action: str) -> Iterator[None]:
     """Re-raise a full-disk failure of `action` as StorageFullError and LanceDB damage as
     StoreCorruptedError; anything else unchanged."""
     try:
@@ -73,7 +73,7 @@ def storage_faults(folder: Path, action: str) -> Iterator[None]:
         raise
 
 
-def guarded(items: Iterator[T], folder: Path, action: str) -> Iterator[T]:
+def guarded(items: Iterator[T], folder: Path | str, action: str) -> Iterator[T]:
     """`items`, with `storage_faults` applied while a lazy scan is consumed."""
     with storage_faults(folder, action):
         yield from items

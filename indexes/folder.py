@@ -38,9 +38,18 @@ class FolderMeta:
     """Checks and keeps the folder's meta while it opens the tables (a writer creates them)."""
 
     def __init__(
-        self, folder: Path, lance: LanceTables, *, read_only: bool, embedder_name: str, dim: int
+        self,
+        folder: Path | str,
+        lance: LanceTables,
+        *,
+        read_only: bool,
+        embedder_name: str,
+        dim: int,
+        keep_file: bool = True,
     ) -> None:
+        """`keep_file=False` (an object store): the `meta` table is the only copy."""
         self._folder = folder
+        self._keep_file = keep_file
         self._lance = lance
         self._read_only = read_only
         self._embedder_name = embedder_name
@@ -82,7 +91,8 @@ class FolderMeta:
         rows = [{"key": k, "value": str(v)} for k, v in meta.items()]
         self._lance.delete(S.META, "true")
         self._lance.add(S.META, pa.Table.from_pylist(rows, schema=S.meta_schema()))
-        _write_json(self._folder / META_FILE, meta)
+        if self._keep_file:
+            _write_json(Path(self._folder) / META_FILE, meta)
 
     def open(self, meta: dict[str, Any] | None, damage: str | None) -> tuple[dict[str, Any], bool]:
         """The folder's meta (from meta.json, else its copy), with the tables open; True when
@@ -123,10 +133,12 @@ class FolderMeta:
                 raise StoreError(f"no hymem memory at {self._folder} to open read-only")
             return None
         self.check(meta)
+        if not self._keep_file:
+            return meta
         event = "store.meta_from_table" if self._read_only else "store.meta_restored"
         log.warning(event, path=str(self._folder), reason=damage or f"{META_FILE} is missing")
-        if not self._read_only:
-            _write_json(self._folder / META_FILE, meta)
+        if not self._read_only and self._keep_file:
+            _write_json(Path(self._folder) / META_FILE, meta)
         return meta
 
 

@@ -138,6 +138,10 @@ class LexicalSync:
             return "active summary counts differ"
         return None
 
+    def after_purge(self) -> None:
+        """An erasure purged rows: rebuild aside, so no old segment keeps their bytes."""
+        self.rebuild(fresh=True)
+
     def _docs(self) -> Iterator[LexDoc]:
         for batch in self._lance.batches(S.SUMMARIES, None, SUMMARY_LEX_COLS, REBUILD_BATCH_ROWS):
             yield from (summary_doc(r) for r in batch.to_pylist())

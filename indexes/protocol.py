@@ -26,6 +26,7 @@ Promises that hold for every method:
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterator, Sequence
+from contextlib import AbstractContextManager
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -78,8 +79,9 @@ class Storage(Protocol):
     their version history, and traces. Safe for concurrent readers; one writer."""
 
     @property
-    def path(self) -> Path:
-        """Where the store lives (a folder, or a label for an in-memory store)."""
+    def path(self) -> Path | str:
+        """Where the store lives (a folder, an object-store URI, or a label for an in-memory
+        store)."""
         ...
 
     @property
@@ -283,6 +285,18 @@ class Storage(Protocol):
 
     def optimize(self) -> None:
         """Compact storage and build search indexes where they pay off (no visible change)."""
+        ...
+
+    # --- many writers --------------------------------------------------------------------
+    def writing(self, user_id: str) -> AbstractContextManager[bool]:
+        """Hold the right to write `user_id` for the block (an object store's per-user lease;
+        a folder's one writer always has it). Yields True when another writer wrote the user
+        since this one last did: what the caller cached of the user must be reloaded."""
+        ...
+
+    def catch_up(self) -> dict[str, int]:
+        """See other writers' commits now instead of within the staleness bound (an object
+        store); {} where there are none."""
         ...
 
 

@@ -23,8 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from hymem.indexes import schema as S
-from hymem.indexes.commits import CommitWriter, Journal
+from hymem.indexes.commits import CommitWriter
 from hymem.indexes.erasure import ERASE_OP, Eraser
+from hymem.indexes.journals import Journals
 from hymem.indexes.lexical_sync import LexicalSync
 from hymem.indexes.repair import RowSettler, well_formed
 from hymem.indexes.turn_log import TurnLog
@@ -40,8 +41,8 @@ class Recovery:
 
     def __init__(
         self,
-        folder: Path,
-        journal: Journal,
+        folder: Path | str,
+        journals: Journals,
         sync: LexicalSync,
         writer: CommitWriter,
         turns: TurnLog,
@@ -49,7 +50,7 @@ class Recovery:
         eraser: Eraser,
     ) -> None:
         self._folder = folder
-        self._journal = journal
+        self._journals = journals
         self._sync = sync
         self._writer = writer
         self._turns = turns
@@ -60,14 +61,17 @@ class Recovery:
         if read_only:
             self._check_read_only()
             return
-        entry = self._journal.pending()
-        if entry is not None:
-            self.settle(entry)
+        if self._journals.shared:  # per-user journals are settled under the user's lease
+            journal = self._journals.of(None)
+            entry = journal.pending()
+            if entry is not None:
+                self.settle(entry)
         reason = self._sync.disagreement()
         if reason is not None:
             log.warning("store.lexical_rebuild", path=str(self._folder), reason=reason)
             self._sync.rebuild()
-        self._journal.clear()
+        if self._journals.shared:
+            self._journals.of(None).clear()
 
     def _check_read_only(self) -> None:
         """Warn about what a writer would repair; stop searching an index that is unusable
@@ -81,31 +85,36 @@ class Recovery:
         if reason:
             log.warning("store.lexical_stale", path=str(self._folder), reason=reason)
 
-    def settle_leftover(self) -> None:
-        """A journaled write that failed in this process (a full disk, say) left its journal:
-        settle it, as an open would, before the next one overwrites the record of it."""
-        entry = self._journal.pending()
+    def settle_leftover(self, user_id: str | None = None) -> None:
+        """A journaled write that failed (in this process, a full disk say, or in a writer of
+        this user that died) left its journal: settle it, as an open would, before the next
+        one overwrites the record of it."""
+        journal = self._journals.of(user_id)
+        entry = journal.pending()
         if entry is not None:
-            self.settle(entry)
-            self._journal.clear()
+            self.settle(entry, user_id)
+            journal.clear()
 
-    def after_failure(self, *, roll_back: bool = False) -> None:
+    def after_failure(self, user_id: str | None = None, *, roll_back: bool = False) -> None:
         """After a failed journaled write: settle it now if the store lets us (a disk still
         full may not); otherwise the journal stays for the next write or open to settle.
         `roll_back`: undo it even if every row landed (its caller was told it failed)."""
         try:
-            entry = self._journal.pending()
+            journal = self._journals.of(user_id)
+            entry = journal.pending()
             if entry is not None and roll_back:
                 self.roll_back(entry)
-                self._journal.clear()
-            self.settle_leftover()
+                journal.clear()
+            self.settle_leftover(user_id)
         except Exception as exc:  # the original failure is what the caller must see
             log.warning("store.settle_deferred", path=str(self._folder), error=repr(exc))
 
-    def settle(self, entry: dict[str, Any]) -> None:
-        """Roll a journaled write forward or back (see the module docstring), then re-index."""
+    def settle(self, entry: dict[str, Any], user_id: str | None = None) -> None:
+        """Roll a journaled write forward or back (see the module docstring), then re-index.
+        `user_id`: the journal is that user's alone (an object store), so an unreadable one
+        is settled by that user's rows only."""
         if not well_formed(entry):
-            self._settle_by_rows(entry)
+            self._settle_by_rows(entry, user_id)
         elif entry["op"] == ERASE_OP:
             self._eraser.finish(entry["user_id"])
             log.warning("store.journal_settled", op=ERASE_OP, user_id=entry["user_id"])
@@ -134,10 +143,12 @@ class Recovery:
         log.warning("store.journal_settled", op=entry["op"], user_id=user, rolled="back")
         self._sync.rebuild()
 
-    def _settle_by_rows(self, entry: dict[str, Any]) -> None:
+    def _settle_by_rows(self, entry: dict[str, Any], user_id: str | None) -> None:
         error = entry.get("error") or f"unrecognised entry (op {entry.get('op')!r})"
-        log.warning("store.journal_unreadable", path=str(self._journal.file), error=error)
-        repair = RowSettler(self._lance, self._writer, self._turns).settle()
+        where = self._journals.of(user_id).file
+        log.warning("store.journal_unreadable", path=str(where), error=error)
+        users = None if user_id is None else [user_id]
+        repair = RowSettler(self._lance, self._writer, self._turns).settle(users=users)
         log.warning("store.journal_settled", op="unknown", rolled="by_rows", **repair.as_dict())
 
     def _settle_commit(self, entry: dict[str, Any]) -> bool:

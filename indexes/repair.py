@@ -17,6 +17,7 @@ replace keep their status until the next sleep replays its own journal. Nothing 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -80,11 +81,14 @@ class RowSettler:
         self._writer = writer
         self._turns = turns
 
-    def settle(self, *, summaries_lost: bool = False) -> RowRepair:
+    def settle(
+        self, *, summaries_lost: bool = False, users: Sequence[str] | None = None
+    ) -> RowRepair:
         """`summaries_lost` (after `hymem repair` restored an older summaries table): a segment
-        left with no summary at all is unfinished too, so its turns are summarised again."""
+        left with no summary at all is unfinished too, so its turns are summarised again.
+        `users` limits it to those (an object store's other users may have writes in flight)."""
         repair = RowRepair()
-        for user in self._users():
+        for user in self._users() if users is None else users:
             self._settle_user(user, repair, summaries_lost)
         return repair
 

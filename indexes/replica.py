@@ -201,6 +201,12 @@ class LexicalReplica:
                 log.info("replica.rebuild", reason=str(exc), path=str(self._state.file))
                 return self._rebuild(snaps)
 
+    def rebuild(self) -> CatchUp:
+        """Build the index afresh (a new folder): after an erasure, so no segment of this
+        worker's index still holds an erased document's bytes."""
+        with self._lock:
+            return self._rebuild({name: latest_snapshot(self._lance, name) for name in TABLES})
+
     def _checked_state(self) -> dict[str, TableRecord] | None:
         """The state file, if the index on disk is the one it describes."""
         records = self._state.load(TABLES)

@@ -35,8 +35,9 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Collection, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hymem.errors import ReadOnlyStoreError, StoreClosedError, StoreError
 from hymem.indexes import schema as S
@@ -46,8 +47,10 @@ from hymem.indexes.dense_rows import DenseRows
 from hymem.indexes.erasure import Eraser
 from hymem.indexes.faults import storage_faults
 from hymem.indexes.folder import open_folder
+from hymem.indexes.journals import FolderJournals, Journals
 from hymem.indexes.lexical import LexicalIndex
 from hymem.indexes.lexical_sync import LexicalSync
+from hymem.indexes.location import StoreLocation, parse_location
 from hymem.indexes.lock import WriterLock
 from hymem.indexes.maintenance import VECTOR_INDEX_MIN_ROWS, Compactor
 from hymem.indexes.protocol import (
@@ -61,6 +64,9 @@ from hymem.indexes.store_reads import StoreReads
 from hymem.indexes.trace_table import TraceTable
 from hymem.indexes.turn_log import TurnLog
 from hymem.logging import get_logger
+
+if TYPE_CHECKING:
+    from hymem.indexes.store_remote import RemoteSettings
 from hymem.types import (
     SegmentRecord,
     StatusChange,
@@ -84,7 +90,7 @@ class Store(StoreReads):
 
     def __init__(
         self,
-        path: Path,
+        location: StoreLocation,
         *,
         embedder_name: str,
         dim: int,
@@ -93,7 +99,8 @@ class Store(StoreReads):
         dense_cache_bytes: int,
     ) -> None:
         """Use `Store.open`: this only sets attributes; nothing is opened or locked yet."""
-        self.path = path
+        self.location = location
+        self.path: Path | str = location.uri if location.remote else Path(location.uri)
         self.read_only = read_only
         self.embedder_name = embedder_name
         self.dim = dim
@@ -107,34 +114,49 @@ class Store(StoreReads):
     @classmethod
     def open(
         cls,
-        path: str | Path,
+        path: str | Path | StoreLocation,
         *,
         embedder_name: str,
         dim: int,
         read_only: bool = False,
         vector_index_min_rows: int = VECTOR_INDEX_MIN_ROWS,
         dense_cache_bytes: int = DEFAULT_DENSE_CACHE_BYTES,
+        storage_options: dict[str, str] | None = None,
+        remote: RemoteSettings | None = None,
     ) -> Store:
         """Create or open. Raises StoreLockedError, SchemaVersionError, EmbedderMismatchError.
 
+        `path` is a folder, or an object-store URI (`storage_options` say how to reach it,
+        `remote` how workers share it): that opens a `store_remote.RemoteStore`.
         `dense_cache_bytes` bounds the in-memory exact dense index (`dense_cache`); 0 sends
         every dense query to LanceDB."""
+        location = (
+            path
+            if isinstance(path, StoreLocation)
+            else parse_location(path, storage_options=storage_options)
+        )
+        if location.remote and cls is Store:
+            from hymem.indexes.store_remote import RemoteStore
+
+            return RemoteStore.open(
+                location,
+                embedder_name=embedder_name,
+                dim=dim,
+                read_only=read_only,
+                vector_index_min_rows=vector_index_min_rows,
+                dense_cache_bytes=dense_cache_bytes,
+                remote=remote,
+            )
         self = cls(
-            Path(path),
+            location,
             embedder_name=embedder_name,
             dim=int(dim),
             read_only=read_only,
             vector_index_min_rows=vector_index_min_rows,
             dense_cache_bytes=dense_cache_bytes,
         )
-        if read_only:
-            if not self.path.is_dir():
-                raise StoreError(f"no hymem memory at {self.path} to open read-only")
-        else:
-            if self.path.exists() and not self.path.is_dir():
-                raise StoreError(f"{self.path} exists and is not a folder")
-            self.path.mkdir(parents=True, exist_ok=True)
-            self._lock = WriterLock(self.path)
+        self._configure(remote)
+        self._prepare()
         self._closed = False
         try:
             with storage_faults(self.path, "opening the memory"):
@@ -142,11 +164,29 @@ class Store(StoreReads):
         except BaseException:
             self._closed = True
             self._release_parts()  # a failed open holds nothing: no thread, no Tantivy lock
-            if self._lock is not None:
-                self._lock.release()
+            self._unlock()
             raise
         log.info("store.open", path=str(self.path), read_only=read_only, dim=self.dim)
         return self
+
+    def _configure(self, remote: RemoteSettings | None) -> None:
+        """Settings only an object store uses (`store_remote`)."""
+
+    def _prepare(self) -> None:
+        """A folder: check it is one (creating it for a writer) and take the writer lock."""
+        assert isinstance(self.path, Path)
+        if self.read_only:
+            if not self.path.is_dir():
+                raise StoreError(f"no hymem memory at {self.path} to open read-only")
+        else:
+            if self.path.exists() and not self.path.is_dir():
+                raise StoreError(f"{self.path} exists and is not a folder")
+            self.path.mkdir(parents=True, exist_ok=True)
+            self._lock = WriterLock(self.path)
+
+    def _unlock(self) -> None:
+        if self._lock is not None:
+            self._lock.release()
 
     def _release_parts(self) -> None:
         for part in ("_compactor", "_lex"):
@@ -160,6 +200,7 @@ class Store(StoreReads):
     def _open_parts(self) -> None:
         """Check the folder's meta, open the tables and the lexical index, wire the
         collaborators, then repair whatever a crash left (before serving anything)."""
+        assert isinstance(self.path, Path)
         self._lance, self._meta, created = open_folder(
             self.path, read_only=self.read_only, embedder_name=self.embedder_name, dim=self.dim
         )
@@ -183,16 +224,19 @@ class Store(StoreReads):
             needs_ann=self._needs_ann,
         )
         self._dense.on_oversized = self._compactor.wake
-        journal = Journal(self.path)
-        self._commits = CommitWriter(
-            self._lance, self._lex, self._turns, journal, self._sync, self._compactor, self.dim
-        )
         if created:
             self._sync.record()  # a new, empty store is in sync by construction
-        self._journal = journal
-        self._eraser = Eraser(self._lance, self._sync, journal)
+        self._wire(FolderJournals(Journal(self.path)))
+
+    def _wire(self, journals: Journals) -> None:
+        """The writers and the repair over the parts `_open_parts` opened; then repair."""
+        self._journals = journals
+        self._commits = CommitWriter(
+            self._lance, self._lex, self._turns, journals, self._sync, self._compactor, self.dim
+        )
+        self._eraser = Eraser(self._lance, self._sync, journals)
         self._recovery = Recovery(
-            self.path, journal, self._sync, self._commits, self._turns, self._lance, self._eraser
+            self.path, journals, self._sync, self._commits, self._turns, self._lance, self._eraser
         )
         self._recovery.repair_on_open(read_only=self.read_only)
 
@@ -215,8 +259,7 @@ class Store(StoreReads):
         self._compactor.close()  # first: joins the index thread (waits out a running build)
         self.dense_cache.clear()
         self._lex.close()
-        if self._lock is not None:
-            self._lock.release()
+        self._unlock()
         log.info("store.close", path=str(self.path))
 
     def __enter__(self) -> Store:
@@ -233,6 +276,20 @@ class Store(StoreReads):
         self._check_open()
         if self.read_only:
             raise ReadOnlyStoreError(f"{self.path} was opened read-only")
+
+    # --- many writers (an object store overrides these; a folder has one writer) ---------
+    def writing(self, user_id: str) -> AbstractContextManager[bool]:
+        """Hold `user_id`'s writes for the block; yields True when another writer wrote the
+        user since this process last did (the caller then drops what it cached of them)."""
+        return nullcontext(False)
+
+    def catch_up(self) -> dict[str, int]:
+        """See what other writers committed now (an object store; a folder has no others)."""
+        self._check_open()
+        return {}
+
+    def _fence(self, user_id: str) -> None:
+        """Right before a write of `user_id`: still entitled to write it?"""
 
     # --- turns ---------------------------------------------------------------------------
     def get_turns(
@@ -253,6 +310,8 @@ class Store(StoreReads):
         self._check_writable()
         if not turns:
             return []
+        for user in sorted({t.user_id for t in turns}):
+            self._fence(user)
         with self._write_lock, storage_faults(self.path, "appending turns"):
             new = self._turns.append(turns, fresh_ids=fresh_ids)
             self._compactor.note_write(vector_tables=False)
@@ -267,12 +326,13 @@ class Store(StoreReads):
         stored_turn_ids: Sequence[str],
     ) -> None:
         self._check_writable()
+        self._fence(user_id)
         with self._write_lock, storage_faults(self.path, "committing segments"):
             try:
-                self._recovery.settle_leftover()
+                self._recovery.settle_leftover(user_id)
                 self._commits.commit_segments(user_id, segments, summaries, stored_turn_ids)
             except BaseException:
-                self._recovery.after_failure(roll_back=True)  # undone now: never served
+                self._recovery.after_failure(user_id, roll_back=True)  # undone: never served
                 self.dense_cache.invalidate(user_id)  # whatever landed is read afresh
                 raise
             self._dense.committed(user_id, segments, summaries)
@@ -281,12 +341,13 @@ class Store(StoreReads):
         self, user_id: str, new: Sequence[SummaryRecord], changes: Sequence[StatusChange]
     ) -> None:
         self._check_writable()
+        self._fence(user_id)
         with self._write_lock, storage_faults(self.path, "applying summary changes"):
             try:
-                self._recovery.settle_leftover()
+                self._recovery.settle_leftover(user_id)
                 self._commits.apply_summary_changes(user_id, new, changes)
             except BaseException:
-                self._recovery.after_failure()
+                self._recovery.after_failure(user_id)
                 raise
             finally:  # statuses moved: the user's summaries are read afresh on next search
                 self.dense_cache.invalidate(user_id, [S.SUMMARIES])
@@ -297,9 +358,10 @@ class Store(StoreReads):
         # The maintenance thread compacts under this lock too; waiting it out first keeps a
         # long IVF build from racing the purge's version pruning.
         self._compactor.wait_idle()
+        self._fence(user_id)
         with self._write_lock, storage_faults(self.path, "erasing a user"):
             try:
-                self._recovery.settle_leftover()
+                self._recovery.settle_leftover(user_id)
                 return self._eraser.erase(user_id)
             finally:
                 self.dense_cache.invalidate(user_id)

@@ -22,12 +22,16 @@ from hymem.types import Level, SegmentRecord, SummaryRecord, SummaryStatus, Turn
 class StoreReads:
     """Reads of an open store; the promises are written once, on `Storage`."""
 
-    path: Path
+    path: Path | str
     _records: RecordReader
     _traces: TraceTable
 
     def _check_open(self) -> None:
         raise NotImplementedError
+
+    def _fresh(self) -> None:
+        """Before a search: within the staleness bound of other writers' commits? (Only an
+        object store has other writers: `store_remote`.)"""
 
     # --- records ---------------------------------------------------------------------------
     def get_segments(self, user_id: str, ids: Sequence[str]) -> list[SegmentRecord]:
@@ -102,6 +106,7 @@ class StoreReads:
         filters: Filter | None = None,
     ) -> list[Row]:
         self._check_open()
+        self._fresh()
         with storage_faults(self.path, "a dense search"):
             return self._records.dense_rows(
                 user_id,
@@ -147,6 +152,7 @@ class StoreReads:
         filters: Filter | None = None,
     ) -> list[tuple[str, float]]:
         self._check_open()
+        self._fresh()
         return self._records.lexical_search(
             user_id,
             text,

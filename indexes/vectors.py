@@ -52,14 +52,28 @@ MAX_SUB_VECTORS = 48
 class LanceTables:
     """The LanceDB database under `path`; tables are opened once and kept."""
 
-    def __init__(self, path: Path, *, read_only: bool) -> None:
+    def __init__(
+        self,
+        path: Path | str,
+        *,
+        read_only: bool,
+        storage_options: dict[str, str] | None = None,
+        refresh: timedelta | None = None,
+    ) -> None:
+        """`path` is a folder or an object-store URI (`storage_options` then say how to reach
+        it). `refresh` overrides how stale a read may be: an object store written by several
+        workers passes its staleness bound; a local folder keeps the rule below."""
         self.path = path
         # Readers in other processes must see the writer's commits: check for new versions on
         # every read. The single writer sees its own writes without that cost.
         interval = timedelta(seconds=0) if read_only else None
+        if refresh is not None:
+            interval = refresh
         import lancedb  # deferred: importing it takes seconds, and `import hymem` must not
 
-        self._db = lancedb.connect(str(path), read_consistency_interval=interval)
+        self._db = lancedb.connect(
+            str(path), read_consistency_interval=interval, storage_options=storage_options
+        )
         self._tables: dict[str, Any] = {}
         # Has an IVF index? Cached for dense search; refreshed after every build or compaction
         # (those run on the index maintainer's thread, hence the lock).
@@ -94,6 +108,11 @@ class LanceTables:
 
     def table(self, name: str) -> Any:
         return self._tables[name]
+
+    def refresh(self) -> None:
+        """Move every open table to its newest version now (other workers commit too)."""
+        for table in self._tables.values():
+            table.checkout_latest()
 
     def schema(self, name: str) -> pa.Schema:
         return self._tables[name].schema

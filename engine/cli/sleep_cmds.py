@@ -6,8 +6,7 @@ from typing import Annotated
 
 import typer
 from hymem.cli.app import DEFAULT_STORE, EmbedderOpt, LlmOpt, StorePath, UserOpt, app, open_memory
-from hymem.sleep.consolidator import Consolidator, SleepReport
-from hymem.sleep.journal import SleepJournal, journal_path
+from hymem.sleep.consolidator import SleepReport
 from hymem.types import SummaryRecord
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -39,20 +38,7 @@ def sleep_cmd(
                 tasks[phase] = bar.add_task(_PHASES.get(phase, phase), total=total)
             bar.update(tasks[phase], completed=done, total=total)
 
-        # Memory.sleep takes no progress callback: build a consolidator over the same parts.
-        consolidator = Consolidator(
-            mem.store,
-            mem.embedder,
-            lambda: mem.roles,
-            mem.config,
-            journal=SleepJournal(journal_path(mem.path)),
-        )
-        try:
-            report = consolidator.sleep(
-                user_id=user, max_workers=workers, dry_run=dry_run, progress=progress
-            )
-        finally:
-            consolidator.close()
+        report = mem.sleep(user_id=user, max_workers=workers, dry_run=dry_run, progress=progress)
     Console().print(report_table(report))
     if dry_run and report.planned:
         Console().print(planned_table(report))

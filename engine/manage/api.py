@@ -7,7 +7,8 @@ write and read paths."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -45,10 +46,25 @@ class ManagementAPI:
     _ingestor: Ingestor
     _consolidator: Consolidator
     _since_sleep: dict[str, int]
-    _versions_lock: threading.Lock
+    _versions_lock: threading.RLock
 
     def _check_open(self) -> None:
         raise NotImplementedError
+
+    @contextmanager
+    def _writing(self, user_id: str) -> Iterator[bool]:
+        """The right to write `user_id` for the block (an object store's per-user lease; a
+        folder's single writer always holds it). When another worker wrote the user since
+        this process did, what this process cached of the user is dropped first. A read-only
+        memory holds nothing: its write raises its own typed error."""
+        if self._store.read_only:
+            yield False
+            return
+        with self._store.writing(user_id) as stale:
+            if stale:
+                self._ingestor.forget(user_id)
+                self._consolidator.journal.reload_user(user_id)
+            yield stale
 
     def history(self, summary_id: str, *, user_id: str) -> list[SummaryRecord]:
         """Every version of a summary, oldest first."""
@@ -60,7 +76,8 @@ class ManagementAPI:
         """Reactivate a superseded or deleted version (and retire what replaced it)."""
         self._check_open()
         check_user_id(user_id)
-        return self._consolidator.restore(summary_id, user_id=user_id)
+        with self._versions_lock, self._writing(user_id):  # this order everywhere (sleep's)
+            return self._consolidator.restore(summary_id, user_id=user_id)
 
     def get(self, memory_id: str, *, user_id: str) -> MemoryItem:
         """One summary with every version's id, the turns it rests on and its raw segment."""
@@ -95,13 +112,17 @@ class ManagementAPI:
         """Correct a memory: a new active version with `text` replaces it (see `history`)."""
         self._check_open()
         check_user_id(user_id)
-        return self._editor.update(check_record_id(memory_id), check_memory_text(text), user_id)
+        memory_id, text = check_record_id(memory_id), check_memory_text(text)
+        with self._versions_lock, self._writing(user_id):
+            return self._editor.update(memory_id, text, user_id)
 
     def delete(self, memory_id: str, *, user_id: str) -> SummaryRecord:
         """Retire a memory as a deleted version (restorable with `restore`); returns it."""
         self._check_open()
         check_user_id(user_id)
-        return self._editor.delete(check_record_id(memory_id), user_id)
+        memory_id = check_record_id(memory_id)
+        with self._versions_lock, self._writing(user_id):
+            return self._editor.delete(memory_id, user_id)
 
     def erase_user(self, user_id: str) -> ErasureReport:
         """Remove everything of `user_id` from the disk for real (README, "Erasing a user")."""
@@ -111,7 +132,7 @@ class ManagementAPI:
             raise ReadOnlyStoreError("this memory was opened read-only: erasure writes")
         self._reader.flush_traces()  # a queued trace must not land after the erase
         # No add, flush, sleep or correction meanwhile; the ingestor then forgets the user.
-        with self._ingestor.exclusive(user_id), self._versions_lock:
+        with self._versions_lock, self._writing(user_id), self._ingestor.exclusive(user_id):
             report = erase_user(
                 self._store,
                 user_id,
@@ -135,7 +156,7 @@ class ManagementAPI:
         if self._store.read_only:
             raise ReadOnlyStoreError("this memory was opened read-only: import writes")
         target = user_id or read_export_user(Path(source))
-        with self._ingestor.exclusive(target), self._versions_lock:
+        with self._versions_lock, self._writing(target), self._ingestor.exclusive(target):
             return import_file(self._store, self.embedder, Path(source), user_id=user_id)
 
 

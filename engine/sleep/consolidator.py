@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
-from contextlib import closing
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, closing, contextmanager
 
 import numpy as np
 from hymem.config import MemoryConfig
@@ -67,6 +67,7 @@ class SleepReport(BaseModel):
     skipped_from_journal: int = 0  # identical inputs already decided: not asked again
     settled: int = 0  # later versions whose queue holds nothing new since their last decision
     failed: int = 0  # model failures or fallbacks: nothing changed, asked again next sleep
+    deferred: int = 0  # users another worker wrote between survey and apply: next sleep
     repaired: int = 0  # half-applied changes of an interrupted earlier sleep, completed
     new_versions: int = 0
     superseded: int = 0
@@ -98,8 +99,12 @@ class Consolidator:
         journal: SleepJournal,
         clock: Clock = utcnow,
         block_bytes: int | None = None,
-        lock: threading.Lock | None = None,
+        lock: threading.RLock | None = None,
+        writing: Callable[[str], AbstractContextManager[bool]] | None = None,
     ) -> None:
+        """`writing(user)`: the right to write a user (`Memory._writing`: an object store's
+        lease, which also drops what the process cached when another worker wrote the user);
+        the store's own by default."""
         self._store = store
         self._embedder = embedder
         self._roles = roles
@@ -107,8 +112,9 @@ class Consolidator:
         self._journal = journal
         self._clock = clock
         # One sleep, restore or correction at a time (the Memory shares it with its Editor).
-        self._lock = lock or threading.Lock()
+        self._lock = lock or threading.RLock()
         self._block_bytes = block_bytes
+        self._writing = writing or store.writing
 
     @property
     def journal(self) -> SleepJournal:
@@ -143,7 +149,9 @@ class Consolidator:
             asks: list[Ask] = []
             found: dict[str, list[Decision]] = {}
             for uid in users:
-                snaps[uid], user_asks, found[uid] = self._survey(uid, roles.label, report, dry_run)
+                with self._user(uid, dry_run):
+                    survey = self._survey(uid, roles.label, report, dry_run)
+                snaps[uid], user_asks, found[uid] = survey
                 asks.extend(user_asks)
                 if progress:
                     progress("queues", len(snaps), len(users))
@@ -160,12 +168,29 @@ class Consolidator:
                     found[ask.user_id].append(decision)
             _count_calls(report, runner)
             for n, uid in enumerate(users, 1):
-                self._apply(snaps[uid], found[uid], report, dry_run)
+                with self._user(uid, dry_run) as stale:
+                    if stale:  # written elsewhere since the survey: decided again next sleep
+                        report.deferred += 1
+                        log.info("sleep.deferred", user_id=uid)
+                    else:
+                        self._apply(snaps[uid], found[uid], report, dry_run)
                 if progress:
                     progress("apply", n, len(users))
         report.seconds = time.perf_counter() - started
         log.info("sleep.done", **report.model_dump(exclude={"planned", "usage", "users"}))
         return report
+
+    @contextmanager
+    def _user(self, user_id: str, dry_run: bool) -> Iterator[bool]:
+        """Hold the user's lease (an object store) unless nothing is written; True when
+        another worker wrote the user since this process last held it."""
+        if dry_run or self._store.read_only:
+            yield False
+            return
+        with self._writing(user_id) as stale:
+            if stale:
+                self._journal.reload_user(user_id)
+            yield stale
 
     def _survey(
         self, user_id: str, backend: str, report: SleepReport, dry_run: bool

@@ -22,10 +22,13 @@ import threading
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from hymem.logging import get_logger
 from pydantic import BaseModel, ValidationError
+
+if TYPE_CHECKING:
+    from hymem.indexes.sleep_log import TableLines
 
 log = get_logger("hymem.sleep.journal")
 
@@ -77,9 +80,11 @@ def queue_key(
 class SleepJournal:
     """Append-only, fsync'd decision log. Thread-safe appends; reads load the file once."""
 
-    def __init__(self, path: str | Path | None) -> None:
-        """`path=None` keeps the journal in memory only (tests, dry tools)."""
+    def __init__(self, path: str | Path | None, *, table: TableLines | None = None) -> None:
+        """`path=None` keeps the journal in memory only (tests, dry tools); `table` keeps it in
+        a LanceDB table instead of a file (a store on an object store: `indexes.sleep_log`)."""
         self.path = Path(path) if path is not None else None
+        self._table = table
         self._lock = threading.Lock()
         self._by_key: dict[str, JournalEntry] = {}
         self._by_target: dict[str, list[JournalEntry]] = {}
@@ -91,6 +96,9 @@ class SleepJournal:
         if self._loaded:
             return
         self._loaded = True
+        if self._table is not None:
+            self._index_lines(self._table.lines())
+            return
         if self.path is None or not self.path.exists():
             return
         bad = 0
@@ -105,6 +113,27 @@ class SleepJournal:
                     bad += 1
         if bad:
             log.warning("sleep_journal.skipped_lines", path=str(self.path), lines=bad)
+
+    def _index_lines(self, lines: Iterable[str]) -> None:
+        bad = 0
+        for line in lines:
+            try:
+                self._index(JournalEntry.model_validate_json(line))
+            except (ValidationError, ValueError):
+                bad += 1
+        if bad:
+            log.warning("sleep_journal.skipped_lines", table=True, lines=bad)
+
+    def reload_user(self, user_id: str) -> None:
+        """Re-read a user's entries: another worker may have appended some (object stores;
+        a file journal has one writer, so there is nothing new to read)."""
+        if self._table is None:
+            return
+        with self._lock:
+            if not self._loaded:
+                return  # the first read loads everything anyway
+            self._drop_user(user_id)
+            self._index_lines(self._table.lines(user_id))
 
     def _index(self, entry: JournalEntry) -> None:
         self._by_key[entry.key] = entry  # the last entry for a key wins (overrides)
@@ -145,7 +174,9 @@ class SleepJournal:
         data = "".join(e.model_dump_json() + "\n" for e in entries).encode("utf-8")
         with self._lock:
             self._load()
-            if self.path is not None:
+            if self._table is not None:
+                self._table.append([(e.user_id, e.model_dump_json()) for e in entries])
+            elif self.path is not None:
                 fd = self._open(self.path)
                 view = memoryview(data)
                 while view:
@@ -180,6 +211,10 @@ class SleepJournal:
         with self._lock:
             self._load()
             gone = sum(e.user_id == user_id for v in self._by_target.values() for e in v)
+            if self._table is not None:
+                self._table.delete_user(user_id)
+                self._drop_user(user_id)
+                return gone
             if self.path is None or not self.path.exists():
                 self._drop_user(user_id)
                 return gone

@@ -184,6 +184,12 @@ class Ingestor:
                     self._compressed.pop(key, None)
                 self._summary_vectors.forget(mine)
 
+    def forget(self, user_id: str) -> None:
+        """Another writer wrote this user (an object store's lease changed hands): what this
+        process cached of its pending turns is reloaded from the store on next use."""
+        with self._lock:
+            self._pending.forget(user_id)
+
     def close(self) -> None:
         with self._lock:
             if self._compressor is not None:

@@ -1,8 +1,8 @@
 """One suite for every `Objects`: the in-memory twin and obstore on a real S3 server (moto).
 
-A file:// root is a parameter too, and skipped: obstore's LocalStore cannot replace
-conditionally (`PutMode::Update` is not implemented), so `RemoteObjects` refuses file:// with a
-ConfigError, which the last test pins down.
+There is no file:// parameter: obstore's LocalStore cannot replace conditionally
+(`PutMode::Update` is not implemented), so `RemoteObjects` refuses file:// with a ConfigError,
+which the last test pins down; a file:// store URI opens a local folder instead.
 """
 
 from __future__ import annotations
@@ -16,15 +16,10 @@ from hymem.errors import ConfigError, UserInputError
 from hymem.indexes.objects import MemoryObjects, Objects
 from hymem.indexes.objects_remote import RemoteObjects
 
-LOCAL_SKIP = "obstore's LocalStore has no conditional replace (PutMode::Update not implemented)"
-
-
-@pytest.fixture(params=["memory", "s3", "file"])
+@pytest.fixture(params=["memory", pytest.param("s3", marks=pytest.mark.integration)])
 def objects(request: pytest.FixtureRequest) -> Objects:
     if request.param == "memory":
         return MemoryObjects()
-    if request.param == "file":
-        pytest.skip(LOCAL_SKIP)
     target = request.getfixturevalue("s3_store")
     return RemoteObjects(target.uri, target.storage_options)
 

@@ -21,7 +21,7 @@ MIRRORS = {
     M.AskRequest: ("ask", set()),
     M.ContextRequest: ("context", set()),
     M.UpdateRequest: ("update", {"memory_id"}),  # in the path
-    M.SleepRequest: ("sleep", {"max_workers"}),  # the server's own setting
+    M.SleepRequest: ("sleep", {"max_workers", "progress"}),  # server's setting; a callback
 }
 
 
