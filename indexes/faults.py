@@ -16,7 +16,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
-from hymem.errors import HymemError, StorageFullError, StoreCorruptedError
+from hymem.errors import (
+    HymemError,
+    StorageFullError,
+    StoreCorruptedError,
+    StoreUnavailableError,
+)
 
 T = TypeVar("T")
 _FULL_ERRNOS = {errno.ENOSPC, errno.EDQUOT}
@@ -45,6 +50,26 @@ def is_damage(exc: BaseException) -> bool:
     )
 
 
+# What LanceDB's object_store client says when it gave up on a remote store (after its own
+# retries): the store is unreachable or overloaded, not damaged.
+_UNAVAILABLE_MARKS = (
+    "Service Unavailable",
+    "SlowDown",
+    "after 1 retries",
+    "retries, max_retries",
+    "error sending request",
+    "Connection refused",
+    "operation timed out",
+    "dns error",
+)
+
+
+def is_unavailable(exc: BaseException) -> bool:
+    """Whether `exc` is an object store failing transiently (5xx, timeouts, refused)."""
+    text = str(exc)
+    return isinstance(exc, RuntimeError | OSError) and any(m in text for m in _UNAVAILABLE_MARKS)
+
+
 def damage_message(folder: Path | str, action: str, exc: BaseException) -> str:
     first = str(exc).split(", /rustc/")[0][:400]  # Rust appends source locations
     return (
@@ -67,6 +92,12 @@ def storage_faults(folder: Path | str, action: str) -> Iterator[None]:
             raise StorageFullError(
                 f"{action} failed: the disk holding {folder} is full ({exc}). Free space and "
                 "retry: nothing was stored that the call did not report"
+            ) from exc
+        if is_unavailable(exc):
+            first = str(exc).split(", /rustc/")[0][:400]
+            raise StoreUnavailableError(
+                f"{action} failed: the object store holding {folder} is unavailable ({first}); "
+                "this is transient: retry later (nothing unacknowledged was stored)"
             ) from exc
         if is_damage(exc):
             raise StoreCorruptedError(damage_message(folder, action, exc)) from exc

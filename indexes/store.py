@@ -123,6 +123,7 @@ class Store(StoreReads):
         dense_cache_bytes: int = DEFAULT_DENSE_CACHE_BYTES,
         storage_options: dict[str, str] | None = None,
         remote: RemoteSettings | None = None,
+        cache_dir: str | Path | None = None,
     ) -> Store:
         """Create or open. Raises StoreLockedError, SchemaVersionError, EmbedderMismatchError.
 
@@ -133,7 +134,7 @@ class Store(StoreReads):
         location = (
             path
             if isinstance(path, StoreLocation)
-            else parse_location(path, storage_options=storage_options)
+            else parse_location(path, storage_options=storage_options, cache_dir=cache_dir)
         )
         if location.remote and cls is Store:
             from hymem.indexes.store_remote import RemoteStore

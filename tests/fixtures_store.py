@@ -23,6 +23,7 @@ from hymem.embedders import Embedder, HashingEmbedder, SentenceTransformerEmbedd
 from hymem.indexes.memory_store import InMemoryStore
 from hymem.indexes.protocol import Storage
 from hymem.indexes.store import Store
+from hymem.indexes.store_remote import RemoteSettings
 from hymem.types import (
     SegmentRecord,
     StatusChange,
@@ -225,6 +226,7 @@ class StorageKit:
     params=[
         pytest.param("lancedb", marks=pytest.mark.integration),
         pytest.param("lancedb-no-cache", marks=pytest.mark.integration),
+        pytest.param("s3", marks=pytest.mark.integration),
         "memory",
     ]
 )
@@ -232,19 +234,50 @@ def storage_kit(
     request: pytest.FixtureRequest,
     make_store: Callable[..., Store],
     hashing_embedder: HashingEmbedder,
-) -> StorageKit:
+    tmp_path: Path,
+) -> Iterator[StorageKit]:
     """ "lancedb" searches dense vectors from its in-memory per-user index (the default);
-    "lancedb-no-cache" sends every dense query to LanceDB itself (users over the budget)."""
+    "lancedb-no-cache" sends every dense query to LanceDB itself (users over the budget);
+    "s3" is the same store on a real S3-compatible server (moto on 127.0.0.1), with its
+    per-user leases and its Tantivy replica in a local cache folder."""
+    if request.param == "s3":
+        yield from _s3_kit(request, hashing_embedder, tmp_path)
+        return
     if request.param.startswith("lancedb"):
         opts = {"dense_cache_bytes": 0} if request.param == "lancedb-no-cache" else {}
-        return StorageKit(
+        yield StorageKit(
             request.param,
             make_store(**opts),
             hashing_embedder,
             lambda: make_store(read_only=True, **opts),
         )
+        return
     memory = InMemoryStore(hashing_embedder.dim, embedder_name=hashing_embedder.name)
-    return StorageKit("memory", memory, hashing_embedder, memory.read_only_view)
+    yield StorageKit("memory", memory, hashing_embedder, memory.read_only_view)
+
+
+def _s3_kit(
+    request: pytest.FixtureRequest, embedder: HashingEmbedder, tmp_path: Path
+) -> Iterator[StorageKit]:
+    target = request.getfixturevalue("s3_store")
+    opened: list[Store] = []
+
+    def open_s3(read_only: bool = False) -> Store:
+        store = Store.open(
+            target.uri,
+            embedder_name=embedder.name,
+            dim=embedder.dim,
+            read_only=read_only,
+            storage_options=target.storage_options,
+            cache_dir=tmp_path / "cache",
+            remote=RemoteSettings(refresh_s=0.0),  # a reader sees each write at once
+        )
+        opened.append(store)
+        return store
+
+    yield StorageKit("s3", open_s3(), embedder, lambda: open_s3(read_only=True))
+    for store in opened:
+        store.close()
 
 
 class RecordingStore(InMemoryStore):

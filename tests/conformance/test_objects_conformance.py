@@ -16,6 +16,7 @@ from hymem.errors import ConfigError, UserInputError
 from hymem.indexes.objects import MemoryObjects, Objects
 from hymem.indexes.objects_remote import RemoteObjects
 
+
 @pytest.fixture(params=["memory", pytest.param("s3", marks=pytest.mark.integration)])
 def objects(request: pytest.FixtureRequest) -> Objects:
     if request.param == "memory":

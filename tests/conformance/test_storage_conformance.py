@@ -43,7 +43,7 @@ def _commit(
 def test_implements_the_protocol(storage_kit: StorageKit) -> None:
     store = storage_kit.store
     assert isinstance(store, Storage)
-    assert isinstance(store.path, Path) and store.read_only is False
+    assert isinstance(store.path, Path | str) and store.read_only is False
     assert store.lexical_unavailable is False  # a healthy store serves lexical search
     assert storage_kit.open_reader().lexical_unavailable is False
     meta = store.meta()

@@ -1,0 +1,72 @@
+"""Worker processes for the object-store tests: each opens its own `Memory` on one s3:// URI,
+as separate app servers would. Run with multiprocessing's spawn context (no inherited state)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+from typing import Any
+
+from hymem import Memory, MemoryConfig
+from hymem.embedders import HashingEmbedder
+
+DIM = 64
+
+
+def open_memory(uri: str, options: dict[str, str], cache: str, **config: Any) -> Memory:
+    cfg = MemoryConfig.defaults(llm="extractive", cache_dir=cache, **config)
+    return Memory(uri, storage_options=options, embedder=HashingEmbedder(DIM), config=cfg)
+
+
+def write_user(
+    uri: str,
+    options: dict[str, str],
+    cache: str,
+    user: str,
+    lines: list[str],
+    start: Any,
+    out: Any,
+) -> None:
+    """Add `lines` one call each for `user`, then flush; report every acknowledged turn id.
+    `start` (an Event) lines the workers up so their writes overlap."""
+    with open_memory(uri, options, cache, lease_wait_s=60.0, lease_linger_s=0.0) as mem:
+        start.wait(30)
+        acked: list[str] = []
+        for line in lines:
+            acked.extend(mem.add([{"speaker": user, "text": line}], user_id=user).turn_ids)
+        mem.flush(user_id=user)
+        out.put((user, acked))
+
+
+def find_after_refresh(
+    uri: str, options: dict[str, str], cache: str, user: str, query: str, out: Any
+) -> None:
+    """A second worker's view of `user`: what search finds after catching up."""
+    with open_memory(uri, options, cache) as mem:
+        mem.refresh()
+        out.put([h.text for h in mem.search(query, user_id=user, k=5)])
+
+
+def killed_mid_commit() -> None:
+    """`python -m tests.s3_workers URI CACHE USER` with HYMEM_TEST_OPTIONS: add turns, then
+    die by SIGKILL inside the flush's commit, after its rows landed in LanceDB and before the
+    turns were marked stored (the journal object is left behind, and the lease held)."""
+    uri, cache, user = sys.argv[1:4]
+    options = json.loads(os.environ["HYMEM_TEST_OPTIONS"])
+    mem = open_memory(uri, options, cache, lease_ttl_s=3.0)
+    for i in range(6):
+        mem.add([{"speaker": user, "text": f"Kayak trip number {i} on the lake."}], user_id=user)
+    from hymem.indexes.turn_log import TurnLog
+
+    def die(*args: object, **kwargs: object) -> None:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    TurnLog.set_status = die  # type: ignore[method-assign]
+    mem.flush(user_id=user)
+    raise SystemExit("the commit did not reach set_status")
+
+
+if __name__ == "__main__":
+    killed_mid_commit()
