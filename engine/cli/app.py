@@ -17,8 +17,10 @@ app = typer.Typer(
 )
 
 StorePath = Annotated[
-    Path,
-    typer.Option("--store", "-s", help="memory folder", envvar="HYMEM_STORE"),
+    str,
+    typer.Option(
+        "--store", "-s", help="memory folder, or s3:// gs:// az:// URI", envvar="HYMEM_STORE"
+    ),
 ]
 UserOpt = Annotated[str, typer.Option("--user", "-u", help="user_id (isolation boundary)")]
 LlmOpt = Annotated[
@@ -31,11 +33,15 @@ EmbedderOpt = Annotated[
     str | None, typer.Option("--embedder", help="sentence-transformers name/path or 'hashing'")
 ]
 
-DEFAULT_STORE = Path(os.environ.get("HYMEM_STORE", "./memdata"))
+DEFAULT_STORE = os.environ.get("HYMEM_STORE", "./memdata")
 
 
 def open_memory(
-    store: Path, *, llm: str | None = None, embedder: str | None = None, read_only: bool = False
+    store: str | Path,
+    *,
+    llm: str | None = None,
+    embedder: str | None = None,
+    read_only: bool = False,
 ):  # type: ignore[no-untyped-def]
     """Open a Memory, turning hymem's errors into a clean CLI exit."""
     from hymem.memory import Memory

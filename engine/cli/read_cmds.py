@@ -24,7 +24,7 @@ DepthOpt = Annotated[str, typer.Option("--depth", "-d", help="auto | light | dee
 JsonOpt = Annotated[bool, typer.Option("--json", help="print machine-readable JSON")]
 
 
-def _open_for_ask(store: Path, llm: str | None, embedder: str | None) -> Any:
+def _open_for_ask(store: str | Path, llm: str | None, embedder: str | None) -> Any:
     try:
         return open_memory(store, llm=llm, embedder=embedder)
     except StoreLockedError:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -135,6 +136,20 @@ def reindex(
     )
 
 
+def _folder(store: str, command: str) -> Path:
+    """doctor and repair read a folder's files; an object store has no folder to read."""
+    from hymem.errors import UserInputError
+    from hymem.indexes.location import is_remote_uri
+
+    if is_remote_uri(store):
+        raise UserInputError(
+            f"`hymem {command}` works on local folders; on an object store each writer settles "
+            "what a crashed writer left (README, 'On object storage'), and LanceDB's own "
+            "versions restore a damaged table"
+        )
+    return Path(store)
+
+
 @app.command("doctor")
 def doctor(
     store: StorePath = DEFAULT_STORE,
@@ -144,7 +159,7 @@ def doctor(
     from hymem.indexes.doctor import diagnose
 
     with _console.status("reading every table"):
-        found = diagnose(store)
+        found = diagnose(_folder(store, "doctor"))
     if as_json:
         typer.echo(json.dumps(found.as_dict(), default=str))
     else:
@@ -172,7 +187,7 @@ def repair(store: StorePath = DEFAULT_STORE) -> None:
     from hymem.indexes.doctor import repair as run_repair
 
     with _console.status("repairing"):
-        report = run_repair(store)
+        report = run_repair(_folder(store, "repair"))
     table = Table("table", "action", "version", "rows", "rows lost")
     for t in report.tables:
         version = f"{t.from_version} -> {t.to_version}" if t.to_version is not None else "-"

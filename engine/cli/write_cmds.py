@@ -32,7 +32,7 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="print machine-readable JS
 
 
 def _open(
-    store: Path,
+    store: str | Path,
     llm: str | None,
     embedder: str | None,
     *,

@@ -74,7 +74,7 @@ def _interrupted_commit(folder: Path, inject: Callable[[Store], None]) -> None:
     store = open_store(folder, emb)
     inject(store)
     # as if the process died right after the failure: no in-process rollback runs
-    store._recovery.after_failure = lambda **_: None  # type: ignore[method-assign]
+    store._recovery.after_failure = lambda *_, **__: None  # type: ignore[method-assign]
     with pytest.raises(Injected):
         commit_texts(store, emb, "u", ["zq1a new fact"], segment_id="g1", turn_ids=["t2", "t3"])
     store.close()

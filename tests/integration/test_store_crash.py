@@ -121,7 +121,7 @@ def test_failure_after_lancedb_write_rolls_forward_on_open(tmp_path: Path) -> No
     store = open_store(tmp_path / "m", emb)
     store.append_turns(make_turns("u", 2, prefix="t"))
     store._lex.commit = _fail  # type: ignore[method-assign]  # crash before Tantivy commits
-    store._recovery.after_failure = lambda **_: None  # type: ignore[method-assign]  # the process dies
+    store._recovery.after_failure = lambda *_, **__: None  # type: ignore[method-assign]  # the process dies
     with pytest.raises(OSError, match="injected"):
         commit_texts(store, emb, "u", ["zq1a fact"], segment_id="g1", turn_ids=["t0", "t1"])
     store.close()
