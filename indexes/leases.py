@@ -198,6 +198,13 @@ class LeaseManager:
         self._start_heartbeat()
         return got
 
+    def holding(self, user_id: str) -> bool:
+        """Whether a `hold` block of this user is open: a write inside it must `fence` (and
+        fail if the lease was lost meanwhile), never quietly take the lease again."""
+        with self._lock:
+            st = self._users.get(user_id)
+            return st is not None and st.busy > 0
+
     def fence(self, user_id: str) -> Lease:
         """Extend our lease to now+ttl by a conditional write, right before a commit; raises
         LeaseLostError if someone took it over or we do not hold it."""

@@ -181,9 +181,10 @@ class RemoteStore(Store):
         write, which fails with LeaseLostError if another writer took it over meanwhile."""
         if self._leases is None:
             raise StoreError(f"{self.path} was opened read-only")
-        lease = self._leases.acquire(user_id)
-        if lease.stale:
-            self._reload_user(user_id)
+        if not self._leases.holding(user_id):
+            lease = self._leases.acquire(user_id)
+            if lease.stale:
+                self._reload_user(user_id)
         self._leases.fence(user_id)
 
     def _fresh(self) -> None:

@@ -18,10 +18,11 @@ from pathlib import Path
 import boto3
 import pytest
 from hymem import Memory
-from hymem.errors import StoreUnavailableError
+from hymem.errors import LeaseLostError, StoreUnavailableError
 from hymem.types import TurnStatus
 
 from tests.fixtures_s3 import S3Target
+from tests.fixtures_store import make_turns
 from tests.s3_faults import FlakyProxy
 from tests.s3_workers import find_after_refresh, open_memory, write_user
 
@@ -197,3 +198,26 @@ def test_503s_are_retried_and_a_lasting_outage_is_a_typed_error(
             texts = [t.text for t in mem.pending(user_id="ann")]
     assert texts[:2] == ["I like green tea.", "I like black tea."]
     assert texts[-1] == "I like white tea."
+
+
+def test_a_paused_writer_whose_lease_was_taken_writes_nothing(
+    s3_store: S3Target, tmp_path: Path
+) -> None:
+    a = _mem(s3_store, tmp_path, "a", lease_ttl_s=1.0)
+    b = _mem(s3_store, tmp_path, "b", lease_ttl_s=1.0, lease_wait_s=10.0)
+    try:
+        a.add("First note from worker a.", user_id="lee")
+        late = make_turns("lee", 1, prefix="late-")
+        with a.store.writing("lee"):
+            leases = a.store._leases  # type: ignore[attr-defined]
+            leases._stop.set()  # a freezes (a long GC pause): its lease is not renewed
+            leases._thread.join()
+            b.add("A note from worker b.", user_id="lee")  # waits a's lease out, takes it
+            with pytest.raises(LeaseLostError):
+                a.store.append_turns(late)
+        b.refresh()
+        texts = [t.text for t in b.store.get_turns("lee")]
+        assert texts == ["First note from worker a.", "A note from worker b."]
+    finally:
+        b.close()
+        a.close()
