@@ -1,10 +1,12 @@
-"""The in-memory twin's paging and erasure (`Storage.page`, `Storage.erase_user`), kept apart
-from `memory_store.py` so each file holds one concern; `InMemoryStore` inherits it."""
+"""The in-memory twin's paging, erasure and writer rights (`Storage.page`, `erase_user`,
+`writing`), kept apart from `memory_store.py` so each file holds one concern; `InMemoryStore`
+inherits it."""
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from contextlib import AbstractContextManager, nullcontext
 
 from hymem.indexes import paging as P
 from hymem.indexes.memory_tables import MemoryTables
@@ -25,6 +27,15 @@ class MemoryManage:
 
     def _check_writable(self) -> threading.RLock:
         raise NotImplementedError
+
+    def writing(self, user_id: str) -> AbstractContextManager[bool]:
+        """One process, one writer: the right to write is always held."""
+        self._check_writable()
+        return nullcontext(False)
+
+    def catch_up(self) -> dict[str, int]:
+        self._check_open()
+        return {}
 
     def page(
         self,

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Collection, Iterator, Sequence
-from contextlib import AbstractContextManager, nullcontext
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -390,15 +389,6 @@ class InMemoryStore(MemoryManage):
     def optimize(self) -> None:
         """Nothing to compact in memory; still refused on a read-only or closed store."""
         self._check_writable()
-
-    def writing(self, user_id: str) -> AbstractContextManager[bool]:
-        """One process, one writer: the right to write is always held."""
-        self._check_writable()
-        return nullcontext(False)
-
-    def catch_up(self) -> dict[str, int]:
-        self._check_open()
-        return {}
 
 
 __all__ = ["InMemoryStore"]

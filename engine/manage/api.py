@@ -159,5 +159,21 @@ class ManagementAPI:
         with self._versions_lock, self._writing(target), self._ingestor.exclusive(target):
             return import_file(self._store, self.embedder, Path(source), user_id=user_id)
 
+    # --- the store as a whole ------------------------------------------------------------
+    def stats(self, *, user_id: str | None = None) -> dict[str, int]:
+        self._check_open()
+        return self._store.counts(user_id)
+
+    def reindex(self) -> dict[str, int]:
+        self._check_open()
+        return self._store.reindex()
+
+    def refresh(self) -> dict[str, int]:
+        """See every other worker's writes now (a store on an object store; searches see them
+        within `refresh_s` anyway). Call it before a search that must see the latest writes.
+        Returns what the catch-up did; {} for a local folder, which has one writer."""
+        self._check_open()
+        return self._store.catch_up()
+
 
 __all__ = ["ManagementAPI"]

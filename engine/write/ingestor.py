@@ -64,11 +64,8 @@ COMMIT_EVERY_BUFFERS = 16
 
 class Ingestor:
     """Owns the write path of one Memory; thread-safe (one write at a time per process).
-
-    Built with exactly what the write path touches: the store it appends to and commits into,
-    the embedder for turn and record vectors, the roles (called for `summarise` only, and
-    only when a buffer flushes), the config and a clock for acceptance times. Construction is
-    cheap: the optional compressor is resolved on the first flush and loads its model then."""
+    Built with what the write path touches: the store, the embedder, the roles (`summarise`
+    only, on flush), the config and a clock. The compressor resolves on the first flush."""
 
     def __init__(
         self,
