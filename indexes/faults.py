@@ -50,9 +50,11 @@ def is_damage(exc: BaseException) -> bool:
     )
 
 
-# What LanceDB's object_store client says when it gave up on a remote store (after its own
-# retries): the store is unreachable or overloaded, not damaged.
+# What LanceDB says when it gave up on a remote store (after its own retries) or on a commit
+# that other writers kept pre-empting: transient (unreachable, overloaded, contended), not damage.
 _UNAVAILABLE_MARKS = (
+    "Too many concurrent writers",
+    "Retryable commit conflict",
     "Service Unavailable",
     "SlowDown",
     "after 1 retries",
@@ -96,7 +98,7 @@ def storage_faults(folder: Path | str, action: str) -> Iterator[None]:
         if is_unavailable(exc):
             first = str(exc).split(", /rustc/")[0][:400]
             raise StoreUnavailableError(
-                f"{action} failed: the object store holding {folder} is unavailable ({first}); "
+                f"{action} failed: the store at {folder} is unavailable or contended ({first}); "
                 "this is transient: retry later (nothing unacknowledged was stored)"
             ) from exc
         if is_damage(exc):

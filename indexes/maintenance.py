@@ -116,10 +116,13 @@ class Compactor:
         background: bool = True,
         drift: float = VECTOR_INDEX_DRIFT,
         needs_ann: Callable[[str], bool] | None = None,
+        automatic: bool = True,
     ) -> None:
         """`write_lock` is the store's; `background=False` (read-only stores) never starts a
         thread, and a write noted then does its maintenance inline. `needs_ann(table)` says
-        whether a search could read the table's ANN index (default: always)."""
+        whether a search could read the table's ANN index (default: always). `automatic=False`
+        (an object store, whose many writers would race to compact): writes never trigger
+        maintenance; only `optimize` runs it."""
         self._lance = lance
         self._sync = sync
         self.vector_index_min_rows = vector_index_min_rows
@@ -131,6 +134,7 @@ class Compactor:
         self._writes = 0
         self._worker = IndexWorker(f"hymem-index-{folder.name}", self._maintain)
         self._background = background
+        self._automatic = automatic
         self._needs_ann = needs_ann or (lambda table: True)
 
     @property
@@ -142,6 +146,8 @@ class Compactor:
         wake the maintainer; never waits for index work. A write that touched no vector table
         (a turn append) cannot make an index due, so it signals only on the cadence."""
         self._writes += 1
+        if not self._automatic:
+            return
         if vector_tables or self._writes >= OPTIMIZE_EVERY:
             if self._background:
                 self._worker.signal()

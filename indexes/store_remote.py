@@ -120,8 +120,8 @@ class RemoteStore(Store):
             write_lock=self._write_lock,
             background=False,
             needs_ann=self._needs_ann,
+            automatic=False,  # no compaction inside a user's write: `optimize` only
         )
-        self._dense.on_oversized = self._compactor.wake
         if not self.read_only:
             self._leases = LeaseManager(
                 self._objects,
