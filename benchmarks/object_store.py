@@ -1,0 +1,416 @@
+"""Many workers on one S3 store (moto on loopback) against the local-folder store, in one run.
+
+    cd benchmarks && python object_store.py                       # 8 users x 30 turns, 1,2,4
+    python object_store.py --embedder minilm --out /tmp/objects.json
+
+1. One moto server (`tests/fixtures_s3.start_moto`, a real S3-compatible HTTP server) starts in
+   this process, with one bucket; every configuration gets its own prefix in it.
+2. Ingest: `--users` users u0..u{N-1}, each `--turns` dialogue turns through `Memory.add` (one
+   message per call, users interleaved, as a server sees them), then `flush` per user. With W
+   workers (spawned processes, each its own `Memory` on the same s3:// URI and its own cache
+   folder) the users are split across workers. Turns/s = all turns / (start barrier -> last
+   worker done). Floor: the same workload on a local folder, one process (a folder has exactly
+   one writer).
+3. Search: once every worker is done, each calls `Memory.refresh()` (untimed) and runs
+   `--searches` `Memory.search(q, user_id=..., k=10)`, alternating its own users and users
+   written by other workers; p50/p95 ms next to the local store's on the same data.
+4. Catch-up lag, on the 1-worker store: a read-only reader polls `search` for a marker word
+   while a writer adds a burst of `--burst` turns holding it for a new user and flushes. Lag =
+   the writer's flush returning -> the reader's first hit: with the default `refresh_s`, and with
+   the reader calling `Memory.refresh()` before each poll.
+
+Default embedder: `HashingEmbedder(384)` with the extractive LLM, so the figures measure storage
+and coordination rather than a model; `--embedder minilm` uses all-MiniLM-L6-v2 (offline).
+CPU columns: the workers' own CPU, and this process's (almost all moto) during the ingest.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import cProfile
+import json
+import multiprocessing as mp
+import os
+import sys
+import tempfile
+import threading
+import time
+import traceback
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("LANCEDB_LOG", "error")
+# tests.fixtures_s3 from the repository root, also in the spawned workers
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import boto3
+from hymem import Memory, MemoryConfig
+from hymem.errors import HymemError
+from retrieval_data import NAMES, THINGS, VERBS, WHEN
+
+from tests.fixtures_s3 import CLEARED_ENV, DUMMY_ENV, REGION, start_moto, storage_options_for
+
+EMBEDDERS = {"hashing": "hashing:384", "minilm": "all-MiniLM-L6-v2"}
+BUCKET = "bench-store"
+WAIT_S = 600.0  # a worker that has not reported by then has failed
+POLL_S = 0.02  # the lag reader's pause between polls
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where a worker opens its Memory: a store URI, how to reach it, its own cache root."""
+
+    uri: str
+    options: dict[str, str] | None
+    cache: str
+    embedder: str
+    refresh_s: float = 2.0
+
+    def open(self, *, read_only: bool = False) -> Memory:
+        cfg = MemoryConfig.defaults(
+            cache_dir=self.cache, embedder=self.embedder, llm="extractive", refresh_s=self.refresh_s
+        )
+        return Memory(self.uri, storage_options=self.options, config=cfg, read_only=read_only)
+
+
+def rng_for(text: str) -> np.random.Generator:
+    """The same lines for a user in every process and run (crc32, not Python's salted hash)."""
+    return np.random.default_rng(zlib.crc32(text.encode()))
+
+
+def dialogue(user: str, turns: int) -> list[dict[str, str]]:
+    """Short user/assistant lines from a small vocabulary, deterministic per user."""
+    rng = rng_for(user)
+
+    def pick(xs: list[str]) -> str:
+        return xs[int(rng.integers(len(xs)))]
+
+    out = []
+    for i in range(turns):
+        if i % 2 == 0:
+            text = f"{pick(NAMES)} and I {pick(VERBS)} {pick(THINGS)} {pick(WHEN)}."
+            out.append({"speaker": "User", "text": text})
+        else:
+            text = f"That sounds lovely. How did {pick(NAMES)} like {pick(THINGS)}?"
+            out.append({"speaker": "Assistant", "text": text})
+    return out
+
+
+def question(user: str, n: int) -> str:
+    rng = rng_for(f"{user}/q{n}")
+    return f"When did I go to {THINGS[int(rng.integers(len(THINGS)))]}?"
+
+
+def leak_probe() -> tuple[int, int]:
+    """Open file descriptors and live threads of this process (Linux)."""
+    try:
+        fds = len(os.listdir("/proc/self/fd"))
+    except OSError:
+        fds = -1
+    return fds, threading.active_count()
+
+
+def ingest(mem: Memory, users: list[str], turns: int) -> dict[str, list]:
+    """Interleaved adds, then a flush per user. A call that raises is counted and the run goes
+    on, as a server would answer that request with an error and serve the next."""
+    lines = {u: dialogue(u, turns) for u in users}
+    out: dict[str, list] = {"add_ms": [], "flush_ms": [], "errors": []}
+    calls = [(u, lines[u][t]) for t in range(turns) for u in users]
+    calls += [(u, None) for u in users]
+    for user, line in calls:
+        t0 = time.perf_counter()
+        try:
+            if line is None:
+                mem.flush(user_id=user)
+            else:
+                mem.add(line, user_id=user, session_id="s0")
+        except HymemError as exc:
+            out["errors"].append(f"{type(exc).__name__}: {str(exc)[:300]}")
+        out["flush_ms" if line is None else "add_ms"].append((time.perf_counter() - t0) * 1000)
+    return out
+
+
+def timed_searches(mem: Memory, own: list[str], others: list[str], n: int) -> dict[str, list]:
+    """Alternate own users and other workers' users (own only when there are no others)."""
+    out: dict[str, list] = {"own": [], "other": [], "empty": [0]}
+    for j in range(n):
+        kind = "other" if others and j % 2 else "own"
+        pool = others if kind == "other" else own
+        user = pool[(j // 2) % len(pool)]
+        t0 = time.perf_counter()
+        hits = mem.search(question(user, j), user_id=user, k=10)
+        out[kind].append((time.perf_counter() - t0) * 1000)
+        out["empty"][0] += not hits
+    return out
+
+
+def worker(target: Target, job: dict[str, Any], gates: tuple[Any, Any], out: Any) -> None:
+    """One worker process (`job`: own and others' users, turns, searches, profile path).
+    A failure breaks both barriers, so the others and the parent stop at once."""
+    try:
+        out.put(work(target, job, gates))
+    except BaseException:
+        for gate in gates:
+            gate.abort()
+        out.put({"failed": traceback.format_exc()})
+        raise
+
+
+def work(target: Target, job: dict[str, Any], gates: tuple[Any, Any]) -> dict[str, Any]:
+    """Open, wait for the start, ingest, wait for every worker, search, close, report."""
+    start, done = gates
+    own, others, profile = job["own"], job["others"], job["profile"]
+    fds0, threads0 = leak_probe()
+    mem = target.open()
+    mem.search("warm up", user_id=own[0], k=10)  # the embedder loads here, not in the timing
+    start.wait(WAIT_S)
+    cpu0 = time.process_time()
+    prof = cProfile.Profile() if profile else None
+    if prof is not None:
+        prof.enable()
+    calls = ingest(mem, own, job["turns"])
+    if prof is not None:
+        prof.disable()
+        prof.dump_stats(profile)
+    end, cpu = time.monotonic(), time.process_time() - cpu0
+    done.wait(WAIT_S)
+    mem.refresh()
+    ms = timed_searches(mem, own, others, job["searches"])
+    mem.close()
+    fds1, threads1 = leak_probe()
+    leaks = {"fds": fds1 - fds0, "threads": threads1 - threads0}
+    return {"end": end, "cpu": cpu, **calls, **ms, **leaks}
+
+
+def run_config(
+    label: str, target: Target, workers: int, users: list[str], args: argparse.Namespace
+) -> dict[str, Any]:
+    """Ingest and search with `workers` processes on `target`; one result row."""
+    ctx = mp.get_context("spawn")
+    start, done, out = ctx.Barrier(workers + 1), ctx.Barrier(workers + 1), ctx.Queue()
+    procs = []
+    for w in range(workers):
+        own = users[w::workers]
+        job = {
+            "own": own,
+            "others": [u for u in users if u not in own],
+            "turns": args.turns,
+            "searches": args.searches,
+            "profile": args.profile if (args.profile and target.options and workers == 1) else None,
+        }
+        proc = ctx.Process(target=worker, args=(target, job, (start, done), out), name=f"w{w}")
+        procs.append(proc)
+    for p in procs:
+        p.start()
+    with contextlib.suppress(threading.BrokenBarrierError):  # a failed worker's report says why
+        start.wait(WAIT_S)
+    t0, cpu0 = time.monotonic(), time.process_time()
+    with contextlib.suppress(threading.BrokenBarrierError):
+        done.wait(WAIT_S)  # every worker has ingested: this process's CPU so far is moto's
+    moto_cpu = time.process_time() - cpu0
+    reports = [out.get(timeout=WAIT_S) for _ in procs]
+    for p in procs:
+        p.join(WAIT_S)
+    failed = [r["failed"] for r in reports if "failed" in r]
+    if failed:
+        raise SystemExit(f"{label} x{workers}: a worker failed\n{failed[0]}")
+    wall = max(r["end"] for r in reports) - t0
+    own = [x for r in reports for x in r["own"]]
+    other = [x for r in reports for x in r["other"]]
+    adds = [x for r in reports for x in r["add_ms"]]
+    errors = [e for r in reports for e in r["errors"]]
+    return {
+        "store": label,
+        "add_p50": pct(adds, 50),
+        "add_p99": pct(adds, 99),
+        "add_max": max(adds),
+        "flush_p50": pct([x for r in reports for x in r["flush_ms"]], 50),
+        "errors": len(errors),
+        "error_samples": errors[:3],
+        "workers": workers,
+        "turns": len(users) * args.turns,
+        "ingest_s": wall,
+        "turns_per_s": len(users) * args.turns / wall,
+        "search_p50": pct(own + other, 50),
+        "search_p95": pct(own + other, 95),
+        "other_p50": pct(other, 50),
+        "other_p95": pct(other, 95),
+        "empty_results": sum(r["empty"][0] for r in reports),
+        "worker_cpu_s": sum(r["cpu"] for r in reports),
+        "moto_cpu_s": moto_cpu,
+        "fd_delta": [r["fds"] for r in reports],
+        "thread_delta": [r["threads"] for r in reports],
+    }
+
+
+def pct(xs: list[float], q: float) -> float:
+    return float(np.percentile(xs, q)) if xs else float("nan")
+
+
+def lag_reader(target: Target, cmds: Any, out: Any) -> None:
+    """Poll search for each marker asked of it; report when it was first found."""
+    with target.open(read_only=True) as mem:
+        mem.search("warm up", user_id="u0", k=10)
+        while (cmd := cmds.get(timeout=WAIT_S)) is not None:
+            marker, user, forced = cmd
+            out.put("polling")
+            found, deadline = float("nan"), time.monotonic() + 60
+            while found != found and time.monotonic() < deadline:
+                if forced:
+                    mem.refresh()
+                if any(marker in h.text for h in mem.search(marker, user_id=user, k=10)):
+                    found = time.monotonic()
+                time.sleep(POLL_S)
+            out.put(found)
+
+
+def lag_writer(target: Target, cmds: Any, out: Any, burst: int) -> None:
+    """Add a burst of turns holding the marker, flush, report when the flush returned."""
+    with target.open() as mem:
+        mem.search("warm up", user_id="u0", k=10)  # loads the embedder before the first burst
+        while (cmd := cmds.get(timeout=WAIT_S)) is not None:
+            marker, user = cmd
+            t0 = time.monotonic()
+            for line in dialogue(user, burst):
+                mem.add({**line, "text": f"{line['text']} {marker}"}, user_id=user)
+            t1 = time.monotonic()
+            mem.flush(user_id=user)
+            out.put((t0, t1, time.monotonic()))
+
+
+def run_lag(target: Target, trials: int, burst: int) -> dict[str, Any]:
+    """Lag from the writer's flush to the reader's first hit, default vs forced refresh."""
+    ctx = mp.get_context("spawn")
+    rq, ro, wq, wo = ctx.Queue(), ctx.Queue(), ctx.Queue(), ctx.Queue()
+    reader = ctx.Process(target=lag_reader, args=(target, rq, ro), name="lag-reader")
+    writer = ctx.Process(target=lag_writer, args=(target, wq, wo, burst), name="lag-writer")
+    reader.start()
+    writer.start()
+    result: dict[str, Any] = {"refresh_s": target.refresh_s, "burst": burst}
+    phase = np.random.default_rng(0)
+    try:
+        for forced in (False, True):
+            rows: dict[str, list[float]] = {"lag_s": [], "from_flush_start_s": [], "flush_s": []}
+            for trial in range(trials):
+                marker = f"zorblat{int(forced)}x{trial}"
+                rq.put((marker, f"lag{int(forced)}x{trial}", forced))
+                assert ro.get(timeout=WAIT_S) == "polling"
+                # the burst starts at a random point of the reader's refresh_s cycle
+                time.sleep(float(phase.uniform(0, target.refresh_s)))
+                wq.put((marker, f"lag{int(forced)}x{trial}"))
+                _began, flush0, flush1 = wo.get(timeout=WAIT_S)
+                found = ro.get(timeout=WAIT_S)
+                rows["lag_s"].append(found - flush1)
+                rows["from_flush_start_s"].append(found - flush0)
+                rows["flush_s"].append(flush1 - flush0)
+            result["forced" if forced else "default"] = rows
+    finally:
+        rq.put(None)
+        wq.put(None)
+        reader.join(WAIT_S)
+        writer.join(WAIT_S)
+    return result
+
+
+def new_bucket(endpoint: str) -> None:
+    s3 = boto3.client(
+        "s3",
+        endpoint_url=endpoint,
+        region_name=REGION,
+        aws_access_key_id=DUMMY_ENV["AWS_ACCESS_KEY_ID"],
+        aws_secret_access_key=DUMMY_ENV["AWS_SECRET_ACCESS_KEY"],
+    )
+    s3.create_bucket(Bucket=BUCKET)
+
+
+def cell(x: float, fmt: str = ".1f") -> str:
+    return "–" if x != x else format(x, fmt)  # NaN: nothing measured
+
+
+def report(rows: list[dict[str, Any]], lag: dict[str, Any], embedder: str, args: Any) -> None:
+    local = rows[0]["turns_per_s"]
+    print(
+        f"\n{args.users} users x {args.turns} turns, {args.searches} searches per worker, "
+        f"embedder {embedder}, extractive LLM, moto on 127.0.0.1, {os.cpu_count()} cores"
+    )
+    print(
+        "\n| store | workers | ingest s | turns/s | vs local | search p50 ms | p95 ms "
+        "| other workers' users p50 | p95 | add p50 / p99 / max ms | failed calls "
+        "| worker CPU s | moto CPU s |"
+    )
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for r in rows:
+        print(
+            f"| {r['store']} | {r['workers']} | {r['ingest_s']:.1f} | {r['turns_per_s']:.1f} "
+            f"| {r['turns_per_s'] / local:.2f}x | {r['search_p50']:.1f} | {r['search_p95']:.1f} "
+            f"| {cell(r['other_p50'])} | {cell(r['other_p95'])} | {r['add_p50']:.0f} / "
+            f"{r['add_p99']:.0f} / {r['add_max']:.0f} | {r['errors']} | {r['worker_cpu_s']:.1f} "
+            f"| {r['moto_cpu_s']:.1f} |"
+        )
+    print(f"\nCatch-up lag (burst of {lag['burst']} turns, refresh_s={lag['refresh_s']}):")
+    for key, what in (("default", "default refresh_s"), ("forced", "Memory.refresh() per poll")):
+        lags, early = lag[key]["lag_s"], lag[key]["from_flush_start_s"]
+        print(
+            f"- {what}: after flush returned median {np.median(lags):.2f} s, max "
+            f"{max(lags):.2f} s; after flush began median {np.median(early):.2f} s, max "
+            f"{max(early):.2f} s ({len(lags)} bursts; flush median "
+            f"{np.median(lag[key]['flush_s']):.2f} s)"
+        )
+    empty = sum(r["empty_results"] for r in rows)
+    fds = [d for r in rows for d in r["fd_delta"]]
+    threads = [d for r in rows for d in r["thread_delta"]]
+    print(f"\nempty search results: {empty}; fds / threads left after close: {fds} / {threads}")
+    for r in rows:
+        for sample in r["error_samples"]:
+            print(f"- failed call ({r['store']} x{r['workers']}): {sample}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--users", type=int, default=8)
+    ap.add_argument("--turns", type=int, default=30)
+    ap.add_argument("--searches", type=int, default=100)
+    ap.add_argument("--workers", default="1,2,4", help="comma-separated worker counts")
+    ap.add_argument("--embedder", choices=sorted(EMBEDDERS), default="hashing")
+    ap.add_argument("--burst", type=int, default=10, help="turns per catch-up-lag burst")
+    ap.add_argument("--lag-trials", type=int, default=5)
+    ap.add_argument("--profile", default=None, help="cProfile the 1-worker S3 ingest here")
+    ap.add_argument("--out", type=Path, default=None, help="also write the results as JSON")
+    args = ap.parse_args()
+    counts = [int(w) for w in args.workers.split(",")]
+    os.environ.update(DUMMY_ENV)  # inherited by the workers: nothing reaches real AWS
+    for name in CLEARED_ENV:
+        os.environ.pop(name, None)
+    embedder = EMBEDDERS[args.embedder]
+    users = [f"u{i}" for i in range(args.users)]
+    server, endpoint = start_moto()
+    try:
+        new_bucket(endpoint)
+        opts = storage_options_for(endpoint)
+        with tempfile.TemporaryDirectory(prefix="objbench-", ignore_cleanup_errors=True) as tmp:
+            local = Target(f"{tmp}/local", None, f"{tmp}/cache-local", embedder)
+            rows = [run_config("local folder", local, 1, users, args)]
+            print(f"local folder: {rows[0]['turns_per_s']:.1f} turns/s", file=sys.stderr)
+            for w in counts:
+                s3 = Target(f"s3://{BUCKET}/w{w}", opts, f"{tmp}/cache-w{w}", embedder)
+                rows.append(run_config("s3 (moto)", s3, w, users, args))
+                print(f"s3 x{w}: {rows[-1]['turns_per_s']:.1f} turns/s", file=sys.stderr)
+            lag_store = Target(f"s3://{BUCKET}/w{counts[0]}", opts, f"{tmp}/cache-lag", embedder)
+            lag = run_lag(lag_store, args.lag_trials, args.burst)
+    finally:
+        server.stop()
+    report(rows, lag, embedder, args)
+    if args.out:
+        sizes = {"users": args.users, "turns": args.turns, "searches": args.searches}
+        doc = {"embedder": embedder, **sizes, "cores": os.cpu_count(), "rows": rows, "lag": lag}
+        args.out.write_text(json.dumps(doc, indent=2))
+
+
+if __name__ == "__main__":
+    main()
