@@ -6,10 +6,8 @@ versions it matched. On an object store other workers commit too, so this worker
 replica (`replica.LexicalReplica`) caught up from the LanceDB fragments it has not seen:
 
 * after each of this worker's own commits (read-your-writes),
-* every `refresh_s` on a background thread (`hymem-replica`), so searches do not pay for it;
-  a search catches up itself only when the last catch-up is older than twice that (the thread
-  is stuck on a slow store), which bounds staleness; `Store.catch_up()` / `Memory.refresh()`
-  forces one,
+* before a search, when the last catch-up is older than `refresh_s` (the staleness bound for
+  what other workers wrote; `Store.catch_up()` / `Memory.refresh()` forces one),
 * and on open (a cold cache builds the replica once).
 
 Every catch-up also drops the dense cache of each user whose rows changed, so dense search obeys
@@ -78,43 +76,17 @@ class ReplicaSync:
         dense_cache: DenseCache,
         *,
         refresh_s: float,
-        write_lock: threading.RLock,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        """`write_lock` is the store's: a catch-up never interleaves with a commit's own
-        Tantivy writes."""
         self._replica = replica
         self._lex = lex
         self._objects = objects
         self._seen_file = folder / SEEN_FILE
         self._dense = dense_cache
         self._refresh_s = refresh_s
-        self._write_lock = write_lock
         self._clock = clock
         self._last = float("-inf")
         self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-
-    def start(self) -> None:
-        """Catch up every `refresh_s` in the background (none when refresh_s is 0: then every
-        search catches up itself)."""
-        if self._refresh_s > 0 and self._thread is None:
-            self._thread = threading.Thread(target=self._run, name="hymem-replica", daemon=True)
-            self._thread.start()
-
-    def close(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
-            self._thread = None
-
-    def _run(self) -> None:
-        while not self._stop.wait(self._refresh_s):
-            try:
-                self.catch_up()
-            except Exception as exc:  # an unreachable store: searches retry it themselves
-                log.warning("replica.catch_up_failed", error=repr(exc))
 
     # --- LexicalSync's role ----------------------------------------------------------------
     def record(self) -> None:
@@ -146,7 +118,7 @@ class ReplicaSync:
 
     # --- catching up -------------------------------------------------------------------------
     def catch_up(self, *, rebuild: bool = False) -> CatchUp:
-        with self._write_lock, self._lock:
+        with self._lock:
             marker = self._objects.get(ERASURES_KEY)
             mark = marker.data.decode("utf-8", "replace") if marker is not None else ""
             if mark != self._seen():
@@ -170,10 +142,9 @@ class ReplicaSync:
         return done
 
     def maybe_catch_up(self) -> None:
-        """Before a search: catch up if the background thread has fallen behind (or there is
-        none). A search that finds another thread catching up does not wait for it."""
-        bound = self._refresh_s * (2 if self._thread is not None else 1)
-        if self._clock() - self._last < bound:
+        """Before a search: catch up if the last catch-up is older than the staleness bound.
+        A search that finds another thread catching up does not wait for it."""
+        if self._clock() - self._last < self._refresh_s:
             return
         if not self._lock.acquire(blocking=False):
             return

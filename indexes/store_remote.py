@@ -11,7 +11,7 @@ What differs from a folder (`location.py` has the layout):
   another writer held since this one did reloads the user: its leftover journal (a writer that
   died mid-commit) is settled exactly as a folder's is on open, and its caches are dropped;
 * Tantivy lives in this worker's cache slot as a replica caught up from LanceDB (`remote.py`),
-  every `refresh_s` in the background and at once after this worker's own commits;
+  within `refresh_s` of other workers' commits and at once after this worker's own;
 * background compaction is off: with many writers, `hymem optimize` (`Store.optimize`) is run
   explicitly, by one worker or a scheduled job. LanceDB commits it safely beside writers.
 """
@@ -111,7 +111,6 @@ class RemoteStore(Store):
             folder,
             self.dense_cache,
             refresh_s=self._settings.refresh_s,
-            write_lock=self._write_lock,
         )
         self._compactor = Compactor(
             self._lance,
@@ -133,13 +132,10 @@ class RemoteStore(Store):
             )
         self._wire(ObjectJournals(self._objects))
         self._sync.catch_up()  # a cold cache builds the replica once, here
-        self._sync.start()
 
     def _release_parts(self) -> None:
         if self._leases is not None:
             self._leases.close()
-        if isinstance(getattr(self, "_sync", None), ReplicaSync):
-            self._sync.close()
         super()._release_parts()
 
     def _unlock(self) -> None:
@@ -150,7 +146,6 @@ class RemoteStore(Store):
         if self._closed:
             return
         try:
-            self._sync.close()  # first: no catch-up may run into a closing index
             if self._leases is not None:
                 self._leases.close()  # released now, not left to expire
         finally:
