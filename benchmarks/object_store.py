@@ -49,15 +49,13 @@ os.environ.setdefault("LANCEDB_LOG", "error")
 # tests.fixtures_s3 from the repository root, also in the spawned workers
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import boto3
 from hymem import Memory, MemoryConfig
 from hymem.errors import HymemError
 from retrieval_data import NAMES, THINGS, VERBS, WHEN
 
-from tests.fixtures_s3 import CLEARED_ENV, DUMMY_ENV, REGION, start_moto, storage_options_for
+from tests.fixtures_s3 import CLEARED_ENV, DUMMY_ENV, new_bucket, start_moto, storage_options_for
 
 EMBEDDERS = {"hashing": "hashing:384", "minilm": "all-MiniLM-L6-v2"}
-BUCKET = "bench-store"
 WAIT_S = 600.0  # a worker that has not reported by then has failed
 POLL_S = 0.02  # the lag reader's pause between polls
 
@@ -253,17 +251,6 @@ def pct(xs: list[float], q: float) -> float:
     return float(np.percentile(xs, q)) if xs else float("nan")
 
 
-def new_bucket(endpoint: str) -> None:
-    s3 = boto3.client(
-        "s3",
-        endpoint_url=endpoint,
-        region_name=REGION,
-        aws_access_key_id=DUMMY_ENV["AWS_ACCESS_KEY_ID"],
-        aws_secret_access_key=DUMMY_ENV["AWS_SECRET_ACCESS_KEY"],
-    )
-    s3.create_bucket(Bucket=BUCKET)
-
-
 def cell(x: float, fmt: str = ".1f") -> str:
     return "–" if x != x else format(x, fmt)  # NaN: nothing measured
 
@@ -328,17 +315,17 @@ def main() -> None:
     users = [f"u{i}" for i in range(args.users)]
     server, endpoint = start_moto()
     try:
-        new_bucket(endpoint)
+        bucket = new_bucket(endpoint).bucket
         opts = storage_options_for(endpoint)
         with tempfile.TemporaryDirectory(prefix="objbench-", ignore_cleanup_errors=True) as tmp:
             local = Target(f"{tmp}/local", None, f"{tmp}/cache-local", embedder)
             rows = [run_config("local folder", local, 1, users, args)]
             print(f"local folder: {rows[0]['turns_per_s']:.1f} turns/s", file=sys.stderr)
             for w in counts:
-                s3 = Target(f"s3://{BUCKET}/w{w}", opts, f"{tmp}/cache-w{w}", embedder)
+                s3 = Target(f"s3://{bucket}/w{w}", opts, f"{tmp}/cache-w{w}", embedder)
                 rows.append(run_config("s3 (moto)", s3, w, users, args))
                 print(f"s3 x{w}: {rows[-1]['turns_per_s']:.1f} turns/s", file=sys.stderr)
-            lag_store = Target(f"s3://{BUCKET}/w{counts[0]}", opts, f"{tmp}/cache-lag", embedder)
+            lag_store = Target(f"s3://{bucket}/w{counts[0]}", opts, f"{tmp}/cache-lag", embedder)
             lag = run_lag(lag_store, args.lag_trials, args.burst)
     finally:
         server.stop()
