@@ -23,6 +23,7 @@ from datetime import timedelta
 from hymem.indexes import filters as F
 from hymem.indexes import schema as S
 from hymem.indexes.journals import Journals
+from hymem.indexes.sleep_log import SLEEP_LOG
 from hymem.indexes.lexical_sync import LexicalSync
 from hymem.indexes.vectors import LanceTables
 from hymem.logging import get_logger
@@ -31,6 +32,9 @@ log = get_logger("hymem.indexes.erasure")
 
 ERASE_OP = "erase_user"
 USER_TABLES = (S.TURNS, S.SEGMENTS, S.SUMMARIES, S.TRACES)
+# Also cleared, not counted: the sleep journal, a table only on object stores (`sleep_log`; a
+# folder's is a file `SleepJournal.forget_user` rewrites). Here, so a crash cannot leave its rows.
+CLEARED_TABLES = (SLEEP_LOG,)
 
 
 class Eraser:
@@ -53,11 +57,12 @@ class Eraser:
         """Delete the user's rows (none left after a crash: then nothing), then purge."""
         removed: dict[str, int] = {}
         where = F.eq("user_id", user_id)
-        for table in USER_TABLES:
+        for table in (*USER_TABLES, *CLEARED_TABLES):
             n = self._lance.count(table, where) if self._lance.open_existing(table) else 0
             if n:
                 self._lance.delete(table, where)
-            removed[table] = n
+            if table in USER_TABLES:
+                removed[table] = n
         self.purge()
         return removed
 
