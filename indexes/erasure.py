@@ -23,8 +23,8 @@ from datetime import timedelta
 from hymem.indexes import filters as F
 from hymem.indexes import schema as S
 from hymem.indexes.journals import Journals
-from hymem.indexes.sleep_log import SLEEP_LOG
 from hymem.indexes.lexical_sync import LexicalSync
+from hymem.indexes.sleep_log import SLEEP_LOG
 from hymem.indexes.vectors import LanceTables
 from hymem.logging import get_logger
 
