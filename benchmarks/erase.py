@@ -32,7 +32,7 @@ import numpy as np
 os.environ.setdefault("LANCEDB_LOG", "error")
 
 from hymem.embedders import HashingEmbedder
-from hymem.indexes.store import Store
+from hymem.indexes.store.store import Store
 from retrieval_data import bulk_fill, sentences
 
 

@@ -1,4 +1,5 @@
-"""What a worker's lexical replica (`indexes/replica.py`) costs to build and to keep caught up.
+"""What a worker's lexical replica (`indexes/lexical/replica.py`) costs to build and to keep
+caught up.
 
     python benchmarks/replica_catchup.py --rows 100000
 
@@ -27,12 +28,12 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
-from hymem.indexes import filters as F
-from hymem.indexes import schema as S
-from hymem.indexes.lexical import LexicalIndex
-from hymem.indexes.lexical_sync import SUMMARY_LEX_COLS, summary_doc
-from hymem.indexes.replica import CatchUp, LexicalReplica
-from hymem.indexes.vectors import LanceTables
+from hymem.indexes.lance import schema as S
+from hymem.indexes.lance import sql as F
+from hymem.indexes.lance.tables import LanceTables
+from hymem.indexes.lexical.index import LexicalIndex
+from hymem.indexes.lexical.replica import CatchUp, LexicalReplica
+from hymem.indexes.lexical.sync import SUMMARY_LEX_COLS, summary_doc
 from retrieval_data import sentences
 
 DIM = 384

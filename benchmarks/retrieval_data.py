@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 import numpy as np
-from hymem.indexes.store import Store
+from hymem.indexes.store.store import Store
 from hymem.types import SegmentRecord, SummaryRecord
 from tqdm import tqdm
 
@@ -202,7 +202,7 @@ def bulk_fill(
     the write path would take most of an hour and measures the write path (write_path.py), not
     search."""
     import pyarrow as pa
-    from hymem.indexes import schema as S
+    from hymem.indexes.lance import schema as S
 
     t0 = np.datetime64("2023-01-01T00:00:00", "us")
     dim = base_vec.shape[1]

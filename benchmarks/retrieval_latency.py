@@ -47,8 +47,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("LANCEDB_LOG", "error")
 
 from hymem.embedders import Embedder, SentenceTransformerEmbedder
-from hymem.indexes.hybrid import HybridSearcher
-from hymem.indexes.store import Store
+from hymem.indexes.store.store import Store
+from hymem.search.hybrid import HybridSearcher
 from retrieval_data import bulk_fill, fill, queries, sentences
 
 

@@ -29,7 +29,7 @@ from hymem.errors import (
     StoreUnavailableError,
     UserInputError,
 )
-from hymem.indexes.meta_filter import Filter
+from hymem.filters import Filter
 from hymem.manage.erase import ErasureReport
 from hymem.manage.models import MemoryItem, Page
 from hymem.manage.portable import ExportReport, ImportReport

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from hymem.errors import ConfigError
-from hymem.indexes.fusion import DEFAULT_RRF_K
+from hymem.search.fusion import DEFAULT_RRF_K
 from hymem.validation import MAX_K, MAX_QUERY_CHARS
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict

@@ -19,11 +19,9 @@ from typing import Any, Literal
 from hymem.config import MemoryConfig
 from hymem.embedders import Embedder, resolve_embedder
 from hymem.errors import ConfigError, HymemError, StoreClosedError, StoreError, UserInputError
-from hymem.indexes.hybrid import HybridSearcher, SearchMode
-from hymem.indexes.meta_filter import Filter, scoped
-from hymem.indexes.metadata import with_scopes
+from hymem.filters import Filter, scoped
 from hymem.indexes.protocol import Storage
-from hymem.indexes.store import Store
+from hymem.indexes.store.store import Store
 from hymem.llm import LazyRoles
 from hymem.llm.cache import cache_owner
 from hymem.llm.roles import Roles
@@ -33,8 +31,10 @@ from hymem.manage.editor import Editor
 from hymem.memory_args import as_of_utc as _as_of
 from hymem.memory_args import exc_free, remote_settings, sleep_journal_for, store_location
 from hymem.memory_args import with_overrides as _with_overrides
+from hymem.metadata import with_scopes
 from hymem.read.reader import Reader
 from hymem.read.trace_record import Trace, traces_from_rows
+from hymem.search.hybrid import HybridSearcher, SearchMode
 from hymem.sleep.consolidator import Consolidator, SleepReport
 from hymem.time import to_utc_or_none, utcnow
 from hymem.types import AddResult, Answer, Hit, Level, TurnRecord

@@ -15,7 +15,7 @@ from hymem.sleep.journal import SleepJournal, journal_path
 from hymem.time import parse_timestamp
 
 if TYPE_CHECKING:
-    from hymem.indexes.store_remote import RemoteSettings
+    from hymem.indexes.objects.store import RemoteSettings
 
 
 def with_overrides(
@@ -61,7 +61,7 @@ def store_location(
 
 
 def remote_settings(config: MemoryConfig) -> RemoteSettings:
-    from hymem.indexes.store_remote import RemoteSettings
+    from hymem.indexes.objects.store import RemoteSettings
 
     return RemoteSettings(
         lease_ttl_s=config.lease_ttl_s,
@@ -74,8 +74,8 @@ def remote_settings(config: MemoryConfig) -> RemoteSettings:
 def sleep_journal_for(store: Storage, location: StoreLocation) -> SleepJournal:
     """A folder's sleep journal is a file beside its tables; an object store's is a table."""
     if location.remote:
-        from hymem.indexes.sleep_log import TableLines
-        from hymem.indexes.store_remote import RemoteStore
+        from hymem.indexes.lance.sleep_log import TableLines
+        from hymem.indexes.objects.store import RemoteStore
 
         assert isinstance(store, RemoteStore)
         return SleepJournal(None, table=TableLines(store.lance, read_only=store.read_only))

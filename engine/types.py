@@ -14,7 +14,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-# A metadata value (`hymem.indexes.metadata` checks them): typed, so "1", 1 and True differ.
+# A metadata value (`hymem.metadata` checks them): typed, so "1", 1 and True differ.
 MetaValue = str | bool | int | float
 
 

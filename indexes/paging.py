@@ -12,8 +12,8 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from hymem.indexes import filters as F
-from hymem.indexes import schema as S
+from hymem.indexes.lance import schema as S
+from hymem.indexes.lance import sql as F
 from hymem.time import to_utc
 
 # (seq, id) for turns, (created_at, id) for segments and summaries.

@@ -1,9 +1,10 @@
 """The storage seam: everything hymem's engine asks of a memory store, as one typed Protocol.
 
-Two implementations keep it: `hymem.indexes.store.Store` (LanceDB as the source of truth plus a
-derived Tantivy index, in a folder) and `hymem.indexes.memory_store.InMemoryStore` (dicts and
-numpy, for fast tests). `tests/conformance` runs one behavioural suite against both, so a
-component tested against the in-memory store behaves the same on disk.
+Two implementations keep it: `hymem.indexes.store.store.Store` (LanceDB as the source of truth
+plus a derived Tantivy index, in a folder or on an object store) and
+`hymem.indexes.memory.store.InMemoryStore` (dicts and numpy, for fast tests).
+`tests/conformance` runs one behavioural suite against both, so a component tested against the
+in-memory store behaves the same on disk.
 
 Promises that hold for every method:
 
@@ -16,7 +17,7 @@ Promises that hold for every method:
   instant, and an undated record never matches a bounded range.
 * Statuses. `statuses` filters Level-1 summaries only (segments have none); None means every
   status; the default is active summaries only.
-* Metadata. `filters` (a parsed `hymem.indexes.meta_filter.Filter`) keeps the records whose
+* Metadata. `filters` (a parsed `hymem.filters.Filter`) keeps the records whose
   metadata it matches, with `Filter.matches`'s semantics, inside the index before the top-k
   cut; None keeps all. A segment's metadata is its turns', a summary's its segment's.
 * Lifecycle. Writes on a read-only store raise `ReadOnlyStoreError`; any call after `close()`
@@ -32,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
-from hymem.indexes.meta_filter import Filter
+from hymem.filters import Filter
 from hymem.types import (
     Level,
     SegmentRecord,
@@ -195,7 +196,7 @@ class Storage(Protocol):
         `filters` keeps records whose metadata matches, before the page is cut."""
         ...
 
-    # --- search primitives (fusion lives in indexes/hybrid.py) ---------------------------
+    # --- search primitives (fusion lives in engine/search/hybrid.py) ---------------------------
     def dense_rows(
         self,
         user_id: str,
@@ -237,7 +238,7 @@ class Storage(Protocol):
         time_range: TimeRange | None = None,
         filters: Filter | None = None,
     ) -> list[tuple[str, float]]:
-        """Top-k (id, BM25) over `hymem.indexes.analysis.terms`, best first. Any text is
+        """Top-k (id, BM25) over `hymem.indexes.lexical.analysis.terms`, best first. Any text is
         accepted and never raises; text with no content words matches nothing."""
         ...
 

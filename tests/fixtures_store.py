@@ -20,10 +20,10 @@ from typing import Any
 
 import pytest
 from hymem.embedders import Embedder, HashingEmbedder, SentenceTransformerEmbedder
-from hymem.indexes.memory_store import InMemoryStore
+from hymem.indexes.memory.store import InMemoryStore
+from hymem.indexes.objects.store import RemoteSettings
 from hymem.indexes.protocol import Storage
-from hymem.indexes.store import Store
-from hymem.indexes.store_remote import RemoteSettings
+from hymem.indexes.store.store import Store
 from hymem.types import (
     SegmentRecord,
     StatusChange,

@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 from multiprocessing.synchronize import Event
 
-from hymem.indexes.objects import Objects
+from hymem.indexes.objects.objects import Objects
 
 COUNTER_KEY = "counter.txt"
 
@@ -23,8 +23,8 @@ def increment_counter(
     """`times` read-modify-write increments of one counter object, each under the user's lease
     with a fence before the write, the way a store commits. The pause between read and write
     makes a lost update certain if two workers ever overlap; `locked=False` shows that."""
-    from hymem.indexes.leases import LeaseManager
-    from hymem.indexes.objects_remote import RemoteObjects
+    from hymem.indexes.objects.leases import LeaseManager
+    from hymem.indexes.objects.obstore import RemoteObjects
 
     objects = RemoteObjects(uri, storage_options)
     leases = LeaseManager(objects, holder=f"worker-{os.getpid()}", ttl_s=10, wait_s=30, linger_s=0)

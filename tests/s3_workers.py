@@ -58,7 +58,7 @@ def killed_mid_commit() -> None:
     mem = open_memory(uri, options, cache, lease_ttl_s=3.0)
     for i in range(6):
         mem.add([{"speaker": user, "text": f"Kayak trip number {i} on the lake."}], user_id=user)
-    from hymem.indexes.turn_log import TurnLog
+    from hymem.indexes.lance.turn_log import TurnLog
 
     def die(*args: object, **kwargs: object) -> None:
         os.kill(os.getpid(), signal.SIGKILL)

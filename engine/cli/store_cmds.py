@@ -156,7 +156,7 @@ def doctor(
     as_json: Annotated[bool, typer.Option("--json", help="one JSON object")] = False,
 ) -> None:
     """Read every table whole and compare it with the last commit's record; exit 1 if damaged."""
-    from hymem.indexes.doctor import diagnose
+    from hymem.indexes.folder.doctor import diagnose
 
     with _console.status("reading every table"):
         found = diagnose(_folder(store, "doctor"))
@@ -184,7 +184,7 @@ def doctor(
 def repair(store: StorePath = DEFAULT_STORE) -> None:
     """Restore each damaged table to its newest readable version, then rebuild what is derived;
     says what was lost."""
-    from hymem.indexes.doctor import repair as run_repair
+    from hymem.indexes.folder.doctor import repair as run_repair
 
     with _console.status("repairing"):
         report = run_repair(_folder(store, "repair"))

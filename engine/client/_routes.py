@@ -20,7 +20,7 @@ from typing import Any
 from urllib.parse import quote
 
 from hymem.errors import UserInputError
-from hymem.indexes.meta_filter import Filter
+from hymem.filters import Filter
 from hymem.serve import models as M
 from pydantic import BaseModel, ValidationError
 

@@ -6,7 +6,7 @@ same units:
   keeps the paper's whitespace split, LoCoMo lowercases words); ties in the order the official
   `np.argsort(scores)[::-1]` gives them with a stable sort, later units first;
 * dense: cosine similarity under the run's embedder, ties by position (naive RAG's ranking);
-* hybrid: the two fused by reciprocal rank (`hymem.indexes.fusion`, the store's own k).
+* hybrid: the two fused by reciprocal rank (`hymem.search.fusion`, the store's own k).
 
 Each unit's tokens (`count_tokens` of its text) are counted once, on first need, so a ranking
 can be cut to a token budget (`hymem.evaluation.budget`).
@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Generic, Literal, Protocol, TypeVar
 
 import numpy as np
 from hymem.evaluation.baselines import top_k_indices
-from hymem.indexes.fusion import DEFAULT_RRF_K, reciprocal_rank_fusion
 from hymem.llm.tokens import count_tokens
+from hymem.search.fusion import DEFAULT_RRF_K, reciprocal_rank_fusion
 
 if TYPE_CHECKING:
     from hymem.embedders import Embedder

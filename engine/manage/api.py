@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hymem.errors import ReadOnlyStoreError
-from hymem.indexes.meta_filter import Filter, scoped
+from hymem.filters import Filter, scoped
 from hymem.manage.editor import Editor
 from hymem.manage.erase import ErasureReport, erase_user
 from hymem.manage.models import MemoryItem, Page, RecordLevel, StatusFilter

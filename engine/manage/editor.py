@@ -19,8 +19,8 @@ from datetime import datetime
 import numpy as np
 from hymem.embedders import Embedder
 from hymem.errors import NotFoundError, ReadOnlyStoreError, UserInputError
+from hymem.filters import Filter
 from hymem.indexes import paging as P
-from hymem.indexes.meta_filter import Filter
 from hymem.indexes.protocol import Storage
 from hymem.manage import cursor
 from hymem.manage.models import MemoryItem, Page, RecordLevel, StatusFilter

@@ -2,7 +2,7 @@
 
 The parts outside the store's tables go first (the sleep journal's entries, the model response
 cache's entries), then the store erases its rows and purges the files that held them
-(`indexes/erasure.py`, journaled and finished by the next open if a crash cuts it). So a crash
+(`indexes/store/erasure.py`, journaled and finished by the next open if a crash cuts it). So a crash
 at any point leaves the user either fully erased or still present in the store, and erasing
 again finishes the job; erasure is only reported done once every part is.
 

@@ -24,8 +24,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from hymem.indexes.analysis import content_terms
-from hymem.indexes.fusion import DEFAULT_RRF_K, reciprocal_rank_fusion
+from hymem.indexes.lexical.analysis import content_terms
+from hymem.search.fusion import DEFAULT_RRF_K, reciprocal_rank_fusion
 from hymem.types import Hit, Level
 
 LIGHT_EXTRA = 10  # the light path reads this many hits past k to replace repeats

@@ -18,7 +18,7 @@ from typing import Any
 from hymem.config import MemoryConfig
 from hymem.embedders import Embedder
 from hymem.errors import LLMError, UserInputError
-from hymem.indexes.meta_filter import Filter
+from hymem.filters import Filter
 from hymem.indexes.protocol import Storage
 from hymem.llm.roles import RolesProvider
 from hymem.logging import get_logger

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 import numpy as np
 from hymem.embedders import Embedder
-from hymem.indexes.meta_filter import Filter
+from hymem.filters import Filter
 from hymem.indexes.protocol import Storage, TimeRange, Vector
 from hymem.llm.pool import map_concurrent
 from hymem.llm.roles import ContextItem, RoleResult, Roles, RolesProvider

@@ -28,7 +28,7 @@ from hymem.logging import get_logger
 from pydantic import BaseModel, ValidationError
 
 if TYPE_CHECKING:
-    from hymem.indexes.sleep_log import TableLines
+    from hymem.indexes.lance.sleep_log import TableLines
 
 log = get_logger("hymem.sleep.journal")
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from hymem.indexes.metadata import canonical
+from hymem.metadata import canonical
 from hymem.sleep.queues import QueueCost, UpdateQueues
 from hymem.types import SummaryRecord
 

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
-from hymem.indexes.analysis import content_terms
 from hymem.indexes.keys import merged_context
+from hymem.indexes.lexical.analysis import content_terms
 from hymem.types import Attribution, StatusChange, SummaryRecord, SummaryStatus
 from pydantic import BaseModel
 
@@ -103,9 +103,9 @@ class Plan:
 def merge_guard(target_text: str, newer_texts: Iterable[str], merged: str) -> list[str]:
     """Content-word stems that only the older summary held and the merge dropped (empty: ok).
 
-    Words are stemmed as the lexical index stems them (`hymem.indexes.analysis`), function words
-    aside, so a merge the guard accepts keeps every content word a keyword search could have
-    found the target by, while resolving "she" to "Melanie" is not a loss."""
+    Words are stemmed as the lexical index stems them (`hymem.indexes.lexical.analysis`),
+    function words aside, so a merge the guard accepts keeps every content word a keyword search
+    could have found the target by, while resolving "she" to "Melanie" is not a loss."""
     newer: set[str] = set()
     for text in newer_texts:
         newer.update(content_terms(text))

@@ -29,11 +29,11 @@ import numpy as np
 from hymem.config import MemoryConfig
 from hymem.embedders import Embedder
 from hymem.errors import LLMError, StorageFullError
-from hymem.indexes.metadata import Metadata, check_metadata
 from hymem.indexes.protocol import Storage
 from hymem.llm.roles import RolesProvider, SegmentInput
 from hymem.llm.tokens import count_tokens
 from hymem.logging import get_logger
+from hymem.metadata import Metadata, check_metadata
 from hymem.time import Clock, parse_timestamp, utcnow
 from hymem.types import AddResult, SegmentRecord, TurnRecord, TurnStatus
 from hymem.validation import check_session_id
@@ -102,7 +102,7 @@ class Ingestor:
         metadata: Metadata | None = None,
     ) -> AddResult:
         """Persist the call's turns as pending, then flush whatever buffers are full.
-        `metadata` (`hymem.indexes.metadata` says what it may hold) goes on every turn."""
+        `metadata` (`hymem.metadata` says what it may hold) goes on every turn."""
         check_session_id(session_id)
         call_time = parse_timestamp(timestamp) if timestamp is not None else self._clock()
         accepted = normalise_messages(messages, default_time=call_time)

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 
-from hymem.indexes.metadata import canonical
-from hymem.indexes.store import Store
+from hymem.indexes.store.store import Store
+from hymem.metadata import canonical
 from hymem.types import TurnRecord, TurnStatus
 from hymem.write.messages import NormalisedMessage
 

@@ -14,10 +14,10 @@ import json
 from collections.abc import Sequence
 
 from hymem.indexes.keys import summary_context
-from hymem.indexes.metadata import canonical
 from hymem.llm.roles import FactItem, SegmentSummary
 from hymem.llm.tokens import count_tokens
 from hymem.logging import get_logger
+from hymem.metadata import canonical
 from hymem.time import format_line_time, utcnow
 from hymem.types import Attribution, SegmentRecord, SummaryRecord, TurnRecord
 from hymem.write.summary_vectors import SummarySource

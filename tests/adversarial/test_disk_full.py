@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 from hymem import Memory, MemoryConfig, StorageFullError
-from hymem.indexes import schema as S
-from hymem.indexes.faults import is_disk_full
-from hymem.indexes.lexical import LexicalIndex
-from hymem.indexes.vectors import LanceTables
+from hymem.indexes.lance import schema as S
+from hymem.indexes.lance.tables import LanceTables
+from hymem.indexes.lexical.index import LexicalIndex
+from hymem.indexes.store.faults import is_disk_full
 from hymem.types import StatusChange, SummaryStatus
 
 pytestmark = pytest.mark.integration

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 from hymem.embedders import HashingEmbedder
-from hymem.indexes import schema as S
-from hymem.indexes.store import Store
+from hymem.indexes.lance import schema as S
+from hymem.indexes.store.store import Store
 from hymem.types import Level, StatusChange, SummaryStatus
 
 from tests.fixtures_store import (

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from hymem import Memory, MemoryConfig, StoreCorruptedError
 from hymem.cli import app
-from hymem.indexes.doctor import diagnose, repair
+from hymem.indexes.folder.doctor import diagnose, repair
 from typer.testing import CliRunner
 
 pytestmark = pytest.mark.integration

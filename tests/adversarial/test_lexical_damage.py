@@ -16,7 +16,7 @@ import pytest
 from hymem import Memory, MemoryConfig
 from hymem.cli import app
 from hymem.embedders import HashingEmbedder
-from hymem.indexes.store import Store
+from hymem.indexes.store.store import Store
 from hymem.types import Level
 from typer.testing import CliRunner
 

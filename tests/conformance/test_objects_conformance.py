@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 from hymem.errors import ConfigError, UserInputError
-from hymem.indexes.objects import MemoryObjects, Objects
-from hymem.indexes.objects_remote import RemoteObjects
+from hymem.indexes.objects.objects import MemoryObjects, Objects
+from hymem.indexes.objects.obstore import RemoteObjects
 
 
 @pytest.fixture(params=["memory", pytest.param("s3", marks=pytest.mark.integration)])

@@ -119,7 +119,7 @@ def test_erase_user_is_refused_on_a_read_only_handle(storage_kit: StorageKit) ->
 
 @pytest.mark.parametrize("level", ["turn", "segment", "summary"])
 def test_pages_filter_by_metadata_before_the_cut(storage_kit: StorageKit, level: str) -> None:
-    from hymem.indexes.meta_filter import Filter
+    from hymem.filters import Filter
 
     store = storage_kit.store
     turns = [

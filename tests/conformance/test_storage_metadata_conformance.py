@@ -9,9 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hymem.indexes.hybrid import HybridSearcher
-from hymem.indexes.meta_filter import Filter
+from hymem.filters import Filter
 from hymem.indexes.protocol import Storage
+from hymem.search.hybrid import HybridSearcher
 from hymem.types import Level, MetaValue
 
 from tests.fixtures_store import EVIL, StorageKit, make_segment, make_summary

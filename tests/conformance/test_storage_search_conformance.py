@@ -9,9 +9,9 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 from hymem.errors import StoreError
-from hymem.indexes.memory_store import InMemoryStore
+from hymem.indexes.memory.store import InMemoryStore
 from hymem.indexes.protocol import HIT_COLUMNS, Storage, TimeRange
-from hymem.indexes.store import Store
+from hymem.indexes.store.store import Store
 from hymem.types import Attribution, Level, SummaryStatus
 
 from tests.fixtures_store import (

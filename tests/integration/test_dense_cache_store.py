@@ -8,8 +8,8 @@ from collections.abc import Callable
 from datetime import timedelta
 
 import pytest
-from hymem.indexes import schema as S
-from hymem.indexes.store import Store
+from hymem.indexes.lance import schema as S
+from hymem.indexes.store.store import Store
 from hymem.types import Level, StatusChange, SummaryStatus
 
 from tests.fixtures_store import BASE_TIME, make_segment, make_summary, vec

@@ -145,7 +145,7 @@ KILL_SCRIPT = textwrap.dedent(
     import os, signal, sys
     from hymem import Memory
     from hymem.embedders import HashingEmbedder
-    from hymem.indexes import erasure
+    from hymem.indexes.store.store import erasure
 
     real = erasure.Eraser.purge
     def purge_then_die(self):

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hymem.indexes import schema as S
-from hymem.indexes import vectors
-from hymem.indexes.maintenance import OPTIMIZE_EVERY, STATE_FILE
-from hymem.indexes.store import Store
+from hymem.indexes.lance import schema as S
+from hymem.indexes.lance import tables as vectors
+from hymem.indexes.store.maintenance import OPTIMIZE_EVERY, STATE_FILE
+from hymem.indexes.store.store import Store
 from hymem.types import StatusChange, SummaryRecord, SummaryStatus
 
 from tests.fixtures_store import DIM, make_segment, make_summary, make_turns

@@ -8,7 +8,7 @@ import time
 
 import pytest
 from hymem.errors import StoreUnavailableError
-from hymem.indexes.objects_remote import RemoteObjects
+from hymem.indexes.objects.obstore import RemoteObjects
 
 from tests.fixtures_s3 import S3Target
 from tests.lease_workers import COUNTER_KEY, increment_counter

@@ -12,14 +12,14 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 import tantivy
-from hymem.indexes import filters as F
-from hymem.indexes import schema as S
-from hymem.indexes.analysis import ANALYZER_NAME, build_analyzer
-from hymem.indexes.lexical import LexicalIndex
-from hymem.indexes.lexical_docs import build_schema, doc_key
-from hymem.indexes.lexical_sync import LEX_COLS, SUMMARY_LEX_COLS, segment_doc, summary_doc
-from hymem.indexes.replica import CatchUp, LexicalReplica
-from hymem.indexes.vectors import LanceTables
+from hymem.indexes.lance import schema as S
+from hymem.indexes.lance import sql as F
+from hymem.indexes.lance.tables import LanceTables
+from hymem.indexes.lexical.analysis import ANALYZER_NAME, build_analyzer
+from hymem.indexes.lexical.docs import build_schema, doc_key
+from hymem.indexes.lexical.index import LexicalIndex
+from hymem.indexes.lexical.replica import CatchUp, LexicalReplica
+from hymem.indexes.lexical.sync import LEX_COLS, SUMMARY_LEX_COLS, segment_doc, summary_doc
 from hymem.types import Level, SegmentRecord, SummaryRecord, SummaryStatus
 
 pytestmark = pytest.mark.integration

@@ -34,14 +34,14 @@ def die(*a, **k):
 
 # Killed after the new version is in LanceDB, before the old one is retired.
 KILL_IN_RETIRE = OPEN + textwrap.dedent("""
-    from hymem.indexes.commits import CommitWriter
+    from hymem.indexes.store.commits import CommitWriter
     CommitWriter.apply_status = die
     getattr(mem, sys.argv[2])(sys.argv[3], *sys.argv[4:], user_id="u")
 """)
 
 # Killed before anything of the correction is written.
 KILL_BEFORE_ADD = OPEN + textwrap.dedent("""
-    from hymem.indexes.vectors import LanceTables
+    from hymem.indexes.lance.tables import LanceTables
     LanceTables.add = die
     getattr(mem, sys.argv[2])(sys.argv[3], *sys.argv[4:], user_id="u")
 """)
@@ -49,7 +49,7 @@ KILL_BEFORE_ADD = OPEN + textwrap.dedent("""
 # Killed inside the second of several journaled commits.
 KILL_IN_IMPORT = OPEN + textwrap.dedent("""
     from hymem.manage import portable
-    from hymem.indexes.store import Store
+    from hymem.indexes.store.store import Store
     portable.COMMIT_SEGMENTS = 1
     real, calls = Store.commit_segments, []
     def second_dies(self, *a, **k):

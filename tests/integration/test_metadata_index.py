@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from hymem.indexes import schema as S
-from hymem.indexes import vectors
-from hymem.indexes.meta_filter import Filter
-from hymem.indexes.store import Store
+from hymem.filters import Filter
+from hymem.indexes.lance import schema as S
+from hymem.indexes.lance import tables as vectors
+from hymem.indexes.store.store import Store
 
 from tests.fixtures_store import make_segment, make_summary
 

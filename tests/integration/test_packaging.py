@@ -70,7 +70,7 @@ def test_wheel_contains_and_imports_every_module(wheel: Path, tmp_path: Path) ->
     assert any(n.startswith("hymem/prompts/") and n.endswith(".md") for n in names), names
     assert not any(n.startswith(("engine/", "indexes/", "prompts/")) for n in names)
     modules = _source_modules()
-    assert "hymem.indexes.store" in modules
+    assert "hymem.indexes.store.store" in modules
     script = (
         "import importlib, sys\n"
         f"mods = {modules!r}\n"

@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 from hymem.embedders import HashingEmbedder
-from hymem.indexes.lexical import LEXICAL_SCHEMA_VERSION
-from hymem.indexes.store import Store
+from hymem.indexes.lexical.index import LEXICAL_SCHEMA_VERSION
+from hymem.indexes.store.store import Store
 from hymem.types import Level, StatusChange, SummaryStatus, TurnStatus
 
 from tests.fixtures_store import (

@@ -13,10 +13,10 @@ import lancedb
 import pyarrow as pa
 import pytest
 from hymem.errors import HymemError, SchemaVersionError
-from hymem.indexes import migrate
-from hymem.indexes import schema as S
-from hymem.indexes.store import Store
-from hymem.indexes.vectors import LanceTables
+from hymem.indexes.lance import migrate
+from hymem.indexes.lance import schema as S
+from hymem.indexes.lance.tables import LanceTables
+from hymem.indexes.store.store import Store
 from hymem.types import Attribution, Level
 
 from tests.fixtures_store import make_segment, make_summary

@@ -12,10 +12,10 @@ from typing import Any
 import lancedb
 import pytest
 from hymem.errors import HymemError, SchemaVersionError
-from hymem.indexes import migrate
-from hymem.indexes import schema as S
-from hymem.indexes.meta_filter import Filter
-from hymem.indexes.store import Store
+from hymem.filters import Filter
+from hymem.indexes.lance import migrate
+from hymem.indexes.lance import schema as S
+from hymem.indexes.store.store import Store
 
 from tests.fixtures_store import make_segment, make_summary, make_turns
 from tests.integration.test_store_migration import drop_metadata, set_version

@@ -19,7 +19,7 @@ from hymem.errors import (
     StoreError,
     StoreLockedError,
 )
-from hymem.indexes.store import SCHEMA_VERSION, Store
+from hymem.indexes.store.store import SCHEMA_VERSION, Store
 
 from tests.fixtures_store import commit_texts, make_turns, open_store
 
@@ -94,7 +94,7 @@ def test_second_writer_in_another_process_is_refused(tmp_path: Path) -> None:
             "-c",
             textwrap.dedent(f"""
             import sys
-            from hymem.indexes.store import Store
+            from hymem.indexes.store.store import Store
             s = Store.open({str(folder)!r}, embedder_name="hashing-64", dim=64)
             print("locked", flush=True)
             sys.stdin.readline()

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 from hymem.embedders import HashingEmbedder
-from hymem.indexes.fusion import DEFAULT_RRF_K
-from hymem.indexes.hybrid import HybridSearcher
-from hymem.indexes.store import Store
+from hymem.indexes.store.store import Store
+from hymem.search.fusion import DEFAULT_RRF_K
+from hymem.search.hybrid import HybridSearcher
 from hymem.types import Level, StatusChange, SummaryStatus
 
 from tests.fixtures_store import commit_texts, make_records, make_turns, open_store

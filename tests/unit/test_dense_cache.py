@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 
 import numpy as np
 import pytest
-from hymem.indexes.dense_cache import (
+from hymem.indexes.dense.cache import (
     NO_STATUS,
     STATUS_CODES,
     Columns,

@@ -8,8 +8,8 @@ import time
 
 import pytest
 from hymem.errors import LeaseLostError, StoreCorruptedError, StoreLockedError
-from hymem.indexes.leases import LeaseManager, lease_key
-from hymem.indexes.objects import MemoryObjects
+from hymem.indexes.objects.leases import LeaseManager, lease_key
+from hymem.indexes.objects.objects import MemoryObjects
 
 TTL = 30.0
 

@@ -12,7 +12,7 @@ from hymem.evaluation.longmemeval.flat import (
     session_units,
     turn_units,
 )
-from hymem.indexes.fusion import reciprocal_rank_fusion
+from hymem.search.fusion import reciprocal_rank_fusion
 
 from tests.fixtures_lme import LME_MINI, lme_data
 

@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 import pytest
 from hymem.embedders import HashingEmbedder
 from hymem.errors import NotFoundError, ReadOnlyStoreError, UserInputError
-from hymem.indexes.memory_store import InMemoryStore
+from hymem.indexes.memory.store import InMemoryStore
 from hymem.manage import cursor
 from hymem.manage.editor import Editor, check_listing
 from hymem.sleep.plan import plan_restore

@@ -10,10 +10,9 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hymem import metadata as M
 from hymem.errors import UserInputError
-from hymem.indexes import metadata as M
-from hymem.indexes.meta_compile import mask, sortable_bounds, to_sql
-from hymem.indexes.meta_filter import (
+from hymem.filters import (
     MAX_CONDITIONS,
     MAX_DEPTH,
     Filter,
@@ -23,6 +22,7 @@ from hymem.indexes.meta_filter import (
     parse_filter,
     scoped,
 )
+from hymem.indexes.filter_compile import mask, sortable_bounds, to_sql
 from pydantic import BaseModel, ValidationError
 
 EVIL = "x' OR '1'='1"

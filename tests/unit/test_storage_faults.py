@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 from hymem.errors import StorageFullError, StoreCorruptedError, StoreUnavailableError
-from hymem.indexes.faults import storage_faults
+from hymem.indexes.store.faults import storage_faults
 
 CASES = [
     (

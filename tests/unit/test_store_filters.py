@@ -6,7 +6,7 @@ from datetime import datetime
 
 import pytest
 from hymem.errors import UserInputError
-from hymem.indexes import filters as F
+from hymem.indexes.lance import sql as F
 
 
 def test_single_quotes_are_doubled() -> None:

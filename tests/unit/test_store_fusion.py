@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hymem.indexes.fusion import DEFAULT_RRF_K, reciprocal_rank_fusion
+from hymem.search.fusion import DEFAULT_RRF_K, reciprocal_rank_fusion
 
 
 def test_item_ranked_well_by_both_beats_item_first_in_one() -> None:

@@ -15,16 +15,16 @@ import pytest
 from hymem.config import MemoryConfig
 from hymem.embedders import HashingEmbedder
 from hymem.errors import UserInputError
-from hymem.indexes.fusion import DEFAULT_RRF_K
-from hymem.indexes.hybrid import (
+from hymem.indexes.memory.store import InMemoryStore
+from hymem.indexes.protocol import Row, Vector
+from hymem.search.fusion import DEFAULT_RRF_K
+from hymem.search.hybrid import (
     DEPTH_FACTOR,
     MIN_CANDIDATES,
     SEARCH_THREADS,
     HybridSearcher,
     candidate_depth,
 )
-from hymem.indexes.memory_store import InMemoryStore
-from hymem.indexes.protocol import Row, Vector
 from hymem.types import Level, SummaryStatus
 
 from tests.fixtures_store import DIM, make_segment, make_summary, vec

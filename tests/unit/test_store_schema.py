@@ -7,8 +7,8 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 from hymem.errors import UserInputError
-from hymem.indexes import schema as S
-from hymem.indexes.analysis import build_analyzer, content_terms, terms
+from hymem.indexes.lance import schema as S
+from hymem.indexes.lexical.analysis import build_analyzer, content_terms, terms
 from hymem.time import micros
 from hymem.types import SegmentRecord, SummaryRecord, TurnRecord
 

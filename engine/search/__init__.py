@@ -1,0 +1,2 @@
+"""Retrieval over any `Storage`: hybrid search (dense + lexical fused by reciprocal rank) and
+the search scope every caller builds once at the edge."""

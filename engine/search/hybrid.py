@@ -1,0 +1,304 @@
+"""Hybrid retrieval: dense (LanceDB cosine) + BM25 (Tantivy) fused by reciprocal rank.
+
+Each branch fetches a deeper candidate list (max(2k, 20) by default: `candidate_depth`) than
+the k returned, because an item ranked 15th by both retrievers should beat one ranked 3rd by
+only one of them. Both branches are filtered by user_id (and status, time range, metadata
+`Filter`) inside the index, never after the cut. Text, times and the segment link come from
+LanceDB: dense hits carry them from the vector query itself, and the lexical candidates are
+looked up by id in one query, in a worker thread that overlaps the query embedding (`close()`
+stops those threads). A lexical id that LanceDB no longer holds is dropped, so a stale lexical
+index can never serve an orphan. While the store's lexical index is unusable
+(`Storage.lexical_unavailable`: damaged, not yet rebuilt) the lexical branch finds nothing, so
+hybrid search is dense only and every hit says so (`Hit.lexical_unavailable`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal
+
+from hymem.embedders import Embedder
+from hymem.errors import UserInputError
+from hymem.filters import Filter, parse_filter
+from hymem.indexes.protocol import ACTIVE_ONLY, Row, Storage, TimeRange, Vector
+from hymem.logging import get_logger
+from hymem.search.fusion import DEFAULT_RRF_K, reciprocal_rank_fusion
+from hymem.time import to_utc
+from hymem.types import Hit, Level, SummaryStatus
+from hymem.validation import MAX_K, check_k, check_level, check_query, check_user_id
+
+SearchMode = Literal["hybrid", "dense", "lexical"]
+_MODES = ("hybrid", "dense", "lexical")
+# Defaults of MemoryConfig.search_depth_factor / search_min_candidates / search_threads.
+# Twice k lets an item both retrievers rank moderately reach the fused top k; the floor of 20
+# keeps small-k searches (k=1..10) from fusing two lists too short to agree on anything.
+DEPTH_FACTOR = 2
+MIN_CANDIDATES = 20
+# Lexical-branch workers: each search uses one while its own thread runs the dense branch, so
+# this many searches overlap fully; more would only contend for the same cores.
+SEARCH_THREADS = 4
+
+# What the lexical branch hands back: (id, BM25) best first, the rows of those ids, and
+# whether the lexical index was unusable (its hits then missing, not merely absent).
+_LexicalResult = tuple[list[tuple[str, float]], dict[str, Row], bool]
+
+log = get_logger("hymem.search.hybrid")
+
+
+@dataclass(frozen=True, slots=True)
+class _Scope:
+    """What a search is restricted to besides the user and level."""
+
+    time_range: TimeRange | None
+    include_inactive: bool
+    filters: Filter | None
+
+    def checked_filters(self) -> Filter | None:
+        """A parsed Filter; a plain mapping is parsed here (UserInputError if it is bad)."""
+        return parse_filter(self.filters)
+
+
+def candidate_depth(k: int, factor: int = DEPTH_FACTOR, floor: int = MIN_CANDIDATES) -> int:
+    """How many candidates each branch fetches before fusion."""
+    return max(factor * k, floor)
+
+
+class HybridSearcher:
+    """Model-free retrieval over one `Storage` with one Embedder; safe to share across threads."""
+
+    def __init__(
+        self,
+        store: Storage,
+        embedder: Embedder,
+        rrf_k: int = DEFAULT_RRF_K,
+        *,
+        depth_factor: int = DEPTH_FACTOR,
+        min_candidates: int = MIN_CANDIDATES,
+        threads: int = SEARCH_THREADS,
+        max_k: int = MAX_K,
+    ) -> None:
+        for name, value in (
+            ("rrf_k", rrf_k),
+            ("depth_factor", depth_factor),
+            ("min_candidates", min_candidates),
+            ("threads", threads),
+        ):
+            if value < 1:
+                raise UserInputError(f"{name} must be >= 1, got {value}")
+        self.store = store
+        self.embedder = embedder
+        self.rrf_k = rrf_k
+        self.depth_factor = depth_factor
+        self.min_candidates = min_candidates
+        self.max_k = max_k
+        self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="hymem-lexical")
+
+    def close(self) -> None:
+        """Stop the lexical worker threads (waiting for a search in flight); idempotent."""
+        self._pool.shutdown(wait=True)
+
+    def search(
+        self,
+        query: str,
+        *,
+        user_id: str,
+        k: int,
+        level: Level | str = Level.SUMMARY,
+        mode: SearchMode = "hybrid",
+        time_range: TimeRange | None = None,
+        include_inactive: bool = False,
+        filters: Filter | None = None,
+    ) -> list[Hit]:
+        """Top-k hits of `user_id` for `query`, best first; [] for an unknown user. `filters`
+        (a parsed `Filter`) keeps hits whose metadata matches, in both branches."""
+        check_query(query)
+        check_mode(mode)
+        embed = None if mode == "lexical" else (lambda: self.embedder.embed([query])[0])
+        scope = _Scope(time_range, include_inactive, filters)
+        return self._search(query, embed, user_id, k, level, mode, scope)
+
+    def search_vector(
+        self,
+        vector: Vector | None,
+        query: str,
+        *,
+        user_id: str,
+        k: int,
+        level: Level | str = Level.SUMMARY,
+        mode: SearchMode = "hybrid",
+        time_range: TimeRange | None = None,
+        include_inactive: bool = False,
+        filters: Filter | None = None,
+    ) -> list[Hit]:
+        """Same as `search` with a precomputed query vector (None only for mode="lexical")."""
+        check_mode(mode)
+        if vector is None and mode != "lexical":
+            raise UserInputError(f"mode {mode!r} needs a query vector")
+        given = None if vector is None else (lambda: vector)
+        scope = _Scope(time_range, include_inactive, filters)
+        return self._search(query, given, user_id, k, level, mode, scope)
+
+    def _search(
+        self,
+        query: str,
+        get_vector: Callable[[], Vector] | None,
+        user_id: str,
+        k: int,
+        level: Level | str,
+        mode: SearchMode,
+        scope: _Scope,
+    ) -> list[Hit]:
+        check_user_id(user_id)
+        check_k(k, maximum=self.max_k)
+        lvl = check_level(level)
+        time_range = scope.time_range
+        check_time_range(time_range)
+        filters = scope.checked_filters()
+        statuses = None if scope.include_inactive else ACTIVE_ONLY
+        depth = candidate_depth(k, self.depth_factor, self.min_candidates)
+
+        # The lexical branch (BM25 + one lookup of its candidates) runs in a worker thread
+        # while this thread embeds the query and runs the dense search, so it adds almost
+        # nothing to the latency: both Tantivy and LanceDB release the GIL.
+        lex_future: Future[_LexicalResult] | None = None
+        if mode != "dense" and query.strip():
+            lex_future = self._pool.submit(
+                self._lexical_branch, user_id, query, depth, lvl, statuses, time_range, filters
+            )
+        dense_rows: list[Row] = []
+        try:
+            if get_vector is not None and mode != "lexical":
+                dense_rows = self.store.dense_rows(
+                    user_id,
+                    get_vector(),
+                    depth,
+                    level=lvl,
+                    statuses=statuses,
+                    time_range=time_range,
+                    filters=filters,
+                )
+        except BaseException:
+            if lex_future is not None:
+                lex_future.cancel()
+            raise
+        no_lexical: _LexicalResult = ([], {}, False)
+        lexical, rows, degraded = lex_future.result() if lex_future is not None else no_lexical
+        rows.update((r["id"], r) for r in dense_rows)
+        hits = self._fuse(lvl, k, dense_rows, lexical, rows)
+        if degraded:
+            hits = [h.model_copy(update={"lexical_unavailable": True}) for h in hits]
+        return hits
+
+    def _lexical_branch(
+        self,
+        user_id: str,
+        query: str,
+        depth: int,
+        level: Level,
+        statuses: Sequence[SummaryStatus] | None,
+        time_range: TimeRange | None,
+        filters: Filter | None,
+    ) -> _LexicalResult:
+        lexical = self.store.lexical_search(
+            user_id,
+            query,
+            depth,
+            level=level,
+            statuses=statuses,
+            time_range=time_range,
+            filters=filters,
+        )
+        degraded = self.store.lexical_unavailable
+        return lexical, self.store.hydrate(user_id, level, [i for i, _ in lexical]), degraded
+
+    def _fuse(
+        self,
+        level: Level,
+        k: int,
+        dense_rows: list[Row],
+        lexical: list[tuple[str, float]],
+        rows: dict[str, Row],
+    ) -> list[Hit]:
+        """The top k of both rankings fused by RRF (a branch the mode skipped is empty and
+        adds nothing), each hit keeping its per-branch ranks and scores. An id with no row
+        (in Tantivy but no longer in LanceDB) is logged and never served."""
+        dense_ids = [r["id"] for r in dense_rows]
+        lex_ids = [i for i, _ in lexical]
+        dense_rank = {i: n for n, i in enumerate(dense_ids, start=1)}
+        lex_rank = {i: n for n, i in enumerate(lex_ids, start=1)}
+        lex_score = dict(lexical)
+        hits: list[Hit] = []
+        for item_id, score in reciprocal_rank_fusion([dense_ids, lex_ids], k=self.rrf_k):
+            row = rows.get(item_id)
+            if row is None:
+                log.warning("hybrid.orphan_lexical_hit", id=item_id, level=level.value)
+                continue
+            ranks = (dense_rank.get(item_id), lex_rank.get(item_id))
+            hits.append(_hit(level, row, score, *ranks, lex_score.get(item_id)))
+            if len(hits) == k:
+                break
+        return hits
+
+
+def _hit(
+    level: Level,
+    row: Row,
+    fused: float,
+    d_rank: int | None,
+    l_rank: int | None,
+    l_score: float | None,
+) -> Hit:
+    distance = row.get("_distance")
+    return Hit(
+        level=level,
+        id=row["id"],
+        user_id=row["user_id"],
+        text=row["text"],
+        segment_id=row["segment_id"] if level is Level.SUMMARY else row["id"],
+        turn_ids=list(row.get("turn_ids" if level is Level.SEGMENT else "source_turn_ids") or []),
+        attribution=row.get("attribution") if level is Level.SUMMARY else None,
+        time_start=row.get("time_start"),
+        time_end=row.get("time_end"),
+        status=SummaryStatus(row["status"]) if level is Level.SUMMARY else None,
+        metadata=row.get("metadata") or {},
+        dense_score=None if distance is None or d_rank is None else 1.0 - float(distance),
+        lexical_score=l_score,
+        dense_rank=d_rank,
+        lexical_rank=l_rank,
+        fused_score=fused,
+    )
+
+
+def check_mode(mode: object) -> SearchMode:
+    if mode not in _MODES:
+        raise UserInputError(f"unknown search mode {mode!r}: use hybrid, dense or lexical")
+    return mode  # type: ignore[return-value]
+
+
+def check_time_range(time_range: object) -> None:
+    """A (since, until) pair of datetimes or Nones, not reversed. The bounds are compared in
+    UTC (`to_utc`), so one aware and one naive bound are fine rather than a TypeError."""
+    if time_range is None:
+        return
+    if not isinstance(time_range, tuple) or len(time_range) != 2:
+        raise UserInputError("time_range must be a (since, until) tuple")
+    since, until = time_range
+    for v in (since, until):
+        if v is not None and not isinstance(v, datetime):
+            raise UserInputError(f"time_range bounds must be datetimes or None, got {v!r}")
+    if since is not None and until is not None and to_utc(since) > to_utc(until):
+        raise UserInputError("time_range starts after it ends")
+
+
+__all__ = [
+    "DEPTH_FACTOR",
+    "MIN_CANDIDATES",
+    "SEARCH_THREADS",
+    "HybridSearcher",
+    "SearchMode",
+    "Vector",
+    "candidate_depth",
+]

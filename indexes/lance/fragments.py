@@ -1,0 +1,102 @@
+"""Fragment-level reads of a LanceDB table, for replicas that follow it incrementally.
+
+`vectors.LanceTables` answers row queries; a replica (`replica.py`) needs what sits under them:
+the fragments of one pinned version, each with its data files and deletion file, and the rows
+of one fragment only. Facts of pylance 14 / lancedb 0.40 this relies on (checked by
+`tests/integration/test_lexical_replica.py`):
+
+* fragment ids are never reused within a dataset: an append adds a fragment with a new id, a
+  compaction replaces fragments by new ids, a fragment whose rows are all deleted is dropped;
+* a delete (and the delete half of `merge_insert`, `update`) keeps the fragment and its data
+  files and writes it a new deletion file (new id/read_version, `num_deleted_rows`);
+* a table recreated under the same name starts again at fragment 0 with other data files;
+* reading only `_rowaddr` of a fragment reads its deletion file but no data pages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from hymem.indexes.lance.tables import LanceTables
+
+ROW_ADDR = "_rowaddr"
+# A row address is (fragment id << 32) | offset in the fragment.
+OFFSET_MASK = 0xFFFF_FFFF
+
+
+@dataclass(frozen=True, slots=True)
+class Fragment:
+    """What identifies one fragment's contents: its data files and its deletion file."""
+
+    id: int
+    files: tuple[str, ...]
+    deletion: str | None  # "read_version.id.num_deleted" of its deletion file; None: none
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """One pinned version of a table; every read goes to that version."""
+
+    version: int
+    fragments: dict[int, Fragment]
+    dataset: Any = None  # lance.LanceDataset; None for a table that does not exist
+
+
+def _deletion_marker(meta: Any) -> str | None:
+    d = meta.deletion_file
+    if d is None:
+        return None
+    return f"{d.read_version}.{d.id}.{d.num_deleted_rows}"
+
+
+def latest_snapshot(lance: LanceTables, name: str) -> Snapshot:
+    """The table's newest version, whatever the connection's read_consistency_interval
+    (`checkout_latest` forces the check); a missing table is version 0 with no fragments.
+    Reads the manifest only."""
+    if not lance.open_existing(name):
+        return Snapshot(0, {})
+    table = lance.table(name)
+    table.checkout_latest()
+    ds = table.to_lance()  # pinned at the version just checked out
+    frags: dict[int, Fragment] = {}
+    for frag in ds.get_fragments():
+        meta = frag.metadata
+        files = tuple(f.path for f in meta.files)
+        frags[frag.fragment_id] = Fragment(frag.fragment_id, files, _deletion_marker(meta))
+    return Snapshot(int(ds.version), frags, ds)
+
+
+def offsets(addresses: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """Row addresses -> offsets within their fragment (uint32)."""
+    masked = pc.bit_wise_and(addresses, pa.scalar(OFFSET_MASK, pa.uint64()))
+    return pc.cast(masked, pa.uint32())
+
+
+def fragment_batches(
+    snap: Snapshot, fragment_id: int, columns: Sequence[str], batch_size: int
+) -> Iterator[pa.RecordBatch]:
+    """The live rows of one fragment (deletions applied), with their `_rowaddr`."""
+    frag = snap.dataset.get_fragment(fragment_id)
+    yield from frag.to_batches(columns=list(columns), with_row_address=True, batch_size=batch_size)
+
+
+def live_offsets(snap: Snapshot, fragment_id: int) -> pa.Array:
+    """Offsets of the fragment's live rows: reads its deletion file, no row data."""
+    frag = snap.dataset.get_fragment(fragment_id)
+    table = frag.to_table(columns=[], with_row_address=True)
+    return offsets(table.column(ROW_ADDR))
+
+
+__all__ = [
+    "ROW_ADDR",
+    "Fragment",
+    "Snapshot",
+    "fragment_batches",
+    "latest_snapshot",
+    "live_offsets",
+    "offsets",
+]

@@ -1,0 +1,301 @@
+"""LanceDB access: the tables that are hymem's source of truth, their queries and indexes.
+
+Only this module talks to LanceDB. Filters arrive as SQL strings built by `indexes.filters`
+(escaped literals only). Dense search always uses cosine distance and LanceDB's default
+prefiltering, so `user_id`/status/time filters apply before the top-k cut. Vector queries always
+select `_distance` explicitly: LanceDB 0.40 logs a deprecation warning on every vector query that
+names its output columns without it, and hymem leaves the process's logging settings alone.
+
+Calls arrive from several threads: the store's writer, searches, and the index maintainer
+(`maintenance.py`), whose IVF_PQ builds commit beside the writer's appends and updates.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Iterator, Sequence
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+from hymem.indexes.protocol import Vector
+from hymem.logging import get_logger
+
+log = get_logger("hymem.indexes.lance.tables")
+
+# IVF partitions probed, and exact re-ranking of refine_factor * k PQ candidates. This path
+# serves only users over `dense_cache_mb` (everyone else is searched exactly in memory).
+# Measured at 1M MiniLM-like rows (1,000 partitions), 10 users, user-prefiltered, k=10, recall@10
+# against brute force (/tmp profiling grid, 2026-11-23): 20/20 0.850, 50/20 0.892, 20/50 0.907,
+# 50/50 0.973, 100/50 0.973; p50 25 ms at 20/20, 28.5 ms at 50/50. At 100k rows 20/20 gave 0.957.
+NPROBES = 50
+REFINE_FACTOR = 50
+SCALAR_INDEX_MIN_ROWS = 5_000  # below this a scan is as fast as a BTREE lookup
+LIST_INDEX_COLUMNS = frozenset({"meta_tokens"})  # indexed LABEL_LIST, not BTREE
+# Every commit leaves a LanceDB version (a manifest, plus the files only it references), and
+# LanceDB keeps them 7 days by default: a LongMemEval-S dev run left 8.2 GB on disk for 442 MB
+# of rows, and each compaction spent ~3 s per table walking ~10k manifests while holding the
+# write lock (12 s a question by the end). Compaction now prunes versions older than this. It
+# bounds how far `hymem repair` can roll a damaged table back. A reader in another process
+# re-checks the newest version on every read, so only a query running while a compaction prunes
+# the version it started on can lose files: it fails with StoreError, and the next read works.
+VERSION_RETENTION = timedelta(minutes=5)
+# PQ codes one byte per sub-vector: 8 dimensions each (48 bytes per 384-d MiniLM vector) keeps
+# recall high with refine; a dimension 8 does not divide falls back to its largest divisor up
+# to MAX_SUB_VECTORS (LanceDB requires dim % sub_vectors == 0).
+PQ_DIMS_PER_SUB_VECTOR = 8
+MAX_SUB_VECTORS = 48
+
+
+class LanceTables:
+    """The LanceDB database under `path`; tables are opened once and kept."""
+
+    def __init__(
+        self,
+        path: Path | str,
+        *,
+        read_only: bool,
+        storage_options: dict[str, str] | None = None,
+        refresh: timedelta | None = None,
+    ) -> None:
+        """`path` is a folder or an object-store URI (`storage_options` then say how to reach
+        it). `refresh` overrides how stale a read may be: an object store written by several
+        workers passes its staleness bound; a local folder keeps the rule below."""
+        self.path = path
+        # Readers in other processes must see the writer's commits: check for new versions on
+        # every read. The single writer sees its own writes without that cost.
+        interval = timedelta(seconds=0) if read_only else None
+        if refresh is not None:
+            interval = refresh
+        import lancedb  # deferred: importing it takes seconds, and `import hymem` must not
+
+        self._db = lancedb.connect(
+            str(path), read_consistency_interval=interval, storage_options=storage_options
+        )
+        self._tables: dict[str, Any] = {}
+        # Has an IVF index? Cached for dense search; refreshed after every build or compaction
+        # (those run on the index maintainer's thread, hence the lock).
+        self._indexed: dict[str, bool] = {}
+        self._indexed_lock = threading.Lock()
+
+    def names(self) -> set[str]:
+        return set(self._db.list_tables().tables)
+
+    def ensure(self, name: str, schema: pa.Schema) -> None:
+        """Open `name`, creating it empty with `schema` if it does not exist."""
+        if name in self._tables:
+            return
+        if name in self.names():
+            self._tables[name] = self._db.open_table(name)
+        else:
+            self._tables[name] = self._db.create_table(name, schema=schema, exist_ok=True)
+
+    def drop(self, name: str) -> None:
+        """Remove a table (only `hymem repair`, for a table no version of which reads)."""
+        self._tables.pop(name, None)
+        if name in self.names():
+            self._db.drop_table(name)
+
+    def open_existing(self, name: str) -> bool:
+        if name in self._tables:
+            return True
+        if name not in self.names():
+            return False
+        self._tables[name] = self._db.open_table(name)
+        return True
+
+    def table(self, name: str) -> Any:
+        return self._tables[name]
+
+    def refresh(self) -> None:
+        """Move every open table to its newest version now (other workers commit too)."""
+        for table in self._tables.values():
+            table.checkout_latest()
+
+    def schema(self, name: str) -> pa.Schema:
+        return self._tables[name].schema
+
+    def version(self, name: str) -> int:
+        return int(self._tables[name].version)
+
+    # --- writes -------------------------------------------------------------------------------
+    def add(self, name: str, data: pa.Table) -> None:
+        if data.num_rows:
+            self._tables[name].add(data)
+
+    def delete(self, name: str, where: str) -> None:
+        self._tables[name].delete(where)
+
+    def upsert(self, name: str, data: pa.Table, on: Sequence[str]) -> None:
+        """Replace rows matching on `on`, insert the rest (one atomic LanceDB commit)."""
+        if data.num_rows:
+            (
+                self._tables[name]
+                .merge_insert(list(on))
+                .when_matched_update_all()
+                .when_not_matched_insert_all()
+                .execute(data)
+            )
+
+    # --- reads --------------------------------------------------------------------------------
+    def query(
+        self,
+        name: str,
+        where: str | None,
+        columns: Sequence[str] | None = None,
+        limit: int | None = None,
+    ) -> pa.Table:
+        q = self._tables[name].search()
+        if where:
+            q = q.where(where)
+        if columns is not None:
+            q = q.select(list(columns))
+        return q.limit(limit).to_arrow()
+
+    def rows(
+        self,
+        name: str,
+        where: str | None,
+        columns: Sequence[str] | None = None,
+        limit: int | None = None,
+    ) -> list[dict[str, Any]]:
+        return self.query(name, where, columns, limit).to_pylist()
+
+    def batches(
+        self, name: str, where: str | None, columns: Sequence[str] | None, batch_size: int
+    ) -> Iterator[pa.RecordBatch]:
+        q = self._tables[name].search()
+        if where:
+            q = q.where(where)
+        if columns is not None:
+            q = q.select(list(columns))
+        yield from q.limit(None).to_batches(batch_size)
+
+    def count(self, name: str, where: str | None = None) -> int:
+        return int(
+            self._tables[name].count_rows(where) if where else self._tables[name].count_rows()
+        )
+
+    def has_vector_index(self, name: str) -> bool:
+        return any(cfg.index_type.upper().startswith("IVF") for cfg in self._indices(name))
+
+    def _indices(self, name: str) -> list[Any]:
+        return list(self._tables[name].list_indices())
+
+    def vector_search(
+        self, name: str, vector: Vector, k: int, where: str, columns: Sequence[str]
+    ) -> list[dict[str, Any]]:
+        """Top-k rows by cosine distance among rows matching `where` (prefiltered)."""
+        q = (
+            self._tables[name]
+            .search(list(vector), vector_column_name="vector")
+            .distance_type("cosine")
+            .where(where, prefilter=True)
+            .select([*columns, "_distance"])  # naming it silences a per-query warning
+            .limit(k)
+        )
+        if self.vector_indexed(name):
+            q = q.nprobes(NPROBES).refine_factor(REFINE_FACTOR)
+        return q.to_arrow().to_pylist()
+
+    def vector_indexed(self, name: str) -> bool:
+        found = self._indexed.get(name)
+        if found is None:
+            with self._indexed_lock:
+                found = self._indexed.get(name)
+                if found is None:
+                    found = self._indexed[name] = self.has_vector_index(name)
+        return found
+
+    # --- maintenance --------------------------------------------------------------------------
+    def compact(self, name: str, *, scalar_columns: Sequence[str]) -> None:
+        """Create missing BTREE indexes past SCALAR_INDEX_MIN_ROWS, then compact fragments, prune
+        versions older than VERSION_RETENTION and fold new rows into the existing indexes. The
+        compaction is a Lance Rewrite, which can conflict with a concurrent delete or
+        merge_insert: the caller holds the write lock."""
+        from lancedb.index import BTree, LabelList
+
+        table = self._tables[name]
+        if table.count_rows() >= SCALAR_INDEX_MIN_ROWS:
+            existing = {tuple(cfg.columns) for cfg in self._indices(name)}
+            for col in scalar_columns:
+                if (col,) not in existing:
+                    # a list column (metadata tokens) takes a LABEL_LIST index: array_has(_any)
+                    kind = LabelList() if col in LIST_INDEX_COLUMNS else BTree()
+                    table.create_index(col, config=kind)
+        table.optimize(cleanup_older_than=VERSION_RETENTION)
+        self.refresh_indexed(name)
+
+    def purge_deleted(self, name: str, *, keep: timedelta) -> None:
+        """Rewrite every fragment with deleted rows, whatever their share (LanceDB's own
+        compaction waits for 10 %), then prune versions older than `keep` and any leftover
+        files. Only erasure calls this, under the write lock (see `indexes/store/erasure.py`)."""
+        import warnings
+
+        table = self._tables[name]
+        table.to_lance().optimize.compact_files(
+            materialize_deletions=True, materialize_deletions_threshold=0.0
+        )
+        table.checkout_latest()
+        with warnings.catch_warnings():  # "cleanup_older_than=0 removes every version": wanted
+            warnings.simplefilter("ignore", UserWarning)
+            table.optimize(cleanup_older_than=keep, delete_unverified=True)
+        self.refresh_indexed(name)
+
+    def build_vector_index(self, name: str) -> tuple[int, int]:
+        """(Re)train the IVF_PQ index on the table as it is now, replacing any older one;
+        returns (rows trained on, partitions). Needs no write lock: the CreateIndex commit is
+        rebased over appends, deletes and updates committed while it trained (rows added
+        meanwhile are searched flat until the next compaction folds them in)."""
+        from lancedb.index import IvfPq
+
+        table = self._tables[name]
+        rows = table.count_rows()
+        dim = table.schema.field("vector").type.list_size
+        partitions = max(1, int(math.sqrt(rows)))
+        table.create_index(  # with `config`, the first argument is the column name
+            "vector",
+            config=IvfPq(
+                distance_type="cosine",
+                num_partitions=partitions,
+                num_sub_vectors=_sub_vectors(dim),
+            ),
+            replace=True,
+        )
+        self.refresh_indexed(name)
+        log.info("vectors.ivf_pq_built", table=name, rows=rows, partitions=partitions)
+        return rows, partitions
+
+    def vector_index_rows(self, name: str) -> int | None:
+        """Rows the IVF index covers now (None without one); compaction adds new rows to it,
+        so this is the trained row count only right after a build."""
+        for cfg in self._indices(name):
+            if cfg.index_type.upper().startswith("IVF"):
+                stats = self._tables[name].index_stats(cfg.name)
+                return None if stats is None else int(stats.num_indexed_rows)
+        return None
+
+    def refresh_indexed(self, name: str) -> None:
+        """Re-read whether `name` has an IVF index, so dense search starts (or stops) using
+        it. Under the cache lock, so a search that looked before a build cannot store its
+        stale answer after this refresh."""
+        with self._indexed_lock:
+            self._indexed[name] = self.has_vector_index(name)
+
+    def fragments(self, name: str) -> int:
+        stats = self._tables[name].stats()
+        frag = getattr(stats, "fragment_stats", None) or stats.get("fragment_stats", {})
+        num = getattr(frag, "num_fragments", None)
+        return int(num if num is not None else frag.get("num_fragments", 0))
+
+
+def _sub_vectors(dim: int) -> int:
+    """PQ sub-vectors for `dim` (see PQ_DIMS_PER_SUB_VECTOR)."""
+    if dim % PQ_DIMS_PER_SUB_VECTOR == 0:
+        return dim // PQ_DIMS_PER_SUB_VECTOR
+    return max(d for d in range(1, MAX_SUB_VECTORS + 1) if dim % d == 0)
+
+
+__all__ = ["NPROBES", "REFINE_FACTOR", "LanceTables"]

@@ -1,0 +1,78 @@
+"""The `turns` table: hymem's write-ahead log of accepted messages.
+
+A turn is written (status `pending`) before any model runs, and marked `stored` with its
+segment once a commit covers it. Callers (the `Store`) check that the store is open and
+writable and hold its write lock; this class only knows the table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from typing import Any
+
+import pyarrow as pa
+from hymem.indexes.lance import schema as S
+from hymem.indexes.lance import sql as F
+from hymem.indexes.lance.tables import LanceTables
+from hymem.types import TurnRecord, TurnStatus
+
+
+class TurnLog:
+    def __init__(self, lance: LanceTables) -> None:
+        self._lance = lance
+
+    def get(
+        self, user_id: str, *, ids: Sequence[str] | None = None, status: TurnStatus | None = None
+    ) -> list[TurnRecord]:
+        """Turns ordered by (seq, id)."""
+        where = F.conjunction(
+            [
+                F.eq("user_id", user_id),
+                F.in_list("id", ids) if ids is not None else None,
+                F.eq("status", TurnStatus(status).value) if status is not None else None,
+            ]
+        )
+        rows = self._lance.rows(S.TURNS, where)
+        rows.sort(key=lambda r: (r["seq"], r["id"]))
+        return S.rows_to_records(TurnRecord, rows)
+
+    def next_seq(self, user_id: str) -> int:
+        seqs = self._lance.query(S.TURNS, F.eq("user_id", user_id), ["seq"]).column("seq")
+        return (max(seqs.to_pylist()) + 1) if len(seqs) else 0
+
+    def append(
+        self, turns: Sequence[TurnRecord], *, fresh_ids: Collection[str] = ()
+    ) -> list[TurnRecord]:
+        """Insert turns whose (user_id, id) is new, in one LanceDB add; returns those. Ids in
+        `fresh_ids` are known unused and not looked up."""
+        fresh: dict[tuple[str, str], TurnRecord] = {}
+        for t in turns:
+            fresh.setdefault((t.user_id, t.id), t)
+        known_new = set(fresh_ids)
+        by_user: dict[str, list[str]] = {}
+        for user, id_ in fresh:
+            if id_ not in known_new:
+                by_user.setdefault(user, []).append(id_)
+        for user, ids in by_user.items():
+            for chunk in F.chunks(ids):
+                for row in self._lance.rows(S.TURNS, F.user_ids(user, chunk), ["id"]):
+                    fresh.pop((user, row["id"]), None)
+        new = list(fresh.values())
+        self._lance.add(S.TURNS, S.turns_to_arrow(new))
+        return new
+
+    def set_status(self, user_id: str, seg_of: dict[str, str | None], status: TurnStatus) -> None:
+        """Set status of existing turns (and segment_id: `seg_of[id]` when stored, None when
+        pending) in one merge_insert; ids the log does not hold are skipped."""
+        rows: list[dict[str, Any]] = []
+        for chunk in F.chunks(seg_of):
+            rows.extend(self._lance.rows(S.TURNS, F.user_ids(user_id, chunk)))
+        for row in rows:
+            row["status"] = status.value
+            row["segment_id"] = seg_of[row["id"]] if status is TurnStatus.STORED else None
+        if rows:
+            data = pa.Table.from_pylist(rows, schema=S.turns_schema())
+            self._lance.upsert(S.TURNS, data, on=["user_id", "id"])
+
+
+__all__ = ["TurnLog"]

@@ -1,0 +1,352 @@
+"""Per-user write leases with expiry and fencing, for stores on an object store.
+
+Many stateless workers share one s3:// store; at most one may write a given user at a time. A
+local folder has its OS file lock; an object store has no locks, only conditional writes, so
+each user gets a lease object `_hymem/leases/<sha256(user_id)[:40]>.json` holding
+`{"user_id", "holder", "token", "expires_at", "released"}`, changed only by `create` and
+`replace` against the etag just read.
+
+Why a lease and not optimistic commits: one hymem commit spans several LanceDB tables and the
+journal. LanceDB makes each table's commit atomic, but not the set; two workers committing one
+user optimistically could interleave table by table. A lease makes the whole commit exclusive.
+
+Fencing: every commit is preceded by `fence`, which extends the lease to now+ttl by a conditional
+replace of the object version this manager wrote last. Another worker may take the lease over
+only once it has expired, i.e. ttl after the last successful fence or renewal, and taking over
+changes the object (token+1). So a commit that finishes within ttl of its fence cannot overlap
+another writer's, and a writer paused past ttl (GC, suspended VM) whose lease was taken finds
+the object changed at its next fence and gets `LeaseLostError` instead of writing.
+`token` (+1 on every acquisition by anyone) tells a new holder whether someone else held the
+user since it did: then `Lease.stale` is True and cached per-user state must be reloaded.
+
+Clock assumption: expiry is written on the holder's clock and read on others'; hosts' clocks
+must agree to well within ttl (NTP gives milliseconds; ttl is 30 s).
+
+A heartbeat thread (`hymem-leases`, daemon) calls `tick()`: it renews held leases every ttl/3
+and releases those idle for `linger_s`, so a worker that writes one user in bursts keeps the
+lease between calls without holding it forever. A lease whose renewal fails is dropped and
+logged; its holder's next `fence` raises `LeaseLostError`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import random
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from hymem.errors import LeaseLostError, StoreCorruptedError, StoreError, StoreLockedError
+from hymem.indexes.objects.objects import Objects
+from hymem.logging import get_logger
+
+log = get_logger("hymem.indexes.objects.leases")
+
+LEASE_PREFIX = "_hymem/leases/"
+FIRST_POLL_S = 0.05  # first wait for a busy lease; doubles, with jitter, up to MAX_POLL_S
+MAX_POLL_S = 1.0
+
+
+def lease_key(user_id: str) -> str:
+    """The lease object's key: hashed, so any user id makes a valid, fixed-length key."""
+    return f"{LEASE_PREFIX}{hashlib.sha256(user_id.encode()).hexdigest()[:40]}.json"
+
+
+@dataclass(frozen=True)
+class Lease:
+    user_id: str
+    token: int  # fencing token: +1 on every acquisition by anyone
+    expires_at: float  # unix seconds (holder's clock)
+    stale: bool  # someone else held this user since this manager last did: reload cached state
+
+
+@dataclass(frozen=True)
+class _Body:
+    """The lease object's content."""
+
+    user_id: str
+    holder: str
+    token: int
+    expires_at: float
+    released: bool
+
+    def encode(self) -> bytes:
+        return json.dumps(self.__dict__, sort_keys=True).encode()
+
+    @classmethod
+    def decode(cls, key: str, data: bytes) -> _Body:
+        try:
+            raw = json.loads(data)
+            return cls(
+                str(raw["user_id"]),
+                str(raw["holder"]),
+                int(raw["token"]),
+                float(raw["expires_at"]),
+                bool(raw["released"]),
+            )
+        except (ValueError, KeyError, TypeError) as exc:
+            raise StoreCorruptedError(f"lease object {key} is not a lease: {exc}") from exc
+
+
+@dataclass
+class _Grant:
+    """A lease this manager holds: what it wrote and the etag to change it by."""
+
+    body: _Body
+    etag: str
+    renewed_at: float
+
+
+@dataclass
+class _UserState:
+    gate: threading.RLock = field(default_factory=threading.RLock)  # one hold() per process
+    io: threading.Lock = field(default_factory=threading.Lock)  # one request on the object
+    grant: _Grant | None = None
+    last_token: int | None = None  # the token this manager held last
+    busy: int = 0
+    idle_since: float = 0.0
+
+
+class LeaseManager:
+    """Acquires, fences, renews and releases per-user leases for one holder.
+
+    `holder` must be unique to this manager (e.g. host:pid:random): a lease that names it is
+    treated as this manager's own, which is how a lease dropped after a failed renewal is
+    taken back without waiting for its expiry."""
+
+    def __init__(
+        self,
+        objects: Objects,
+        *,
+        holder: str,
+        ttl_s: float = 30.0,
+        wait_s: float = 60.0,
+        linger_s: float = 2.0,
+        clock: Callable[[], float] = time.time,
+        sleep: Callable[[float], None] = time.sleep,
+        heartbeat: bool = True,
+    ) -> None:
+        self.objects = objects
+        self.holder = holder
+        self.ttl_s = ttl_s
+        self.wait_s = wait_s
+        self.linger_s = linger_s
+        self._clock = clock
+        self._sleep = sleep
+        self._heartbeat = heartbeat
+        self._lock = threading.Lock()
+        self._users: dict[str, _UserState] = {}
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._random = random.Random()
+
+    # -- public ---------------------------------------------------------------------------
+
+    @contextmanager
+    def hold(self, user_id: str) -> Iterator[Lease]:
+        """The user's lease for the duration of the block: acquired (or reused), marked busy so
+        the heartbeat keeps it, idle again on exit. Re-entrant in a thread; threads of this
+        process take turns on one user."""
+        st = self._state(user_id)
+        if not st.gate.acquire(timeout=max(self.wait_s, 0.0)):
+            raise StoreLockedError(
+                f"user {user_id!r} is being written by another thread of this process; "
+                f"waited {self.wait_s:g} s"
+            )
+        try:
+            with self._lock:
+                st.busy += 1
+            try:
+                yield self.acquire(user_id)
+            finally:
+                with self._lock:
+                    st.busy -= 1
+                    st.idle_since = self._clock()
+                    done = st.busy == 0
+                if done and self.linger_s <= 0:
+                    self.release(user_id)
+        finally:
+            st.gate.release()
+
+    def acquire(self, user_id: str) -> Lease:
+        """This user's lease: ours already, free, released or expired (taken over with token+1).
+        Waits up to wait_s while another live holder has it, then raises StoreLockedError."""
+        st = self._state(user_id)
+        with st.io:
+            if st.grant is not None and self._still_ours(user_id, st):
+                return self._lease(st.grant.body, stale=False)
+            deadline = self._clock() + self.wait_s
+            for attempt in itertools.count():
+                got = self._try_take(user_id, st)
+                if isinstance(got, Lease):
+                    break
+                remaining = deadline - self._clock()
+                if remaining <= 0:
+                    raise StoreLockedError(
+                        f"user {user_id!r} is being written by another worker ({got.holder}, "
+                        f"lease until {got.expires_at:.0f}); waited {self.wait_s:g} s"
+                    )
+                delay = min(MAX_POLL_S, FIRST_POLL_S * 2 ** min(attempt, 10))
+                self._sleep(min(remaining, delay * self._random.uniform(0.5, 1.0)))
+        with self._lock:
+            if st.busy == 0:  # a bare acquire() lingers from now, like the end of a hold()
+                st.idle_since = self._clock()
+        self._start_heartbeat()
+        return got
+
+    def holding(self, user_id: str) -> bool:
+        """Whether a `hold` block of this user is open: a write inside it must `fence` (and
+        fail if the lease was lost meanwhile), never quietly take the lease again."""
+        with self._lock:
+            st = self._users.get(user_id)
+            return st is not None and st.busy > 0
+
+    def fence(self, user_id: str) -> Lease:
+        """Extend our lease to now+ttl by a conditional write, right before a commit; raises
+        LeaseLostError if someone took it over or we do not hold it."""
+        st = self._state(user_id)
+        with st.io:
+            if st.grant is None or not self._renew(st):
+                raise LeaseLostError(
+                    f"the write lease on user {user_id!r} was lost (it expired and another "
+                    "worker took it over); nothing was written; retrying re-acquires it"
+                )
+            return self._lease(st.grant.body, stale=False)
+
+    def release(self, user_id: str) -> None:
+        """Mark our lease released (token kept, so continuity is known). Best effort: a conflict
+        means it was taken over already, a store failure leaves it to expire."""
+        self._release(user_id, only_idle=False)
+
+    def tick(self) -> None:
+        """One heartbeat: release leases idle for linger_s, renew the rest every ttl/3."""
+        with self._lock:
+            users = [(u, st) for u, st in self._users.items() if st.grant is not None]
+        now = self._clock()
+        for user_id, st in users:
+            with self._lock:
+                idle = st.busy == 0 and now - st.idle_since >= self.linger_s
+            if idle:
+                self._release(user_id, only_idle=True)
+                continue
+            with st.io:
+                grant = st.grant
+                if grant is None or now - grant.renewed_at < self.ttl_s / 3:
+                    continue
+                try:
+                    renewed = self._renew(st)
+                except StoreError as exc:
+                    st.grant, renewed = None, False
+                    log.warning("lease.renew_failed", user_id=user_id, error=str(exc))
+                if not renewed:
+                    log.warning("lease.lost", user_id=user_id, token=grant.body.token)
+
+    def close(self) -> None:
+        """Stop the heartbeat and release every lease held."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(self.ttl_s)
+        with self._lock:
+            users = [u for u, st in self._users.items() if st.grant is not None]
+        for user_id in users:
+            self.release(user_id)
+
+    # -- internals ------------------------------------------------------------------------
+
+    def _state(self, user_id: str) -> _UserState:
+        with self._lock:
+            return self._users.setdefault(user_id, _UserState())
+
+    def _lease(self, body: _Body, *, stale: bool) -> Lease:
+        return Lease(body.user_id, body.token, body.expires_at, stale)
+
+    def _release(self, user_id: str, *, only_idle: bool) -> None:
+        st = self._state(user_id)
+        with st.io:
+            with self._lock:
+                lingering = self._clock() - st.idle_since < self.linger_s
+                if st.grant is None or (only_idle and (st.busy > 0 or lingering)):
+                    return
+            grant, st.grant = st.grant, None
+            old = grant.body
+            body = _Body(old.user_id, old.holder, old.token, self._clock(), released=True)
+            try:
+                self.objects.replace(lease_key(user_id), body.encode(), grant.etag)
+            except StoreError as exc:
+                log.warning("lease.release_failed", user_id=user_id, error=str(exc))
+
+    def _still_ours(self, user_id: str, st: _UserState) -> bool:
+        """Reuse a held grant; past its expiry only if a conditional renewal proves nobody
+        took it over. Drops it otherwise."""
+        assert st.grant is not None
+        if self._clock() < st.grant.body.expires_at:
+            return True
+        try:
+            return self._renew(st)
+        except StoreError:
+            st.grant = None
+            raise
+
+    def _renew(self, st: _UserState) -> bool:
+        """Conditional extension to now+ttl; False (and the grant dropped) on conflict."""
+        assert st.grant is not None
+        old = st.grant.body
+        now = self._clock()
+        body = _Body(old.user_id, self.holder, old.token, now + self.ttl_s, released=False)
+        etag = self._write(lease_key(old.user_id), body, st.grant.etag)
+        st.grant = _Grant(body, etag, now) if etag else None
+        return etag is not None
+
+    def _try_take(self, user_id: str, st: _UserState) -> Lease | _Body:
+        """One attempt: our new Lease (recorded in st), or the body that stops us (a live
+        holder, or the winner of a race we lost) to wait on and look again."""
+        key = lease_key(user_id)
+        now = self._clock()
+        cur = self.objects.get(key)
+        prev = _Body.decode(key, cur.data) if cur else None
+        takeable = prev is None or prev.released or prev.expires_at <= now
+        if prev is not None and not takeable and prev.holder != self.holder:
+            return prev
+        token = (prev.token if prev else 0) + 1
+        body = _Body(user_id, self.holder, token, now + self.ttl_s, released=False)
+        etag = self._write(key, body, cur.etag if cur else None)
+        if etag is None:
+            return prev or body
+        stale = st.last_token is None or prev is None or prev.token != st.last_token
+        st.grant = _Grant(body, etag, now)
+        st.last_token = token
+        return self._lease(body, stale=stale)
+
+    def _write(self, key: str, body: _Body, etag: str | None) -> str | None:
+        """Conditional create/replace. A lost race is told apart from a write of ours whose
+        answer was lost and retried (it then reads back as our exact bytes)."""
+        data = body.encode()
+        new = (
+            self.objects.create(key, data)
+            if etag is None
+            else self.objects.replace(key, data, etag)
+        )
+        if new is None:
+            cur = self.objects.get(key)
+            if cur is not None and cur.data == data:
+                return cur.etag
+        return new
+
+    def _start_heartbeat(self) -> None:
+        with self._lock:
+            if not self._heartbeat or self._thread is not None or self._stop.is_set():
+                return
+            self._thread = threading.Thread(target=self._beat, name="hymem-leases", daemon=True)
+            self._thread.start()
+
+    def _beat(self) -> None:
+        interval = max(0.05, min(self.ttl_s / 3, self.linger_s if self.linger_s > 0 else 1.0))
+        while not self._stop.wait(interval):
+            try:
+                self.tick()
+            except StoreError as exc:  # one bad round must not stop the heartbeat
+                log.warning("lease.heartbeat_failed", error=str(exc))

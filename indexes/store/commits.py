@@ -1,0 +1,259 @@
+"""The journaled multi-table writes: the write path's segment commit and sleep's status changes.
+
+Each write first records its intent in `journal.json` (atomic rename), then goes LanceDB (each
+add/delete/merge_insert is one atomic LanceDB commit), then Tantivy, then turn status, then the
+lexical sync record; the journal is removed last. A crash anywhere in between leaves the journal
+behind, and `recovery.Recovery` settles it on the next open. A lexical index found damaged
+during the Tantivy step (files deleted under the running writer) is rebuilt from LanceDB, which
+already holds the commit's rows, so the commit still succeeds. The caller (the `Store`) checks
+that the store is writable and holds its write lock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+from hymem.errors import StoreCorruptedError, UserInputError
+from hymem.indexes.folder.lock import read_json, write_json_atomic
+from hymem.indexes.lance import schema as S
+from hymem.indexes.lance import sql as F
+from hymem.indexes.lance.tables import LanceTables
+from hymem.indexes.lance.turn_log import TurnLog
+from hymem.indexes.lexical.index import LexicalIndex
+from hymem.indexes.lexical.sync import (
+    LEX_COLS,
+    SUMMARY_LEX_COLS,
+    LexicalSync,
+    segment_doc,
+    summary_doc,
+)
+from hymem.indexes.store.maintenance import Compactor
+from hymem.logging import get_logger
+from hymem.time import utcnow
+from hymem.types import (
+    Level,
+    SegmentRecord,
+    StatusChange,
+    SummaryRecord,
+    SummaryStatus,
+    TurnStatus,
+)
+
+if TYPE_CHECKING:
+    from hymem.indexes.store.journals import Journals
+
+log = get_logger("hymem.indexes.store.store")
+
+JOURNAL_FILE = "journal.json"
+# The op `Journal.pending` reports for a journal it cannot read: a write of unknown content.
+UNREADABLE_OP = "unreadable"
+
+
+class Journal:
+    """`journal.json`: present only while a multi-table write is in flight."""
+
+    def __init__(self, folder: Path) -> None:
+        self.file = folder / JOURNAL_FILE
+
+    def begin(self, entry: dict[str, Any]) -> None:
+        write_json_atomic(self.file, entry)
+
+    def pending(self) -> dict[str, Any] | None:
+        """The write in flight, or None. A journal that cannot be read is still a write in
+        flight, of unknown content: `{"op": UNREADABLE_OP, "error": why}`."""
+        try:
+            return read_json(self.file)
+        except StoreCorruptedError as exc:
+            return {"op": UNREADABLE_OP, "error": str(exc)}
+
+    def clear(self) -> None:
+        self.file.unlink(missing_ok=True)
+
+
+def check_owner(user_id: str, records: Sequence[SegmentRecord | SummaryRecord]) -> None:
+    for rec in records:
+        if rec.user_id != user_id:
+            raise UserInputError(f"{type(rec).__name__} {rec.id!r} belongs to another user")
+
+
+def covering_segments(
+    segments: Sequence[SegmentRecord], stored_turn_ids: Sequence[str]
+) -> dict[str, str | None]:
+    """Each stored turn id -> the first given segment that covers it (None if none does)."""
+    seg_of: dict[str, str | None] = dict.fromkeys(stored_turn_ids)
+    for seg in segments:
+        for tid in seg.turn_ids:
+            if tid in seg_of and seg_of[tid] is None:
+                seg_of[tid] = seg.id
+    return seg_of
+
+
+class CommitWriter:
+    """Writes that span tables and indexes, each journaled so a crash can be settled."""
+
+    def __init__(
+        self,
+        lance: LanceTables,
+        lex: LexicalIndex,
+        turns: TurnLog,
+        journals: Journals,
+        sync: LexicalSync,
+        compactor: Compactor,
+        dim: int,
+    ) -> None:
+        self._lance = lance
+        self._lex = lex
+        self._turns = turns
+        self._journals = journals
+        self._sync = sync
+        self._compactor = compactor
+        self._dim = dim
+
+    def _index(self, write: Callable[[], None]) -> None:
+        """Run the Tantivy half of a commit; a damaged index is rebuilt from LanceDB instead."""
+        try:
+            write()
+        except StoreCorruptedError as exc:
+            log.warning("store.lexical_rebuild", reason=str(exc))
+            self._sync.rebuild(fresh=True)
+
+    def _finish(self, user_id: str) -> None:
+        self._sync.record()
+        self._journals.of(user_id).clear()
+        self._compactor.note_write()
+
+    # --- the write path's commit ---------------------------------------------------------
+    def commit_segments(
+        self,
+        user_id: str,
+        segments: Sequence[SegmentRecord],
+        summaries: Sequence[SummaryRecord],
+        stored_turn_ids: Sequence[str],
+    ) -> None:
+        """See `Storage.commit_segments`. Everything is validated before the journal."""
+        check_owner(user_id, [*segments, *summaries])
+        seg_table = S.segments_to_arrow(segments, self._dim)
+        sum_table = S.summaries_to_arrow(summaries, self._dim)
+        seg_ids = [s.id for s in segments]
+        sum_ids = [s.id for s in summaries]
+        seg_of = covering_segments(segments, stored_turn_ids)
+        self._journals.of(user_id).begin(
+            {
+                "op": "commit_segments",
+                "user_id": user_id,
+                "segment_ids": seg_ids,
+                "summary_ids": sum_ids,
+                "turns": seg_of,
+            }
+        )
+        stale = self.replace_rows(user_id, seg_ids, sum_ids)
+        self._lance.add(S.SEGMENTS, seg_table)
+        self._lance.add(S.SUMMARIES, sum_table)
+
+        def index() -> None:
+            self._lex.delete(Level.SUMMARY, user_id, stale - set(sum_ids))
+            self._lex.upsert(segment_doc(r) for r in seg_table.select(LEX_COLS).to_pylist())
+            self._lex.upsert(summary_doc(r) for r in sum_table.select(SUMMARY_LEX_COLS).to_pylist())
+            self._lex.commit()
+
+        self._index(index)
+        if seg_of:
+            self._turns.set_status(user_id, seg_of, TurnStatus.STORED)
+        self._finish(user_id)
+        log.info(
+            "store.commit",
+            user_id=user_id,
+            segments=len(seg_ids),
+            summaries=len(sum_ids),
+            turns=len(seg_of),
+        )
+
+    def replace_rows(
+        self, user_id: str, seg_ids: Sequence[str], sum_ids: Sequence[str]
+    ) -> set[str]:
+        """Delete earlier copies of these segments and every summary linked to them; returns
+        the deleted summary ids (so the lexical index drops them too)."""
+        stale: set[str] = set()
+        for chunk in F.chunks(seg_ids):
+            where = F.user_ids(user_id, chunk)
+            if self._lance.count(S.SEGMENTS, where):
+                self._lance.delete(S.SEGMENTS, where)
+            linked = F.user_ids(user_id, chunk, column="segment_id")
+            stale.update(r["id"] for r in self._lance.rows(S.SUMMARIES, linked, ["id"]))
+        for chunk in F.chunks(sum_ids):
+            where = F.user_ids(user_id, chunk)
+            stale.update(r["id"] for r in self._lance.rows(S.SUMMARIES, where, ["id"]))
+        self.delete_summaries(user_id, sorted(stale))
+        return stale
+
+    def delete_summaries(self, user_id: str, ids: Sequence[str]) -> None:
+        for chunk in F.chunks(ids):
+            self._lance.delete(S.SUMMARIES, F.user_ids(user_id, chunk))
+
+    # --- sleep-time versioning -----------------------------------------------------------
+    def apply_summary_changes(
+        self, user_id: str, new: Sequence[SummaryRecord], changes: Sequence[StatusChange]
+    ) -> None:
+        """See `Storage.apply_summary_changes`: new versions go in before old ones retire."""
+        check_owner(user_id, new)
+        table = S.summaries_to_arrow(new, self._dim)
+        new_ids = [s.id for s in new]
+        self._journals.of(user_id).begin(
+            {
+                "op": "apply_summary_changes",
+                "user_id": user_id,
+                "new_ids": new_ids,
+                "changes": [c.model_dump(mode="json") for c in changes],
+            }
+        )
+        self.delete_summaries(user_id, new_ids)
+        self._lance.add(S.SUMMARIES, table)
+        changed = self.apply_status(user_id, changes)
+
+        def index() -> None:
+            self._lex.upsert(summary_doc(r) for r in table.select(SUMMARY_LEX_COLS).to_pylist())
+            self._lex.upsert(summary_doc(r) for r in changed)
+            self._lex.commit()
+
+        self._index(index)
+        self._finish(user_id)
+        log.info("store.summary_changes", user_id=user_id, new=len(new_ids), changed=len(changes))
+
+    def apply_status(self, user_id: str, changes: Sequence[StatusChange]) -> list[dict[str, Any]]:
+        """Set status/superseded_by/reason/evidence_id of existing summaries in one
+        merge_insert (idempotent); returns the updated rows for re-indexing."""
+        if not changes:
+            return []
+        by_id = {c.summary_id: c for c in changes}
+        rows: list[dict[str, Any]] = []
+        for chunk in F.chunks(by_id):
+            rows.extend(self._lance.rows(S.SUMMARIES, F.user_ids(user_id, chunk)))
+        now = utcnow()
+        for row in rows:
+            change = by_id[row["id"]]
+            row.update(
+                status=SummaryStatus(change.status).value,
+                updated_at=now,
+                superseded_by=change.superseded_by,
+                reason=change.reason,
+                evidence_id=change.evidence_id,
+            )
+        if rows:
+            data = pa.Table.from_pylist(rows, schema=S.summaries_schema(self._dim))
+            # Matched on (user_id, id): ids are unique per user only, and matching on id alone
+            # would overwrite another user's summary that shares the id.
+            self._lance.upsert(S.SUMMARIES, data, on=["user_id", "id"])
+        return rows
+
+    def all_present(self, table: str, user_id: str, ids: Sequence[str]) -> bool:
+        want = set(ids)
+        found = sum(
+            self._lance.count(table, F.user_ids(user_id, chunk)) for chunk in F.chunks(sorted(want))
+        )
+        return found == len(want)
+
+
+__all__ = ["JOURNAL_FILE", "CommitWriter", "Journal", "covering_segments"]

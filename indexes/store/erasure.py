@@ -1,0 +1,78 @@
+"""Erasing a user for real: every row of theirs deleted, then every file that held its bytes
+rewritten or removed.
+
+A LanceDB delete only marks rows deleted: their bytes stay in the data files, and in every older
+table version, until a compaction rewrites the fragment. LanceDB's own `optimize()` rewrites a
+fragment only once 10 % of it is deleted, so one user's rows among many would stay on disk.
+Here each table's fragments with deletions are compacted with a threshold of zero (pylance's
+`compact_files`), then every older version is pruned at once, so the deleted rows' data files,
+deletion files, manifests and index files are all removed. Tantivy's segments are immutable and
+hold deleted documents until merged, so the lexical index is rebuilt aside from LanceDB and the
+old folder deleted (`LexicalIndex.rebuild(fresh=True)`).
+
+The erase is journaled (`journal.json`, op `erase_user`): a crash anywhere is finished by the
+next open, because every step is idempotent. Pruning every older version means a reader in
+another process that is reading an older version at that moment fails once (StoreError) and
+succeeds on retry; erasure is rare and this is the price of the bytes being gone.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from hymem.indexes.lance import schema as S
+from hymem.indexes.lance import sql as F
+from hymem.indexes.lance.sleep_log import SLEEP_LOG
+from hymem.indexes.lance.tables import LanceTables
+from hymem.indexes.lexical.sync import LexicalSync
+from hymem.indexes.store.journals import Journals
+from hymem.logging import get_logger
+
+log = get_logger("hymem.indexes.store.erasure")
+
+ERASE_OP = "erase_user"
+USER_TABLES = (S.TURNS, S.SEGMENTS, S.SUMMARIES, S.TRACES)
+# Also cleared, not counted: the sleep journal, a table only on object stores (`sleep_log`; a
+# folder's is a file `SleepJournal.forget_user` rewrites). Here, so a crash cannot leave its rows.
+CLEARED_TABLES = (SLEEP_LOG,)
+
+
+class Eraser:
+    """Runs under the store's write lock (the caller, `Store`, holds it)."""
+
+    def __init__(self, lance: LanceTables, sync: LexicalSync, journals: Journals) -> None:
+        self._lance = lance
+        self._sync = sync
+        self._journals = journals
+
+    def erase(self, user_id: str) -> dict[str, int]:
+        journal = self._journals.of(user_id)
+        journal.begin({"op": ERASE_OP, "user_id": user_id})
+        removed = self.finish(user_id)
+        journal.clear()
+        log.info("store.erased", user_id=user_id, **removed)
+        return removed
+
+    def finish(self, user_id: str) -> dict[str, int]:
+        """Delete the user's rows (none left after a crash: then nothing), then purge."""
+        removed: dict[str, int] = {}
+        where = F.eq("user_id", user_id)
+        for table in (*USER_TABLES, *CLEARED_TABLES):
+            n = self._lance.count(table, where) if self._lance.open_existing(table) else 0
+            if n:
+                self._lance.delete(table, where)
+            if table in USER_TABLES:
+                removed[table] = n
+        self.purge()
+        return removed
+
+    def purge(self) -> None:
+        """Rewrite every fragment holding deleted rows, prune every older version, rebuild the
+        lexical index aside: afterwards no file under the folder holds a deleted row."""
+        for table in sorted(self._lance.names()):
+            self._lance.open_existing(table)
+            self._lance.purge_deleted(table, keep=timedelta(0))
+        self._sync.after_purge()
+
+
+__all__ = ["ERASE_OP", "USER_TABLES", "Eraser"]
