@@ -47,6 +47,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("LANCEDB_LOG", "error")
 
 from hymem.embedders import Embedder, SentenceTransformerEmbedder
+from hymem.indexes.protocol import RowScope
 from hymem.indexes.store.store import Store
 from hymem.search.hybrid import HybridSearcher
 from retrieval_data import bulk_fill, fill, queries, sentences
@@ -113,8 +114,8 @@ def run_size(
         hybrid.append(t_hybrid * 1000)
         if i < args.warmup + args.recall_queries:
             exact = {f"{user}-s{int(j) * args.users + int(user[4:])}" for j in top}
-            served = {h for h, _ in store.dense_search(user, qv, 10)}
-            via_lance = {h for h, _ in ann.dense_search(user, qv, 10)}
+            served = {h for h, _ in store.dense_search(RowScope(user), qv, 10)}
+            via_lance = {h for h, _ in ann.dense_search(RowScope(user), qv, 10)}
             recall.append(len(served & exact) / 10)
             recall_ann.append(len(via_lance & exact) / 10)
     rss = rss_mb()

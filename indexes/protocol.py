@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -72,6 +73,23 @@ ACTIVE_ONLY: tuple[SummaryStatus, ...] = (SummaryStatus.ACTIVE,)
 # Default batch of `iter_summaries`: ~15 MB of 384-d float32 vectors, so a scan over any number
 # of summaries holds little memory yet costs few round trips.
 SCAN_BATCH_ROWS = 10_000
+
+
+@dataclass(frozen=True, slots=True)
+class RowScope:
+    """Which rows a search primitive may return: one user's, at one level, of some statuses,
+    within a time range, matching a metadata `Filter` -- all applied inside the index, before
+    any top-k cut. Built once by the caller (`hymem.search` builds it from a checked
+    `SearchScope`); every store takes it as given."""
+
+    user_id: str
+    level: Level = Level.SUMMARY
+    statuses: Sequence[SummaryStatus] | None = ACTIVE_ONLY
+    time_range: TimeRange | None = None
+    filters: Filter | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "level", Level(self.level))
 
 
 @runtime_checkable
@@ -197,47 +215,17 @@ class Storage(Protocol):
         ...
 
     # --- search primitives (fusion lives in engine/search/hybrid.py) ---------------------------
-    def dense_rows(
-        self,
-        user_id: str,
-        vector: Vector,
-        k: int,
-        *,
-        level: Level = Level.SUMMARY,
-        statuses: Sequence[SummaryStatus] | None = ACTIVE_ONLY,
-        time_range: TimeRange | None = None,
-        filters: Filter | None = None,
-    ) -> list[Row]:
+    def dense_rows(self, scope: RowScope, vector: Vector, k: int) -> list[Row]:
         """Top-k rows (HIT_COLUMNS[level] + `_distance`, the cosine distance) nearest to
         `vector`, best first; filters apply before the cut. A vector of another dimension
         raises `StoreError`."""
         ...
 
-    def dense_search(
-        self,
-        user_id: str,
-        vector: Vector,
-        k: int,
-        *,
-        level: Level = Level.SUMMARY,
-        statuses: Sequence[SummaryStatus] | None = ACTIVE_ONLY,
-        time_range: TimeRange | None = None,
-        filters: Filter | None = None,
-    ) -> list[tuple[str, float]]:
+    def dense_search(self, scope: RowScope, vector: Vector, k: int) -> list[tuple[str, float]]:
         """`dense_rows` as (id, cosine similarity), best first."""
         ...
 
-    def lexical_search(
-        self,
-        user_id: str,
-        text: str,
-        k: int,
-        *,
-        level: Level = Level.SUMMARY,
-        statuses: Sequence[SummaryStatus] | None = ACTIVE_ONLY,
-        time_range: TimeRange | None = None,
-        filters: Filter | None = None,
-    ) -> list[tuple[str, float]]:
+    def lexical_search(self, scope: RowScope, text: str, k: int) -> list[tuple[str, float]]:
         """Top-k (id, BM25) over `hymem.indexes.lexical.analysis.terms`, best first. Any text is
         accepted and never raises; text with no content words matches nothing."""
         ...
@@ -306,6 +294,7 @@ __all__ = [
     "HIT_COLUMNS",
     "SCAN_BATCH_ROWS",
     "Row",
+    "RowScope",
     "Storage",
     "TimeRange",
     "Vector",

@@ -23,7 +23,7 @@ from typing import Literal
 from hymem.embedders import Embedder
 from hymem.errors import UserInputError
 from hymem.filters import Filter, parse_filter
-from hymem.indexes.protocol import ACTIVE_ONLY, Row, Storage, TimeRange, Vector
+from hymem.indexes.protocol import ACTIVE_ONLY, Row, RowScope, Storage, TimeRange, Vector
 from hymem.logging import get_logger
 from hymem.search.fusion import DEFAULT_RRF_K, reciprocal_rank_fusion
 from hymem.time import to_utc
@@ -172,13 +172,15 @@ class HybridSearcher:
         try:
             if get_vector is not None and mode != "lexical":
                 dense_rows = self.store.dense_rows(
-                    user_id,
+                    RowScope(
+                        user_id,
+                        level=lvl,
+                        statuses=statuses,
+                        time_range=time_range,
+                        filters=filters,
+                    ),
                     get_vector(),
                     depth,
-                    level=lvl,
-                    statuses=statuses,
-                    time_range=time_range,
-                    filters=filters,
                 )
         except BaseException:
             if lex_future is not None:
@@ -203,13 +205,11 @@ class HybridSearcher:
         filters: Filter | None,
     ) -> _LexicalResult:
         lexical = self.store.lexical_search(
-            user_id,
+            RowScope(
+                user_id, level=level, statuses=statuses, time_range=time_range, filters=filters
+            ),
             query,
             depth,
-            level=level,
-            statuses=statuses,
-            time_range=time_range,
-            filters=filters,
         )
         degraded = self.store.lexical_unavailable
         return lexical, self.store.hydrate(user_id, level, [i for i, _ in lexical]), degraded

@@ -18,7 +18,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from hymem import metadata as M
-from hymem.filters import Filter
 from hymem.indexes.dense.cache import (
     NO_STATUS,
     STATUS_CODES,
@@ -32,7 +31,7 @@ from hymem.indexes.dense.cache import (
 from hymem.indexes.lance import schema as S
 from hymem.indexes.lance import sql as F
 from hymem.indexes.lance.tables import LanceTables
-from hymem.indexes.protocol import HIT_COLUMNS, Row, TimeRange, Vector
+from hymem.indexes.protocol import HIT_COLUMNS, Row, RowScope, Vector
 from hymem.logging import get_logger
 from hymem.time import micros
 from hymem.types import Level, SegmentRecord, SummaryRecord, SummaryStatus
@@ -144,30 +143,22 @@ class DenseRows:
         self.oversized: set[str] = set()
         self.on_oversized: Callable[[str], None] | None = None
 
-    def search(
-        self,
-        user_id: str,
-        vector: Vector,
-        k: int,
-        *,
-        level: Level,
-        statuses: Sequence[str] | None,
-        time_range: TimeRange | None,
-        where: str,
-        filters: Filter | None = None,
-    ) -> list[Row]:
-        """Top-k rows (HIT_COLUMNS + `_distance`); `where` is the same filter in SQL, for
-        the LanceDB path."""
+    def search(self, scope: RowScope, vector: Vector, k: int, *, where: str) -> list[Row]:
+        """Top-k rows (HIT_COLUMNS + `_distance`); `where` is the same scope in SQL, for the
+        LanceDB path."""
+        level = scope.level
         table = table_for(level)
-        entry = self._entry(table, user_id) if self.cache.enabled else None
+        entry = self._entry(table, scope.user_id) if self.cache.enabled else None
         if entry is None:
             rows = self._lance.vector_search(table, vector, k, where, HIT_COLUMNS[level])
             return S.decode_metadata(rows)
-        st = statuses if level is Level.SUMMARY else None
-        best = top_k(entry, vector, k, st, time_range, filters)
+        st = None
+        if level is Level.SUMMARY and scope.statuses is not None:
+            st = [SummaryStatus(x).value for x in scope.statuses]
+        best = top_k(entry, vector, k, st, scope.time_range, scope.filters)
         if not best:
             return []
-        by_id = hit_rows(entry, user_id, [i for i, _ in best], summary=level is Level.SUMMARY)
+        by_id = hit_rows(entry, scope.user_id, [i for i, _ in best], summary=level is Level.SUMMARY)
         return [{**by_id[i], "_distance": d} for i, d in best if i in by_id]
 
     def hydrate(self, user_id: str, level: Level, ids: Sequence[str]) -> dict[str, Row] | None:

@@ -20,13 +20,12 @@ from typing import Any
 
 import numpy as np
 from hymem.errors import ReadOnlyStoreError, StoreClosedError
-from hymem.filters import Filter
 from hymem.indexes.lance import schema as S
 from hymem.indexes.lexical.index import query_terms
 from hymem.indexes.lexical.sync import PROGRESS_EVERY
 from hymem.indexes.memory.manage import MemoryManage
 from hymem.indexes.memory.tables import MemoryTables, hit_row, in_range, utc_record
-from hymem.indexes.protocol import ACTIVE_ONLY, SCAN_BATCH_ROWS, Row, TimeRange, Vector
+from hymem.indexes.protocol import ACTIVE_ONLY, SCAN_BATCH_ROWS, Row, RowScope, Vector
 from hymem.indexes.store.commits import check_owner, covering_segments
 from hymem.time import to_utc, utcnow
 from hymem.types import (
@@ -261,40 +260,25 @@ class InMemoryStore(MemoryManage):
             }
 
     # --- search primitives ---------------------------------------------------------------
-    def _candidates(
-        self,
-        user_id: str,
-        level: Level,
-        statuses: Sequence[SummaryStatus] | None,
-        time_range: TimeRange | None,
-        filters: Filter | None = None,
-    ) -> list[str]:
-        """Ids of the user's records at `level` that pass the status, time and metadata
-        filters (the last by `Filter.matches`, the reference every store is tested against)."""
-        allowed = _statuses(statuses) if level is Level.SUMMARY else None
+    def _candidates(self, scope: RowScope) -> list[str]:
+        """Ids of the user's records at the scope's level that pass its status, time and
+        metadata filters (the last by `Filter.matches`, the reference every store is tested
+        against)."""
+        level, filters = scope.level, scope.filters
+        allowed = _statuses(scope.statuses) if level is Level.SUMMARY else None
         return [
             rec.id
-            for rec in self._t.of_user(self._t.table(level), user_id)
+            for rec in self._t.of_user(self._t.table(level), scope.user_id)
             if (allowed is None or rec.status.value in allowed)
-            and in_range(rec, time_range)
+            and in_range(rec, scope.time_range)
             and (filters is None or filters.matches(rec.metadata))
         ]
 
-    def dense_rows(
-        self,
-        user_id: str,
-        vector: Vector,
-        k: int,
-        *,
-        level: Level = Level.SUMMARY,
-        statuses: Sequence[SummaryStatus] | None = ACTIVE_ONLY,
-        time_range: TimeRange | None = None,
-        filters: Filter | None = None,
-    ) -> list[Row]:
-        lock, level = self._check_open(), Level(level)
+    def dense_rows(self, scope: RowScope, vector: Vector, k: int) -> list[Row]:
+        lock, level, user_id = self._check_open(), scope.level, scope.user_id
         S.check_query_vector(vector, self.dim)
         with lock:
-            ids = self._candidates(user_id, level, statuses, time_range, filters)
+            ids = self._candidates(scope)
             if not ids or k <= 0:
                 return []
             mat = np.stack([self._t.vectors[(level, user_id, i)] for i in ids])
@@ -308,43 +292,13 @@ class InMemoryStore(MemoryManage):
                 for n in order
             ]
 
-    def dense_search(
-        self,
-        user_id: str,
-        vector: Vector,
-        k: int,
-        *,
-        level: Level = Level.SUMMARY,
-        statuses: Sequence[SummaryStatus] | None = ACTIVE_ONLY,
-        time_range: TimeRange | None = None,
-        filters: Filter | None = None,
-    ) -> list[tuple[str, float]]:
-        rows = self.dense_rows(
-            user_id,
-            vector,
-            k,
-            level=level,
-            statuses=statuses,
-            time_range=time_range,
-            filters=filters,
-        )
-        return S.similarities(rows)
+    def dense_search(self, scope: RowScope, vector: Vector, k: int) -> list[tuple[str, float]]:
+        return S.similarities(self.dense_rows(scope, vector, k))
 
-    def lexical_search(
-        self,
-        user_id: str,
-        text: str,
-        k: int,
-        *,
-        level: Level = Level.SUMMARY,
-        statuses: Sequence[SummaryStatus] | None = ACTIVE_ONLY,
-        time_range: TimeRange | None = None,
-        filters: Filter | None = None,
-    ) -> list[tuple[str, float]]:
+    def lexical_search(self, scope: RowScope, text: str, k: int) -> list[tuple[str, float]]:
         with self._check_open():
-            level = Level(level)
-            ids = self._candidates(user_id, level, statuses, time_range, filters)
-            allowed = [(level, user_id, i) for i in ids]
+            ids = self._candidates(scope)
+            allowed = [(scope.level, scope.user_id, i) for i in ids]
             hits = self._t.bm25.search(query_terms(text), allowed, k)
         return [(key[2], score) for key, score in hits]
 

@@ -13,7 +13,7 @@ from hymem.filters import Filter
 from hymem.indexes.lance import schema as S
 from hymem.indexes.lance.trace_table import TraceTable
 from hymem.indexes.paging import PageKey
-from hymem.indexes.protocol import ACTIVE_ONLY, SCAN_BATCH_ROWS, Row, TimeRange, Vector
+from hymem.indexes.protocol import ACTIVE_ONLY, SCAN_BATCH_ROWS, Row, RowScope, Vector
 from hymem.indexes.store.faults import guarded, storage_faults
 from hymem.indexes.store.records import RecordReader
 from hymem.types import Level, SegmentRecord, SummaryRecord, SummaryStatus, TurnRecord
@@ -94,74 +94,19 @@ class StoreReads:
             )
 
     # --- search primitives (fusion lives in engine/search/hybrid.py) ---------------------------
-    def dense_rows(
-        self,
-        user_id: str,
-        vector: Vector,
-        k: int,
-        *,
-        level: Level = Level.SUMMARY,
-        statuses: Sequence[SummaryStatus] | None = ACTIVE_ONLY,
-        time_range: TimeRange | None = None,
-        filters: Filter | None = None,
-    ) -> list[Row]:
+    def dense_rows(self, scope: RowScope, vector: Vector, k: int) -> list[Row]:
         self._check_open()
         self._fresh()
         with storage_faults(self.path, "a dense search"):
-            return self._records.dense_rows(
-                user_id,
-                vector,
-                k,
-                level=Level(level),
-                statuses=statuses,
-                time_range=time_range,
-                filters=filters,
-            )
+            return self._records.dense_rows(scope, vector, k)
 
-    def dense_search(
-        self,
-        user_id: str,
-        vector: Vector,
-        k: int,
-        *,
-        level: Level = Level.SUMMARY,
-        statuses: Sequence[SummaryStatus] | None = ACTIVE_ONLY,
-        time_range: TimeRange | None = None,
-        filters: Filter | None = None,
-    ) -> list[tuple[str, float]]:
-        rows = self.dense_rows(
-            user_id,
-            vector,
-            k,
-            level=level,
-            statuses=statuses,
-            time_range=time_range,
-            filters=filters,
-        )
-        return S.similarities(rows)
+    def dense_search(self, scope: RowScope, vector: Vector, k: int) -> list[tuple[str, float]]:
+        return S.similarities(self.dense_rows(scope, vector, k))
 
-    def lexical_search(
-        self,
-        user_id: str,
-        text: str,
-        k: int,
-        *,
-        level: Level = Level.SUMMARY,
-        statuses: Sequence[SummaryStatus] | None = ACTIVE_ONLY,
-        time_range: TimeRange | None = None,
-        filters: Filter | None = None,
-    ) -> list[tuple[str, float]]:
+    def lexical_search(self, scope: RowScope, text: str, k: int) -> list[tuple[str, float]]:
         self._check_open()
         self._fresh()
-        return self._records.lexical_search(
-            user_id,
-            text,
-            k,
-            level=Level(level),
-            statuses=statuses,
-            time_range=time_range,
-            filters=filters,
-        )
+        return self._records.lexical_search(scope, text, k)
 
     def hydrate(self, user_id: str, level: Level, ids: Sequence[str]) -> dict[str, Row]:
         self._check_open()

@@ -17,7 +17,7 @@ from hymem.indexes.lance import sql as F
 from hymem.indexes.lance.tables import LanceTables
 from hymem.indexes.lexical.index import LexicalIndex
 from hymem.indexes.paging import PageKey
-from hymem.indexes.protocol import ACTIVE_ONLY, HIT_COLUMNS, Row, TimeRange, Vector
+from hymem.indexes.protocol import ACTIVE_ONLY, HIT_COLUMNS, Row, RowScope, Vector
 from hymem.types import (
     Level,
     SegmentRecord,
@@ -168,56 +168,32 @@ class RecordReader:
         return S.rows_to_records(model, _in_order(rows, ids))
 
     # --- search primitives ---------------------------------------------------------------
-    def dense_rows(
-        self,
-        user_id: str,
-        vector: Vector,
-        k: int,
-        *,
-        level: Level,
-        statuses: Sequence[SummaryStatus] | None,
-        time_range: TimeRange | None,
-        filters: Filter | None = None,
-    ) -> list[Row]:
+    def dense_rows(self, scope: RowScope, vector: Vector, k: int) -> list[Row]:
         S.check_query_vector(vector, self._dim)
         k = min(k, STORE_MAX_K)
         where = F.conjunction(
             [
-                F.eq("user_id", user_id),
-                status_clause(statuses) if level is Level.SUMMARY else None,
-                F.time_overlap(*time_range) if time_range else None,
-                to_sql(filters) if filters is not None else None,
+                F.eq("user_id", scope.user_id),
+                status_clause(scope.statuses) if scope.level is Level.SUMMARY else None,
+                F.time_overlap(*scope.time_range) if scope.time_range else None,
+                to_sql(scope.filters) if scope.filters is not None else None,
             ]
         )
-        st = None if statuses is None else [SummaryStatus(x).value for x in statuses]
-        return self._dense.search(
-            user_id,
-            vector,
-            k,
-            level=level,
-            statuses=st,
-            time_range=time_range,
-            where=where,
-            filters=filters,
-        )
+        return self._dense.search(scope, vector, k, where=where)
 
-    def lexical_search(
-        self,
-        user_id: str,
-        text: str,
-        k: int,
-        *,
-        level: Level,
-        statuses: Sequence[SummaryStatus] | None,
-        time_range: TimeRange | None,
-        filters: Filter | None = None,
-    ) -> list[tuple[str, float]]:
+    def lexical_search(self, scope: RowScope, text: str, k: int) -> list[tuple[str, float]]:
         k = min(k, STORE_MAX_K)
         if self._read_only:  # another process writes: pick up its commits
             self._lex.reload()
-        st = None if statuses is None else [SummaryStatus(s).value for s in statuses]
+        st = None if scope.statuses is None else [SummaryStatus(s).value for s in scope.statuses]
         return self._lex.search(
-            user_id, text, k, level=level, statuses=st, time_range=time_range, filters=filters
+            scope.user_id,
+            text,
+            k,
+            level=scope.level,
+            statuses=st,
+            time_range=scope.time_range,
+            filters=scope.filters,
         )
 
     def hydrate(self, user_id: str, level: Level, ids: Sequence[str]) -> dict[str, Row]:

@@ -45,6 +45,7 @@ from hymem.indexes.dense.rows import DenseRows
 from hymem.indexes.folder.lock import WriterLock
 from hymem.indexes.folder.meta import open_folder
 from hymem.indexes.lance import schema as S
+from hymem.indexes.lance.tables import LanceTables
 from hymem.indexes.lance.trace_table import TraceTable
 from hymem.indexes.lance.turn_log import TurnLog
 from hymem.indexes.lexical.index import LexicalIndex
@@ -248,6 +249,12 @@ class Store(StoreReads):
 
     def meta(self) -> dict[str, Any]:
         return dict(self._meta)
+
+    @property
+    def tables(self) -> LanceTables:
+        """The LanceDB tables, read-only use by tools (doctor, repair) and tests; a write
+        through them bypasses the journal and the lexical index."""
+        return self._lance
 
     @property
     def lexical_unavailable(self) -> bool:

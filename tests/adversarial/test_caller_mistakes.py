@@ -61,11 +61,12 @@ def test_the_store_itself_never_sizes_a_tantivy_allocation_by_k(tmp_path: Path) 
     Run in a child process so that a regression fails this test instead of killing pytest."""
     script = f"""
 from hymem import Memory, MemoryConfig
+from hymem.indexes.protocol import RowScope
 from tests.fixtures_store import commit_texts
 with Memory({str(tmp_path / "m")!r}, config=MemoryConfig.defaults(embedder="hashing:64")) as m:
     commit_texts(m.store, m.embedder, "alice", ["Alice adopted a cat"])
-    print(len(m.store.lexical_search("alice", "cat", {HUGE})))
-    print(len(m.store.dense_search("alice", m.embedder.embed(["cat"])[0], {HUGE})))
+    print(len(m.store.lexical_search(RowScope("alice"), "cat", {HUGE})))
+    print(len(m.store.dense_search(RowScope("alice"), m.embedder.embed(["cat"])[0], {HUGE})))
 """
     res = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=Path.cwd()

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from hymem.embedders import HashingEmbedder
 from hymem.indexes.lance import schema as S
+from hymem.indexes.protocol import RowScope
 from hymem.indexes.store.store import Store
 from hymem.types import Level, StatusChange, SummaryStatus
 
@@ -105,7 +106,7 @@ def test_unfinished_commit_is_rolled_back_by_its_rows(
     with store:
         counts = store.counts("u")
         assert (counts["segments"], counts["summaries"], counts["pending_turns"]) == (1, 1, 2)
-        assert [i for i, _ in store.lexical_search("u", "zq0a", 5)] == ["g0-s0"]
+        assert [i for i, _ in store.lexical_search(RowScope("u"), "zq0a", 5)] == ["g0-s0"]
         _assert_consistent(store)
         # the next flush redoes it once
         emb = HashingEmbedder(DIM)
@@ -147,7 +148,7 @@ def test_interrupted_status_change_keeps_both_complete_versions(folder: Path) ->
     store, _ = _settled_store(folder, b"")
     with store:
         assert {s.id for s in store.get_summaries("u")} == {"g0-s0", new.id}
-        assert [i for i, _ in store.lexical_search("u", "zq0b", 5)] == [new.id]
+        assert [i for i, _ in store.lexical_search(RowScope("u"), "zq0b", 5)] == [new.id]
         assert store.counts("u")["pending_turns"] == 2
         _assert_consistent(store)
 
@@ -165,5 +166,5 @@ def test_garbage_journal_on_a_clean_store_changes_no_row(folder: Path) -> None:
 def test_a_reader_opens_beside_a_garbage_journal(folder: Path) -> None:
     (folder / "journal.json").write_bytes(b"garbage")
     with open_store(folder, HashingEmbedder(DIM), read_only=True) as reader:
-        assert [i for i, _ in reader.lexical_search("u", "zq0a", 5)] == ["g0-s0"]
+        assert [i for i, _ in reader.lexical_search(RowScope("u"), "zq0a", 5)] == ["g0-s0"]
     assert (folder / "journal.json").read_bytes() == b"garbage"

@@ -16,6 +16,7 @@ import pytest
 from hymem import Memory, MemoryConfig
 from hymem.cli import app
 from hymem.embedders import HashingEmbedder
+from hymem.indexes.protocol import RowScope
 from hymem.indexes.store.store import Store
 from hymem.types import Level
 from typer.testing import CliRunner
@@ -60,7 +61,7 @@ def damage(folder: Path, kind: str) -> None:
 
 def lexical_view(store: Store) -> dict[tuple[str, str, Level], list[tuple[str, float]]]:
     return {
-        (user, text, level): store.lexical_search(user, text, 5, level=level)
+        (user, text, level): store.lexical_search(RowScope(user, level=level), text, 5)
         for user, text, level in QUERIES
     }
 
@@ -150,28 +151,30 @@ def test_folder_deleted_under_a_reader_falls_back_then_recovers(folder: Path, be
         assert lexical_view(reader) == before
         shutil.rmtree(folder / "tantivy")
         with capture_events() as events:
-            assert reader.lexical_search("alice", "cat", 5) == []
-            assert reader.lexical_search("alice", "choir", 5) == []
+            assert reader.lexical_search(RowScope("alice"), "cat", 5) == []
+            assert reader.lexical_search(RowScope("alice"), "choir", 5) == []
         assert reader.lexical_unavailable and len(_warnings(events)) == 1
         # the writer's next commit finds its index gone and rebuilds it from LanceDB
         commit_texts(writer, emb, "alice", ["Alice paints owls"], segment_id="a3")
-        assert [i for i, _ in writer.lexical_search("alice", "owls", 5)] == ["a3-s0"]
-        assert [i for i, _ in reader.lexical_search("alice", "owls", 5)] == ["a3-s0"]
+        assert [i for i, _ in writer.lexical_search(RowScope("alice"), "owls", 5)] == ["a3-s0"]
+        assert [i for i, _ in reader.lexical_search(RowScope("alice"), "owls", 5)] == ["a3-s0"]
         assert not reader.lexical_unavailable
         cat = before[("alice", "cat", Level.SUMMARY)]
-        assert [i for i, _ in reader.lexical_search("alice", "cat", 5)] == [i for i, _ in cat]
+        assert [i for i, _ in reader.lexical_search(RowScope("alice"), "cat", 5)] == [
+            i for i, _ in cat
+        ]
     # the writer closed cleanly and left a consistent index
     with open_store(folder, emb) as again:
         assert again.counts()["summaries"] == 5
-        assert [i for i, _ in again.lexical_search("alice", "owls", 5)] == ["a3-s0"]
+        assert [i for i, _ in again.lexical_search(RowScope("alice"), "owls", 5)] == ["a3-s0"]
 
 
 def test_meta_garbage_under_a_reader_falls_back(folder: Path) -> None:
     emb = HashingEmbedder(DIM)
     with open_store(folder, emb, read_only=True) as reader:
-        assert reader.lexical_search("alice", "cat", 5)
+        assert reader.lexical_search(RowScope("alice"), "cat", 5)
         damage(folder, "meta_garbage")
-        assert reader.lexical_search("alice", "cat", 5) == []
+        assert reader.lexical_search(RowScope("alice"), "cat", 5) == []
         assert reader.lexical_unavailable
 
 
@@ -184,7 +187,7 @@ def test_folder_deleted_under_a_writer_is_repaired_by_the_next_commit(
         shutil.rmtree(folder / "tantivy")
         lexical_view(store)  # whatever it finds, it does not raise
         commit_texts(store, emb, "bob", ["Bob sails a small boat"], segment_id="b2")
-        assert [i for i, _ in store.lexical_search("bob", "boat", 5)] == ["b2-s0"]
+        assert [i for i, _ in store.lexical_search(RowScope("bob"), "boat", 5)] == ["b2-s0"]
         # the same hits as before (scores move: the index now holds one more document)
         assert _ids(lexical_view(store)) == _ids(before)
     finally:

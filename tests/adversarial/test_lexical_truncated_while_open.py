@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hymem.indexes.protocol import RowScope
 
 from tests.fixtures_store import DIM, commit_texts, open_store
 
@@ -53,16 +54,16 @@ def scenario(mode: str) -> dict[str, Any]:
         commit_texts(store, emb, "alice", ["Alice feeds the cat"], segment_id="a2")
     out: dict[str, Any] = {}
     with open_store(folder, emb, read_only=(mode == "reader")) as store:
-        out["before"] = _ids(store.lexical_search("alice", "cat", 5))
+        out["before"] = _ids(store.lexical_search(RowScope("alice"), "cat", 5))
         out["truncated"] = _truncate_segments(folder)
-        out["after"] = _ids(store.lexical_search("alice", "cat", 5))
+        out["after"] = _ids(store.lexical_search(RowScope("alice"), "cat", 5))
         out["flagged"] = store.lexical_unavailable
         if mode == "reader":
             with open_store(folder, emb):  # a writer's open finds the damage and rebuilds
                 pass
         else:
             commit_texts(store, emb, "alice", ["Alice's cat naps"], segment_id="a3")
-        out["recovered"] = _ids(store.lexical_search("alice", "cat", 5))
+        out["recovered"] = _ids(store.lexical_search(RowScope("alice"), "cat", 5))
         out["flagged_after_repair"] = store.lexical_unavailable
     return out
 

@@ -16,6 +16,7 @@ import pytest
 from hymem import EmbedderMismatchError, Memory, MemoryConfig, StoreCorruptedError, StoreError
 from hymem.cli import app
 from hymem.embedders import HashingEmbedder
+from hymem.indexes.protocol import RowScope
 from hymem.indexes.store.store import SCHEMA_VERSION
 from typer.testing import CliRunner
 
@@ -50,7 +51,7 @@ def test_garbage_sync_record_makes_the_writer_rebuild(folder: Path) -> None:
     with capture_events() as events:
         store = open_store(folder, HashingEmbedder(DIM))
     with store:
-        assert [i for i, _ in store.lexical_search("alice", "cat", 5)] == ["a1-s0"]
+        assert [i for i, _ in store.lexical_search(RowScope("alice"), "cat", 5)] == ["a1-s0"]
     rebuilt = [e for e in events if e["event"] == "store.lexical_rebuild"]
     assert rebuilt and "lexical_sync.json" in rebuilt[0]["reason"]
     assert json.loads((folder / "lexical_sync.json").read_text())["segments"] >= 1
@@ -63,8 +64,8 @@ def test_garbage_sync_record_makes_a_reader_search_without_lexical(folder: Path)
         reader = open_store(folder, HashingEmbedder(DIM), read_only=True)
     with reader:
         assert reader.lexical_unavailable
-        assert reader.lexical_search("alice", "cat", 5) == []
-        assert reader.dense_search("alice", HashingEmbedder(DIM).embed(["cat"])[0], 1)
+        assert reader.lexical_search(RowScope("alice"), "cat", 5) == []
+        assert reader.dense_search(RowScope("alice"), HashingEmbedder(DIM).embed(["cat"])[0], 1)
     assert [e for e in events if e["event"] == "store.lexical_unavailable"]
     assert _snapshot(folder) == before
 
@@ -95,7 +96,7 @@ def test_reader_opens_from_the_meta_table_without_writing(folder: Path, damage: 
         open_store(folder, HashingEmbedder(32), read_only=True)
     with open_store(folder, HashingEmbedder(DIM), read_only=True) as reader:
         assert reader.meta()["embedder"] == f"hashing-{DIM}" and reader.meta()["dim"] == DIM
-        assert [i for i, _ in reader.lexical_search("alice", "cat", 5)] == ["a1-s0"]
+        assert [i for i, _ in reader.lexical_search(RowScope("alice"), "cat", 5)] == ["a1-s0"]
     assert _snapshot(folder) == before
     # the writer agrees, and puts the file back
     with open_store(folder, HashingEmbedder(DIM)) as store:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from hymem.errors import ReadOnlyStoreError, StoreClosedError, UserInputError
-from hymem.indexes.protocol import Storage
+from hymem.indexes.protocol import RowScope, Storage
 from hymem.time import utcnow
 from hymem.types import Level, StatusChange, SummaryStatus, TurnStatus
 
@@ -123,8 +123,8 @@ def test_commit_makes_records_visible_and_marks_turns_stored(storage_kit: Storag
     summary = store.get_summaries("u", ids=["s2"])[0]
     (segment,) = store.get_segments("u", [summary.segment_id])
     assert segment.id == "g2" and segment.turn_ids == ["t1", "t2"] and segment.vector is None
-    assert [i for i, _ in store.lexical_search("u", "cat", 5)] == ["s2"]
-    assert store.dense_search("u", sums[0].vector or [], 1)[0][0] == "s1"
+    assert [i for i, _ in store.lexical_search(RowScope("u"), "cat", 5)] == ["s2"]
+    assert store.dense_search(RowScope("u"), sums[0].vector or [], 1)[0][0] == "s1"
 
 
 def test_recommit_replaces_instead_of_duplicating(storage_kit: StorageKit) -> None:
@@ -134,14 +134,14 @@ def test_recommit_replaces_instead_of_duplicating(storage_kit: StorageKit) -> No
     assert [s.id for s in store.get_summaries("u")] == ["g-s0"]
     assert store.get_summaries("u")[0].text == "second draft"
     assert store.get_segments("u", ["g"])[0].text == "raw again"
-    assert store.lexical_search("u", "first", 10) == []
+    assert store.lexical_search(RowScope("u"), "first", 10) == []
     # a summary id committed again under another segment is moved, not copied
     again = make_summary("u", "g-s0", "second draft moved", segment_id="h")
     store.commit_segments("u", [make_segment("u", "h")], [again], [])
     assert [(s.id, s.segment_id) for s in store.get_summaries("u")] == [("g-s0", "h")]
     counts = store.counts("u")
     assert (counts["segments"], counts["summaries"]) == (2, 1)
-    assert len(store.dense_search("u", vec(1.0), 10)) == 1
+    assert len(store.dense_search(RowScope("u"), vec(1.0), 10)) == 1
 
 
 @pytest.mark.parametrize("fault", ["other_user", "wrong_dim", "nan", "no_vector"])
@@ -208,8 +208,10 @@ def test_hostile_user_ids_match_only_themselves(storage_kit: StorageKit) -> None
     for user in ("alice", EVIL, "x"):
         assert [t.user_id for t in store.get_turns(user)] == [user]
         assert [s.user_id for s in store.get_summaries(user, statuses=None)] == [user]
-        assert [i for i, _ in store.lexical_search(user, "support group", 10)] == [f"{user}-g-s0"]
-        assert [i for i, _ in store.dense_search(user, query, 10)] == [f"{user}-g-s0"]
+        assert [i for i, _ in store.lexical_search(RowScope(user), "support group", 10)] == [
+            f"{user}-g-s0"
+        ]
+        assert [i for i, _ in store.dense_search(RowScope(user), query, 10)] == [f"{user}-g-s0"]
         assert store.counts(user) == {
             "turns": 1,
             "pending_turns": 1,
@@ -221,8 +223,8 @@ def test_hostile_user_ids_match_only_themselves(storage_kit: StorageKit) -> None
         assert [t["trace_id"] for t in store.read_traces(user_id=user)] == [f"tr-{user}"]
     for probe in ("x'", "' OR 1=1 --", "alice' OR '1'='1", "%", "*", "ALICE"):
         assert store.get_turns(probe) == [] and store.get_summaries(probe) == []
-        assert store.lexical_search(probe, "support", 10) == []
-        assert store.dense_search(probe, query, 10) == []
+        assert store.lexical_search(RowScope(probe), "support", 10) == []
+        assert store.dense_search(RowScope(probe), query, 10) == []
         assert store.hydrate(probe, Level.SUMMARY, ["alice-g-s0"]) == {}
         assert store.counts(probe)["summaries"] == 0
 
@@ -247,13 +249,15 @@ def test_history_through_apply_summary_changes(storage_kit: StorageKit) -> None:
     (v2,) = store.get_summaries("u", ids=["v2"])
     assert (v2.previous_id, v2.version, v2.origin) == ("g-s0", 2, "consolidated")
     assert [s.id for s in store.get_summaries("u", statuses=[SUPERSEDED])] == ["g-s0"]
-    assert store.lexical_search("u", "Paris", 5) == []
-    assert [i for i, _ in store.lexical_search("u", "Paris", 5, statuses=None)] == ["g-s0"]
+    assert store.lexical_search(RowScope("u"), "Paris", 5) == []
+    assert [i for i, _ in store.lexical_search(RowScope("u", statuses=None), "Paris", 5)] == [
+        "g-s0"
+    ]
     store.apply_summary_changes("u", [new], changes)  # idempotent
     counts = store.counts("u")
     assert (counts["summaries"], counts["active_summaries"]) == (3, 1)
     store.apply_summary_changes("u", [], [StatusChange(summary_id="g-s0", status=ACTIVE)])
-    assert [i for i, _ in store.lexical_search("u", "Paris", 5)] == ["g-s0"]
+    assert [i for i, _ in store.lexical_search(RowScope("u"), "Paris", 5)] == ["g-s0"]
     with pytest.raises(UserInputError):
         store.apply_summary_changes("u", [make_summary("other", "z", "not yours")], [])
 
@@ -267,7 +271,7 @@ def test_the_same_ids_under_two_users_stay_apart(storage_kit: StorageKit) -> Non
     assert (bob.user_id, bob.status, bob.text) == ("bob", ACTIVE, "Bob plays chess")
     _commit(store, "alice", "g", ["Alice rides ponies"])
     assert [s.text for s in store.get_summaries("bob")] == ["Bob plays chess"]
-    assert [i for i, _ in store.lexical_search("bob", "chess", 5)] == ["g-s0"]
+    assert [i for i, _ in store.lexical_search(RowScope("bob"), "chess", 5)] == ["g-s0"]
 
 
 def test_traces_round_trip_filtered_by_user_and_since(storage_kit: StorageKit) -> None:
@@ -316,9 +320,9 @@ def test_a_read_only_handle_reads_but_refuses_writes(storage_kit: StorageKit) ->
     ):
         with pytest.raises(ReadOnlyStoreError):
             write()
-    assert [i for i, _ in reader.lexical_search("u", "cat", 5)] == ["g-s0"]
+    assert [i for i, _ in reader.lexical_search(RowScope("u"), "cat", 5)] == ["g-s0"]
     _commit(writer, "u", "h", ["Bob has a dog"])  # the reader sees later commits
-    assert [i for i, _ in reader.lexical_search("u", "dog", 5)] == ["h-s0"]
+    assert [i for i, _ in reader.lexical_search(RowScope("u"), "dog", 5)] == ["h-s0"]
     assert reader.counts("u")["summaries"] == 2
 
 
@@ -328,7 +332,7 @@ def test_a_closed_store_refuses_every_call(storage_kit: StorageKit) -> None:
     for call in (
         lambda: store.counts(),
         lambda: store.get_turns("u"),
-        lambda: store.lexical_search("u", "x", 1),
+        lambda: store.lexical_search(RowScope("u"), "x", 1),
         lambda: store.append_turns(make_turns("u", 1)),
         lambda: store.read_traces(),
     ):
@@ -340,9 +344,9 @@ def test_a_closed_store_refuses_every_call(storage_kit: StorageKit) -> None:
 def test_reindex_and_optimize_change_no_result(storage_kit: StorageKit) -> None:
     store = storage_kit.store
     _commit(store, "u", "g", ["alpha beta", "beta gamma", "gamma delta"], text="alpha raw")
-    before = store.lexical_search("u", "beta gamma", 5), store.counts()
+    before = store.lexical_search(RowScope("u"), "beta gamma", 5), store.counts()
     seen: list[int] = []
     assert store.reindex(progress=seen.append) == {"summary": 3, "segment": 1}
     assert sum(seen) == 4
     store.optimize()
-    assert (store.lexical_search("u", "beta gamma", 5), store.counts()) == before
+    assert (store.lexical_search(RowScope("u"), "beta gamma", 5), store.counts()) == before

@@ -7,7 +7,7 @@ from datetime import timedelta
 
 import pytest
 from hymem.errors import ReadOnlyStoreError
-from hymem.indexes.protocol import Storage
+from hymem.indexes.protocol import RowScope, Storage
 from hymem.types import Level, StatusChange, SummaryStatus, TurnStatus
 
 from tests.fixtures_store import (
@@ -96,12 +96,14 @@ def test_erase_user_removes_every_record_of_that_user_only(storage_kit: StorageK
         ["turns", "pending_turns", "segments", "summaries", "active_summaries", "traces"], 0
     )
     assert store.users() == ["bob"]
-    assert store.lexical_search("alice", "fact alice", 10) == []
+    assert store.lexical_search(RowScope("alice"), "fact alice", 10) == []
     query = storage_kit.embedder.embed(["fact bob 1"])[0]
-    assert store.dense_search("alice", query, 10) == []
+    assert store.dense_search(RowScope("alice"), query, 10) == []
     assert store.counts("bob")["summaries"] == 3
-    assert [i for i, _ in store.lexical_search("bob", "fact bob", 10, level=Level.SUMMARY)]
-    assert store.dense_search("bob", query, 1)[0][0] == "sum01"
+    assert [
+        i for i, _ in store.lexical_search(RowScope("bob", level=Level.SUMMARY), "fact bob", 10)
+    ]
+    assert store.dense_search(RowScope("bob"), query, 1)[0][0] == "sum01"
     assert [t["trace_id"] for t in store.read_traces()] == ["tb"]
     _fill(store, "alice", 1)  # the user id can be used again afterwards
     assert store.counts("alice")["summaries"] == 1

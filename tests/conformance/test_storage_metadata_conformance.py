@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from hymem.filters import Filter
-from hymem.indexes.protocol import Storage
+from hymem.indexes.protocol import RowScope, Storage
 from hymem.search.hybrid import HybridSearcher
 from hymem.types import Level, MetaValue
 
@@ -82,8 +82,8 @@ def _found(store: Storage, kit: StorageKit, level: Level, f: Filter) -> dict[str
     """Names of what each branch returns for `f` (k past the number of records)."""
     strip = (lambda i: i.removeprefix("g-")) if level is Level.SEGMENT else (lambda i: i)
     query = kit.embedder.embed(["a walk by the lake"])[0]
-    dense = store.dense_search("u", query, 50, level=level, filters=f)
-    lexical = store.lexical_search("u", "walk lake", 50, level=level, filters=f)
+    dense = store.dense_search(RowScope("u", level=level, filters=f), query, 50)
+    lexical = store.lexical_search(RowScope("u", level=level, filters=f), "walk lake", 50)
     searcher = HybridSearcher(store, kit.embedder)
     try:
         hybrid = searcher.search("walk by the lake", user_id="u", k=50, level=level, filters=f)
@@ -133,7 +133,7 @@ def test_metadata_round_trips_through_reads_rows_and_hydration(storage_kit: Stor
         assert seg.metadata == META["trip"]
         rows = handle.hydrate("u", Level.SUMMARY, ["evil", "plain"])
         assert rows["evil"]["metadata"] == META["evil"] and rows["plain"]["metadata"] == {}
-        dense = handle.dense_rows("u", storage_kit.embedder.embed(["x"])[0], 50)
+        dense = handle.dense_rows(RowScope("u"), storage_kit.embedder.embed(["x"])[0], 50)
         assert {r["id"]: r["metadata"] for r in dense} == META
 
 
@@ -143,9 +143,13 @@ def test_filters_never_cross_users_and_combine_with_status_and_time(
     store = storage_kit.store
     _fill(store)
     f = Filter.parse({"topic": "travel"})
-    assert [i for i, _ in store.lexical_search("v", "walk lake", 10, filters=f)] == ["trip"]
-    assert [i for i, _ in store.lexical_search("u", "walk lake", 10, filters=f)] == ["trip"]
-    assert store.lexical_search("u", "walk lake", 10, filters=f, statuses=[]) == []
+    assert [i for i, _ in store.lexical_search(RowScope("v", filters=f), "walk lake", 10)] == [
+        "trip"
+    ]
+    assert [i for i, _ in store.lexical_search(RowScope("u", filters=f), "walk lake", 10)] == [
+        "trip"
+    ]
+    assert store.lexical_search(RowScope("u", statuses=[], filters=f), "walk lake", 10) == []
     far = (None, make_summary("u", "x", "x").time_start.replace(year=2000))  # type: ignore[union-attr]
     query = storage_kit.embedder.embed(["walk"])[0]
-    assert store.dense_search("u", query, 10, filters=f, time_range=far) == []
+    assert store.dense_search(RowScope("u", time_range=far, filters=f), query, 10) == []

@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 from hymem.errors import StoreError
 from hymem.indexes.memory.store import InMemoryStore
-from hymem.indexes.protocol import HIT_COLUMNS, Storage, TimeRange
+from hymem.indexes.protocol import HIT_COLUMNS, RowScope, Storage, TimeRange
 from hymem.indexes.store.store import Store
 from hymem.types import Attribution, Level, SummaryStatus
 
@@ -37,16 +37,16 @@ def test_dense_search_ranks_by_cosine_after_filtering(storage_kit: StorageKit) -
     theirs = [make_summary("v", f"v{i}", "same vector", vector=vec(1.0)) for i in range(5)]
     store.commit_segments("u", [make_segment("u", "seg")], sums, [])
     store.commit_segments("v", [make_segment("v", "seg")], theirs, [])
-    got = store.dense_search("u", vec(1.0), 3)
+    got = store.dense_search(RowScope("u"), vec(1.0), 3)
     assert [i for i, _ in got] == ["exact", "near", "diag"]
     assert [s for _, s in got] == pytest.approx([1.0, 0.8944272, 0.7071068], abs=1e-5)
-    rows = store.dense_rows("u", vec(1.0), 2)
+    rows = store.dense_rows(RowScope("u"), vec(1.0), 2)
     assert [set(r) for r in rows] == [{*HIT_COLUMNS[Level.SUMMARY], "_distance"}] * 2
     assert rows[0]["_distance"] == pytest.approx(0.0, abs=1e-6) and rows[0]["status"] == "active"
     assert rows[0]["segment_id"] == "seg" and rows[0]["user_id"] == "u"
-    assert store.dense_search("u", vec(1.0), 10, statuses=[]) == []
+    assert store.dense_search(RowScope("u", statuses=[]), vec(1.0), 10) == []
     with pytest.raises(StoreError):
-        store.dense_search("u", [1.0, 0.0], 3)
+        store.dense_search(RowScope("u"), [1.0, 0.0], 3)
 
 
 def test_dense_search_over_segments(storage_kit: StorageKit) -> None:
@@ -56,7 +56,9 @@ def test_dense_search_over_segments(storage_kit: StorageKit) -> None:
         make_segment("u", "b", "second", turn_ids=["t2"], vector=vec(1.0, 0.2)),
     ]
     store.commit_segments("u", segs, [], [])
-    rows = store.dense_rows("u", vec(1.0), 5, level=Level.SEGMENT, statuses=[])  # no status
+    rows = store.dense_rows(
+        RowScope("u", level=Level.SEGMENT, statuses=[]), vec(1.0), 5
+    )  # no status
     assert [r["id"] for r in rows] == ["b", "a"]
     assert set(rows[0]) == {*HIT_COLUMNS[Level.SEGMENT], "_distance"}
     assert rows[0]["turn_ids"] == ["t2"] and rows[1]["turn_ids"] == ["t0", "t1"]
@@ -73,19 +75,28 @@ def test_lexical_search_ranks_by_bm25_over_analyzed_terms(storage_kit: StorageKi
     sums = [make_summary("u", i, t) for i, t in texts.items()]
     seg = make_segment("u", "seg", "the mango stall at the market")
     store.commit_segments("u", [seg], sums, [])
-    apple = store.lexical_search("u", "apple", 10)
+    apple = store.lexical_search(RowScope("u"), "apple", 10)
     assert [i for i, _ in apple] == ["a", "b"]  # term frequency
-    assert [i for i, _ in store.lexical_search("u", "durian apple", 10)] == ["c", "a", "b"]  # idf
-    assert [i for i, _ in store.lexical_search("u", "Apples!", 10)] == ["a", "b"]  # stemmed
+    assert [i for i, _ in store.lexical_search(RowScope("u"), "durian apple", 10)] == [
+        "c",
+        "a",
+        "b",
+    ]  # idf
+    assert [i for i, _ in store.lexical_search(RowScope("u"), "Apples!", 10)] == [
+        "a",
+        "b",
+    ]  # stemmed
     assert all(s > 0 for _, s in apple) and apple[0][1] > apple[1][1]
-    assert store.lexical_search("u", "apple", 1) == apple[:1]
-    assert [i for i, _ in store.lexical_search("u", "mangoes", 5, level=Level.SEGMENT)] == ["seg"]
+    assert store.lexical_search(RowScope("u"), "apple", 1) == apple[:1]
+    assert [
+        i for i, _ in store.lexical_search(RowScope("u", level=Level.SEGMENT), "mangoes", 5)
+    ] == ["seg"]
     for noise in ("the and of", "😀🎉", "AND OR", "-"):
-        assert store.lexical_search("u", noise, 5) == []
+        assert store.lexical_search(RowScope("u"), noise, 5) == []
     for query in HOSTILE:
-        assert {i for i, _ in store.lexical_search("u", query, 5)} <= set(texts)
-    assert store.lexical_search("u", "apple", 5, statuses=[]) == []
-    assert store.lexical_search("u", "apple " * 2000, 5)[0][0] == "a"  # a 12 kB query
+        assert {i for i, _ in store.lexical_search(RowScope("u"), query, 5)} <= set(texts)
+    assert store.lexical_search(RowScope("u", statuses=[]), "apple", 5) == []
+    assert store.lexical_search(RowScope("u"), "apple " * 2000, 5)[0][0] == "a"  # a 12 kB query
 
 
 def _timeline(store: Storage) -> None:
@@ -119,9 +130,15 @@ RANGES: list[tuple[TimeRange, set[str]]] = [
 def _found(store: Storage, level: Level, time_range: TimeRange) -> tuple[set[str], set[str]]:
     """(dense ids, lexical ids) of every record the range lets through, as summary names."""
     query = make_summary("q", "q", "a walk by the lake").vector or []
-    dense = {i for i, _ in store.dense_search("u", query, 50, level=level, time_range=time_range)}
+    dense = {
+        i
+        for i, _ in store.dense_search(RowScope("u", level=level, time_range=time_range), query, 50)
+    }
     lexical = {
-        i for i, _ in store.lexical_search("u", "walk lake", 50, level=level, time_range=time_range)
+        i
+        for i, _ in store.lexical_search(
+            RowScope("u", level=level, time_range=time_range), "walk lake", 50
+        )
     }
     strip = (lambda i: i.removeprefix("g-")) if level is Level.SEGMENT else (lambda i: i)
     return {strip(i) for i in dense}, {strip(i) for i in lexical}
@@ -160,9 +177,11 @@ def test_aware_record_times_are_stored_as_naive_utc(storage_kit: StorageKit) -> 
     assert store.get_summaries("u")[0].time_start == datetime(2023, 5, 8, 10)
     assert store.get_segments("u", ["g"])[0].time_end == datetime(2023, 5, 8, 10)
     window = (datetime(2023, 5, 8, 9, 30), datetime(2023, 5, 8, 10, 30))
-    assert [i for i, _ in store.lexical_search("u", "picnic", 5, time_range=window)] == ["s"]
+    assert [i for i, _ in store.lexical_search(RowScope("u", time_range=window), "picnic", 5)] == [
+        "s"
+    ]
     late = (datetime(2023, 5, 8, 11), None)
-    assert store.lexical_search("u", "picnic", 5, time_range=late) == []
+    assert store.lexical_search(RowScope("u", time_range=late), "picnic", 5) == []
 
 
 def test_hydrate_returns_hit_rows_of_known_ids(storage_kit: StorageKit) -> None:
@@ -212,7 +231,7 @@ def test_summary_provenance_round_trips_through_reads_and_every_search(
     for handle in (store, storage_kit.open_reader()):
         got = {s.id: (s.source_turn_ids, s.attribution.value) for s in handle.get_summaries("u")}
         assert got == want
-        dense = handle.dense_rows("u", vec(1.0), 2)
+        dense = handle.dense_rows(RowScope("u"), vec(1.0), 2)
         assert [(r["id"], r["source_turn_ids"], r["attribution"]) for r in dense] == [
             ("s1", ["t2"], "source"),
             ("s2", ["t1", "t2", "t3"], "segment"),
@@ -239,11 +258,11 @@ def test_a_summary_is_found_by_its_context_but_never_shows_it(storage_kit: Stora
     ]
     store.commit_segments("u", [seg], sums, [])
     for handle in (store, storage_kit.open_reader()):
-        assert [i for i, _ in handle.lexical_search("u", "plans", 5)] == ["a"]
+        assert [i for i, _ in handle.lexical_search(RowScope("u"), "plans", 5)] == ["a"]
         assert handle.get_summaries("u", ids=["a"])[0].context == sums[0].context
         assert handle.hydrate("u", Level.SUMMARY, ["a"])["a"]["text"] == sums[0].text
     store.reindex()
-    assert [i for i, _ in store.lexical_search("u", "plans", 5)] == ["a"]
+    assert [i for i, _ in store.lexical_search(RowScope("u"), "plans", 5)] == ["a"]
 
 
 def test_in_memory_bm25_scores_what_tantivy_scores(make_store: Callable[..., Store]) -> None:
@@ -263,7 +282,7 @@ def test_in_memory_bm25_scores_what_tantivy_scores(make_store: Callable[..., Sto
             mine = [s for s in sums if s.user_id == user]
             store.commit_segments(user, [make_segment(user, "seg", "raw group talk")], mine, [])
     for query in ("support group", "Caroline adoption", "lake painted", "group", "walks"):
-        want = real.lexical_search("a", query, 10)
-        got = memory.lexical_search("a", query, 10)
+        want = real.lexical_search(RowScope("a"), query, 10)
+        got = memory.lexical_search(RowScope("a"), query, 10)
         assert [i for i, _ in got] == [i for i, _ in want], query
         assert [s for _, s in got] == pytest.approx([s for _, s in want], rel=1e-4), query

@@ -18,7 +18,7 @@ from hymem import errors as E
 from hymem.client import AsyncClient, Client
 from hymem.embedders import HashingEmbedder
 
-from tests.fixtures_reader import scripted_config
+from tests.doubles import scripted_config
 from tests.fixtures_serve import Served, hashing_memory
 
 pytestmark = pytest.mark.integration

@@ -9,6 +9,7 @@ from datetime import timedelta
 
 import pytest
 from hymem.indexes.lance import schema as S
+from hymem.indexes.protocol import RowScope
 from hymem.indexes.store.store import Store
 from hymem.types import Level, StatusChange, SummaryStatus
 
@@ -27,24 +28,24 @@ def test_a_commit_reaches_the_cached_user_without_a_reload(
 ) -> None:
     store = make_store()
     _seed(store)
-    assert [i for i, _ in store.dense_search("u", vec(1.0), 1)] == ["s0"]
+    assert [i for i, _ in store.dense_search(RowScope("u"), vec(1.0), 1)] == ["s0"]
     entry = store.dense_cache.get(S.SUMMARIES, "u")
     assert entry is not None and entry.n == 6
     newest = make_summary("u", "new", "the newest fact", vector=vec(0.0, 0.0, 1.0))
     store.commit_segments("u", [make_segment("u", "seg2")], [newest], [])
     assert store.dense_cache.get(S.SUMMARIES, "u") is entry and entry.n == 7  # a delta
-    got = store.dense_rows("u", vec(0.0, 0.0, 1.0), 1)
+    got = store.dense_rows(RowScope("u"), vec(0.0, 0.0, 1.0), 1)
     assert got[0]["id"] == "new" and got[0]["text"] == "the newest fact"
 
 
 def test_a_status_change_is_seen_by_the_next_search(make_store: Callable[..., Store]) -> None:
     store = make_store()
     _seed(store)
-    assert store.dense_search("u", vec(1.0), 1)[0][0] == "s0"
+    assert store.dense_search(RowScope("u"), vec(1.0), 1)[0][0] == "s0"
     change = StatusChange(summary_id="s0", status=SummaryStatus.SUPERSEDED, superseded_by="s1")
     store.apply_summary_changes("u", [], [change])
-    assert store.dense_search("u", vec(1.0), 1)[0][0] == "s1"
-    both = store.dense_search("u", vec(1.0), 2, statuses=list(SummaryStatus))
+    assert store.dense_search(RowScope("u"), vec(1.0), 1)[0][0] == "s1"
+    both = store.dense_search(RowScope("u", statuses=list(SummaryStatus)), vec(1.0), 2)
     assert [i for i, _ in both] == ["s0", "s1"]
 
 
@@ -53,7 +54,7 @@ def test_a_failed_commit_drops_the_cached_user(
 ) -> None:
     store = make_store()
     _seed(store)
-    store.dense_search("u", vec(1.0), 1)
+    store.dense_search(RowScope("u"), vec(1.0), 1)
     assert store.dense_cache.get(S.SUMMARIES, "u") is not None
 
     def boom(*args: object, **kwargs: object) -> None:
@@ -64,7 +65,7 @@ def test_a_failed_commit_drops_the_cached_user(
         store.commit_segments("u", [], [make_summary("u", "x", "lost")], [])
     assert store.dense_cache.get(S.SUMMARIES, "u") is None
     monkeypatch.undo()
-    assert [i for i, _ in store.dense_search("u", vec(1.0), 2)] == ["s0", "s1"]
+    assert [i for i, _ in store.dense_search(RowScope("u"), vec(1.0), 2)] == ["s0", "s1"]
 
 
 def test_a_user_over_the_budget_is_searched_in_lancedb(make_store: Callable[..., Store]) -> None:
@@ -72,7 +73,7 @@ def test_a_user_over_the_budget_is_searched_in_lancedb(make_store: Callable[...,
     for store in (cached, direct):
         _seed(store, n=12)
     q = vec(1.0, 0.35)
-    a, b = direct.dense_search("u", q, 5), cached.dense_search("u", q, 5)
+    a, b = direct.dense_search(RowScope("u"), q, 5), cached.dense_search(RowScope("u"), q, 5)
     assert [i for i, _ in a] == [i for i, _ in b]
     assert [s for _, s in a] == pytest.approx([s for _, s in b], abs=1e-5)
     assert direct.dense_cache.get(S.SUMMARIES, "u") is None
@@ -83,10 +84,10 @@ def test_a_reader_reloads_after_the_writer_commits(make_store: Callable[..., Sto
     writer = make_store()
     _seed(writer)
     reader = make_store(read_only=True)
-    assert reader.dense_search("u", vec(0.0, 0.0, 1.0), 1)[0][0] != "late"
+    assert reader.dense_search(RowScope("u"), vec(0.0, 0.0, 1.0), 1)[0][0] != "late"
     late = make_summary("u", "late", "written after the reader cached", vector=vec(0.0, 0.0, 1.0))
     writer.commit_segments("u", [make_segment("u", "seg2")], [late], [])
-    assert reader.dense_search("u", vec(0.0, 0.0, 1.0), 1)[0][0] == "late"
+    assert reader.dense_search(RowScope("u"), vec(0.0, 0.0, 1.0), 1)[0][0] == "late"
 
 
 def _mixed(store: Store) -> None:
@@ -115,10 +116,10 @@ def test_hit_rows_from_memory_equal_lancedbs(
     q = vec(1.0, 0.2)
     for _ in range(2):
         direct = make_store(read_only=True, dense_cache_bytes=0)  # LanceDB answers everything
-        served = writer.dense_rows("u", q, 10, level=level, statuses=None)
+        served = writer.dense_rows(RowScope("u", level=level, statuses=None), q, 10)
         table = S.SUMMARIES if level is Level.SUMMARY else S.SEGMENTS
         assert writer.dense_cache.get(table, "u") is not None
-        expected = direct.dense_rows("u", q, 10, level=level, statuses=None)
+        expected = direct.dense_rows(RowScope("u", level=level, statuses=None), q, 10)
         assert len(served) == len(expected) >= 2
         for got, want in zip(served, expected, strict=True):
             assert got.pop("_distance") == pytest.approx(want.pop("_distance"), abs=1e-5)

@@ -20,7 +20,8 @@ from hymem import Memory
 from hymem.embedders import HashingEmbedder
 from hymem.errors import ReadOnlyStoreError
 
-from tests.fixtures_reader import request_text, scripted_config
+from tests.doubles import scripted_config
+from tests.fixtures_reader import request_text
 from tests.fixtures_sleep import newer_ids, seed_store, target_text
 from tests.fixtures_store import make_turns
 

@@ -6,7 +6,6 @@ extractive."""
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
@@ -14,22 +13,10 @@ import pytest
 from hymem.config import MemoryConfig
 from hymem.evaluation.runner import RunOptions, run_locomo
 
+from tests.doubles import summarise_reply
 from tests.fixtures_eval import CANARY, EVAL_MINI
 
 pytestmark = pytest.mark.integration
-
-_SEGMENT = re.compile(r'<segment id="([^"]+)"[^>]*>\n(.*?)\n</segment>', re.S)
-
-
-def summarise_reply(body: dict[str, Any]) -> dict[str, Any]:
-    """One fact per segment shown: its first line, so summaries carry real dialogue text."""
-    text = "\n".join(str(m.get("content", "")) for m in body["messages"])
-    return {
-        "segments": [
-            {"segment_id": sid, "facts": [lines.splitlines()[0][:200]]}
-            for sid, lines in _SEGMENT.findall(text)
-        ]
-    }
 
 
 def test_prompts_never_carry_annotations_and_judge_is_reported(

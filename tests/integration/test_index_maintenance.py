@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from hymem.indexes.lance import schema as S
 from hymem.indexes.lance import tables as vectors
+from hymem.indexes.protocol import RowScope
 from hymem.indexes.store.maintenance import OPTIMIZE_EVERY, STATE_FILE
 from hymem.indexes.store.store import Store
 from hymem.types import StatusChange, SummaryRecord, SummaryStatus
@@ -117,7 +118,7 @@ def test_commit_crossing_the_threshold_returns_before_the_index_is_built(
     assert builds.started.wait(WAIT_S)
     assert not store._lance.vector_indexed(S.SUMMARIES)
     query = rows.vectors["g1-s3"].tolist()
-    assert store.dense_search("u", query, 1)[0][0] == "g1-s3"  # flat search meanwhile
+    assert store.dense_search(RowScope("u"), query, 1)[0][0] == "g1-s3"  # flat search meanwhile
     builds.gate.set()
     wait_idle(store)
     assert store._lance.vector_indexed(S.SUMMARIES)
@@ -136,7 +137,7 @@ def test_background_index_is_used_and_recall_stays_high(store: Store) -> None:
     for q in rows.rng.standard_normal((20, DIM)).astype(np.float32):
         q /= np.linalg.norm(q)
         exact = {ids[j] for j in np.argsort(-(matrix @ q))[:10]}
-        found = {i for i, _ in store.dense_search("u", q.tolist(), 10)}
+        found = {i for i, _ in store.dense_search(RowScope("u"), q.tolist(), 10)}
         recalls.append(len(exact & found) / 10)
     assert float(np.mean(recalls)) >= 0.9
 
@@ -217,7 +218,7 @@ def test_writes_during_a_background_build_lose_nothing(
     assert {r["id"] for r in store._lance.rows(S.SUMMARIES, None, ["id"])} == set(rows.vectors)
     got = store.get_summaries("u", ids=[first[100 + i] for i in range(during)])
     assert [s.text for s in got] == [f"new {i}" for i in range(during)]
-    assert store.lexical_search("u", f"new {during - 1}", 1)[0][0] == first[99 + during]
+    assert store.lexical_search(RowScope("u"), f"new {during - 1}", 1)[0][0] == first[99 + during]
 
 
 def test_close_waits_for_a_running_build_and_joins_the_thread(
@@ -256,7 +257,7 @@ def test_a_failed_build_is_logged_and_retried_by_the_next_write(
     failed = [e for e in events if e["event"] == "index.maintenance_failed"]
     assert failed and failed[0]["level"] == "error" and "disk on fire" in str(failed[0])
     assert isinstance(store._compactor.worker.last_error, RuntimeError)
-    assert store.dense_search("u", rows.vectors["g0-s1"].tolist(), 1)[0][0] == "g0-s1"
+    assert store.dense_search(RowScope("u"), rows.vectors["g0-s1"].tolist(), 1)[0][0] == "g0-s1"
     fail[0] = False
     rows.commit(store, 10)
     wait_idle(store)
@@ -330,7 +331,7 @@ def test_an_index_no_search_reads_is_built_only_when_asked_for(
     rows.commit(store, 300)
     wait_idle(store)
     assert not store._lance.vector_indexed(S.SUMMARIES)
-    assert store.dense_search("u", rows.vectors["g0-s3"].tolist(), 1)[0][0] == "g0-s3"
+    assert store.dense_search(RowScope("u"), rows.vectors["g0-s3"].tolist(), 1)[0][0] == "g0-s3"
     wait_idle(store)
     assert not store._lance.vector_indexed(S.SUMMARIES)
     store.optimize()
@@ -346,7 +347,7 @@ def test_a_user_too_big_for_the_cache_gets_the_index_built(
     wait_idle(store)
     assert not store._lance.vector_indexed(S.SUMMARIES)
     with capture_events() as events:
-        hit = store.dense_search("u", rows.vectors["g0-s3"].tolist(), 1)
+        hit = store.dense_search(RowScope("u"), rows.vectors["g0-s3"].tolist(), 1)
     assert hit[0][0] == "g0-s3"  # answered flat by LanceDB meanwhile
     assert [e["table"] for e in events if e["event"] == "dense.user_over_cache"] == [S.SUMMARIES]
     wait_idle(store)

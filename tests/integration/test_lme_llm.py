@@ -12,8 +12,8 @@ import pytest
 from hymem.config import MemoryConfig
 from hymem.evaluation.longmemeval.runner import LmeOptions, run_longmemeval
 
+from tests.doubles import summarise_reply
 from tests.fixtures_lme import LME_ABSTENTION, LME_MINI
-from tests.integration.test_eval_llm import summarise_reply
 
 pytestmark = pytest.mark.integration
 

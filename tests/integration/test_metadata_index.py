@@ -10,6 +10,7 @@ import pytest
 from hymem.filters import Filter
 from hymem.indexes.lance import schema as S
 from hymem.indexes.lance import tables as vectors
+from hymem.indexes.protocol import RowScope
 from hymem.indexes.store.store import Store
 
 from tests.fixtures_store import make_segment, make_summary
@@ -37,7 +38,7 @@ def test_optimize_indexes_metadata_tokens_and_filters_still_agree(
 
     def found() -> list[set[str]]:
         return [
-            {i for i, _ in store.dense_search("u", query, 50, filters=Filter.parse(c))}
+            {i for i, _ in store.dense_search(RowScope("u", filters=Filter.parse(c)), query, 50)}
             for c in cases
         ]
 

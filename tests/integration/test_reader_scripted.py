@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from hymem.types import Level
 
+from tests.doubles import scripted_config
 from tests.fixtures_reader import (
     PASSAGE_ID,
     pick_first,
@@ -190,8 +191,6 @@ def test_no_path_ever_shows_another_users_memory(scripted_memory: Any, llm_serve
 def test_budget_stops_escalation(scripted_memory: Any, llm_server: Any, tmp_path: Any) -> None:
     from hymem.embedders import HashingEmbedder
     from hymem.memory import Memory
-
-    from tests.fixtures_reader import scripted_config
 
     scripted_memory.close()
     llm_server.add_rule(role="light_answer", reply={"answer": "maybe", "complete": False})

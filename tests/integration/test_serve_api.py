@@ -12,7 +12,7 @@ import httpx
 import pytest
 from hymem import Memory, MemoryConfig
 
-from tests.fixtures_reader import scripted_config
+from tests.doubles import scripted_config
 from tests.fixtures_serve import Served, hashing_memory
 from tests.fixtures_store import EVIL
 

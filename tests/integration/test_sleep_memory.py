@@ -12,7 +12,8 @@ from hymem.config import MemoryConfig
 from hymem.memory import Memory
 from hymem.types import SummaryStatus
 
-from tests.fixtures_sleep import scripted_config, scripted_update, seed_store
+from tests.doubles import scripted_config
+from tests.fixtures_sleep import scripted_update, seed_store
 
 pytestmark = pytest.mark.integration
 
@@ -25,6 +26,8 @@ TEXTS = [
     "User asked about visiting Kyoto",  # day 5: must not erase Tokyo
 ]
 MERGED = "User likes coffee, especially cappuccino in the mornings"
+# One retry per model call, and a floor low enough for MiniLM to queue the related facts.
+SLEEP_SETTINGS: dict[str, Any] = {"llm_max_retries": 1, "sleep_similarity_floor": 0.4}
 
 
 def _rules() -> dict[str, Any]:
@@ -54,7 +57,11 @@ def _rules() -> dict[str, Any]:
 @pytest.fixture
 def seeded(tmp_path: Path, llm_server: Any, sleep_minilm: Any) -> Any:
     llm_server.add_rule(role="update", reply=scripted_update(_rules()))
-    mem = Memory(tmp_path / "mem", config=scripted_config(llm_server), embedder=sleep_minilm)
+    mem = Memory(
+        tmp_path / "mem",
+        config=scripted_config(llm_server, **SLEEP_SETTINGS),
+        embedder=sleep_minilm,
+    )
     sums = seed_store(mem.store, sleep_minilm, "alice", TEXTS)
     seed_store(mem.store, sleep_minilm, "bob", TEXTS)
     yield mem, {s.text: s.id for s in sums}

@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 from hymem.memory import Memory
 
-from tests.fixtures_sleep import scripted_config, scripted_update, seed_store, target_text
+from tests.doubles import scripted_config
+from tests.fixtures_sleep import scripted_update, seed_store, target_text
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -95,7 +96,7 @@ def test_sigkill_mid_sleep_resumes_to_the_same_state(
     # three decisions answer, the fourth hangs: the child is killed while waiting on it
     llm_server.add_rule(role="update", reply=reply, times=3, delay_s=0.05)
     llm_server.add_rule(role="update", reply=reply, delay_s=120)
-    cfg = scripted_config(llm_server, sleep_similarity_floor=FLOOR)
+    cfg = scripted_config(llm_server, sleep_similarity_floor=FLOOR, llm_max_retries=1)
     main, copy = tmp_path / "main", tmp_path / "copy"
     with Memory(main, config=cfg, embedder=sleep_minilm) as mem:
         sums = seed_store(mem.store, sleep_minilm, "u", TEXTS)

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from hymem.embedders import HashingEmbedder
 from hymem.indexes.lexical.index import LEXICAL_SCHEMA_VERSION
+from hymem.indexes.protocol import RowScope
 from hymem.indexes.store.store import Store
 from hymem.types import Level, StatusChange, SummaryStatus, TurnStatus
 
@@ -61,10 +62,12 @@ def _assert_consistent(store: Store) -> None:
     assert {s["segment_id"] for s in summaries} <= set(segments), "orphan summaries"
     for s in summaries:
         token = s["text"].split()[0]
-        assert [i for i, _ in store.lexical_search("u", token, 5)] == [s["id"]]
+        assert [i for i, _ in store.lexical_search(RowScope("u"), token, 5)] == [s["id"]]
     for seg_id in segments:
         token = seg_id.replace("g", "zq") + "a"
-        assert seg_id in [i for i, _ in store.lexical_search("u", token, 5, level=Level.SEGMENT)]
+        assert seg_id in [
+            i for i, _ in store.lexical_search(RowScope("u", level=Level.SEGMENT), token, 5)
+        ]
     assert_turns_agree(store, segments)
 
 
@@ -144,7 +147,7 @@ def test_a_failure_in_a_live_process_rolls_back_at_once(tmp_path: Path) -> None:
         store._lex.commit = real_commit  # type: ignore[method-assign]
         counts = store.counts("u")
         assert (counts["segments"], counts["summaries"], counts["pending_turns"]) == (0, 0, 2)
-        assert store.dense_search("u", emb.embed(["zq1a fact"])[0], 5) == []
+        assert store.dense_search(RowScope("u"), emb.embed(["zq1a fact"])[0], 5) == []
         assert not (tmp_path / "m" / "journal.json").exists()
         commit_texts(store, emb, "u", ["zq1a fact"], segment_id="g1", turn_ids=["t0", "t1"])
         _assert_consistent(store)
@@ -192,8 +195,10 @@ def test_interrupted_status_changes_are_completed_on_open(tmp_path: Path) -> Non
     store.close()
     with open_store(tmp_path / "m", emb) as store:
         assert [s.id for s in store.get_summaries("u")] == [new.id]
-        assert store.lexical_search("u", "Paris", 5) == []
-        assert [i for i, _ in store.lexical_search("u", "Paris", 5, statuses=None)] == [old.id]
+        assert store.lexical_search(RowScope("u"), "Paris", 5) == []
+        assert [i for i, _ in store.lexical_search(RowScope("u", statuses=None), "Paris", 5)] == [
+            old.id
+        ]
 
 
 @pytest.mark.parametrize("damage", ["delete_index", "stale_sync", "old_lexical_version"])
@@ -215,9 +220,9 @@ def test_lexical_index_rebuilt_on_open_when_it_disagrees(tmp_path: Path, damage:
         _assert_consistent(store)
         sync = json.loads((tmp_path / "m" / "lexical_sync.json").read_text())
         assert sync["lexical_schema_version"] == LEXICAL_SCHEMA_VERSION
-        beta = [i for i, _ in store.lexical_search("u", "beta", 5)]
+        beta = [i for i, _ in store.lexical_search(RowScope("u"), "beta", 5)]
         assert beta == ([] if damage == "stale_sync" else ["g1-s1"])
-        assert [i for i, _ in store.lexical_search("u", "alpha", 5)] == ["g1-s0"]
+        assert [i for i, _ in store.lexical_search(RowScope("u"), "alpha", 5)] == ["g1-s0"]
 
 
 def test_reindex_rebuilds_from_lancedb(tmp_path: Path) -> None:
@@ -225,6 +230,6 @@ def test_reindex_rebuilds_from_lancedb(tmp_path: Path) -> None:
     with open_store(tmp_path / "m", emb) as store:
         commit_texts(store, emb, "u", ["zq1a alpha", "zq1b beta"], segment_id="g1")
         store._lex.rebuild([])  # wipe the lexical index behind the store's back
-        assert store.lexical_search("u", "alpha", 5) == []
+        assert store.lexical_search(RowScope("u"), "alpha", 5) == []
         assert store.reindex() == {"summary": 2, "segment": 1}
         _assert_consistent(store)

@@ -16,6 +16,7 @@ from hymem.errors import HymemError, SchemaVersionError
 from hymem.indexes.lance import migrate
 from hymem.indexes.lance import schema as S
 from hymem.indexes.lance.tables import LanceTables
+from hymem.indexes.protocol import RowScope
 from hymem.indexes.store.store import Store
 from hymem.types import Attribution, Level
 
@@ -84,7 +85,7 @@ def test_a_writer_upgrades_an_old_folder_and_a_reader_then_opens_it(
     assert json.loads((folder / "meta.json").read_text())["schema_version"] == 4
     assert {s.context for s in store.get_summaries("u")} == {""}  # whole segments: no line before
     query = make_summary("u", "q", "Alice moved to Paris").vector or []
-    assert store.dense_rows("u", query, 1)[0]["source_turn_ids"] == ["t1", "t2"]
+    assert store.dense_rows(RowScope("u"), query, 1)[0]["source_turn_ids"] == ["t1", "t2"]
     store.close()
     reader = make_store("old", read_only=True)
     assert _provenance(reader) == WHOLE_SEGMENTS
@@ -165,7 +166,7 @@ def test_a_version_two_folder_gets_its_summaries_context_and_is_searched_by_it(
     store = make_store("v2")
     contexts = {s.id: s.context for s in store.get_summaries("u")}
     assert contexts == {"a": "Mel: What are your plans for the summer?", "b": ""}
-    hits = store.lexical_search("u", "summer plans", 5, level=Level.SUMMARY)
+    hits = store.lexical_search(RowScope("u", level=Level.SUMMARY), "summer plans", 5)
     assert [h[0] for h in hits] == ["a"]  # found by the line it answers, not its own words
     store.close()
 

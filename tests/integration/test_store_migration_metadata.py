@@ -15,6 +15,7 @@ from hymem.errors import HymemError, SchemaVersionError
 from hymem.filters import Filter
 from hymem.indexes.lance import migrate
 from hymem.indexes.lance import schema as S
+from hymem.indexes.protocol import RowScope
 from hymem.indexes.store.store import Store
 
 from tests.fixtures_store import make_segment, make_summary, make_turns
@@ -47,11 +48,17 @@ def _check_upgraded(store: Store) -> None:
     assert store.get_segments("u", ["g1"])[0].metadata == {}
     query = make_summary("q", "q", "walked by the lake").vector or []
     keep_all = Filter.parse({"agent_id": {"ne": "x"}})
-    assert {i for i, _ in store.dense_search("u", query, 5, filters=keep_all)} == {"a", "b"}
-    assert {i for i, _ in store.lexical_search("u", "lake", 5, filters=keep_all)} == {"a", "b"}
+    assert {i for i, _ in store.dense_search(RowScope("u", filters=keep_all), query, 5)} == {
+        "a",
+        "b",
+    }
+    assert {i for i, _ in store.lexical_search(RowScope("u", filters=keep_all), "lake", 5)} == {
+        "a",
+        "b",
+    }
     only = Filter.parse({"agent_id": "x"})
-    assert store.dense_search("u", query, 5, filters=only) == []
-    assert store.lexical_search("u", "lake", 5, filters=only) == []
+    assert store.dense_search(RowScope("u", filters=only), query, 5) == []
+    assert store.lexical_search(RowScope("u", filters=only), "lake", 5) == []
 
 
 def test_a_version_three_folder_gets_empty_metadata_and_then_takes_new(
@@ -68,7 +75,7 @@ def test_a_version_three_folder_gets_empty_metadata_and_then_takes_new(
     )
     store.commit_segments("u", [make_segment("u", "g2")], [tagged], [])
     only = Filter.parse({"agent_id": "x"})
-    assert [i for i, _ in store.lexical_search("u", "lake", 5, filters=only)] == ["c"]
+    assert [i for i, _ in store.lexical_search(RowScope("u", filters=only), "lake", 5)] == ["c"]
     store.close()
     reader = make_store("v3", read_only=True)
     assert reader.get_summaries("u", ids=["c"])[0].metadata == {"agent_id": "x"}

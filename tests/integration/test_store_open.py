@@ -19,6 +19,7 @@ from hymem.errors import (
     StoreError,
     StoreLockedError,
 )
+from hymem.indexes.protocol import RowScope
 from hymem.indexes.store.store import SCHEMA_VERSION, Store
 
 from tests.fixtures_store import commit_texts, make_turns, open_store
@@ -130,10 +131,10 @@ def test_read_only_rejects_writes_but_reads(
         reader.write_trace({"trace_id": "x"})
     with pytest.raises(ReadOnlyStoreError):
         reader.reindex()
-    assert [i for i, _ in reader.lexical_search("u", "cat", 5)] == ["seg-s0"]
+    assert [i for i, _ in reader.lexical_search(RowScope("u"), "cat", 5)] == ["seg-s0"]
     # the reader sees the writer's later commits
     commit_texts(writer, hashing_embedder, "u", ["Bob has a dog"], segment_id="seg2")
-    assert [i for i, _ in reader.lexical_search("u", "dog", 5)] == ["seg2-s0"]
+    assert [i for i, _ in reader.lexical_search(RowScope("u"), "dog", 5)] == ["seg2-s0"]
     assert reader.counts("u")["summaries"] == 2
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from hymem.embedders import HashingEmbedder
+from hymem.indexes.protocol import RowScope
 from hymem.indexes.store.store import Store
 from hymem.search.fusion import DEFAULT_RRF_K
 from hymem.search.hybrid import HybridSearcher
@@ -119,7 +120,7 @@ def test_hostile_queries_never_raise(searcher: HybridSearcher, query: str) -> No
 
 def test_noise_only_queries_have_no_lexical_hits(searcher: HybridSearcher) -> None:
     for query in ("😀🎉", "the and of", "AND OR", "-"):
-        assert searcher.store.lexical_search("alice", query, 10) == []
+        assert searcher.store.lexical_search(RowScope("alice"), query, 10) == []
         hits = searcher.search(query, user_id="alice", k=3)
         assert all(h.lexical_rank is None for h in hits)
 
@@ -276,8 +277,8 @@ def test_recommit_replaces_segment_and_linked_summaries(
         "active_summaries": 1,
         "traces": 0,
     }
-    assert tmp_store.lexical_search("u", "first", 10) == []
-    assert [i for i, _ in tmp_store.lexical_search("u", "second draft", 10)] == ["r-0"]
+    assert tmp_store.lexical_search(RowScope("u"), "first", 10) == []
+    assert [i for i, _ in tmp_store.lexical_search(RowScope("u"), "second draft", 10)] == ["r-0"]
     assert {t.segment_id for t in tmp_store.get_turns("u")} == {"g"}
 
 

@@ -16,7 +16,7 @@ from hymem.config import MemoryConfig
 from hymem.embedders import HashingEmbedder
 from hymem.errors import UserInputError
 from hymem.indexes.memory.store import InMemoryStore
-from hymem.indexes.protocol import Row, Vector
+from hymem.indexes.protocol import Row, RowScope, Vector
 from hymem.search.fusion import DEFAULT_RRF_K
 from hymem.search.hybrid import (
     DEPTH_FACTOR,
@@ -40,12 +40,12 @@ class SpyStore(InMemoryStore):
         self.hydrate_calls: list[list[str]] = []
         self.dense_k: list[int] = []
 
-    def dense_rows(self, user_id: str, vector: Vector, k: int, **kw: Any) -> list[Row]:
+    def dense_rows(self, scope: RowScope, vector: Vector, k: int) -> list[Row]:
         self.dense_k.append(k)
-        return super().dense_rows(user_id, vector, k, **kw)
+        return super().dense_rows(scope, vector, k)
 
-    def lexical_search(self, user_id: str, text: str, k: int, **kw: Any) -> list[tuple[str, float]]:
-        found = super().lexical_search(user_id, text, k, **kw)
+    def lexical_search(self, scope: RowScope, text: str, k: int) -> list[tuple[str, float]]:
+        found = super().lexical_search(scope, text, k)
         return [(g, 99.0) for g in self.ghosts] + found
 
     def hydrate(self, user_id: str, level: Level, ids: Sequence[str]) -> dict[str, Row]:
@@ -85,7 +85,9 @@ def test_fusion_scores_ranks_and_one_hydration_for_lexical_hits() -> None:
     b, d = hits[0], hits[1]
     assert (b.dense_rank, b.lexical_rank) == (2, 2)
     assert b.dense_score == pytest.approx(1 / np.sqrt(1.25), abs=1e-6)
-    assert b.lexical_score == pytest.approx(dict(store.lexical_search("u", "kiwi", 5))["b"])
+    assert b.lexical_score == pytest.approx(
+        dict(store.lexical_search(RowScope("u"), "kiwi", 5))["b"]
+    )
     assert b.fused_score == pytest.approx(2 / (DEFAULT_RRF_K + 2))
     assert b.segment_id == "seg-b" and b.status is SummaryStatus.ACTIVE and b.turn_ids == []
     assert (d.dense_rank, d.lexical_rank) == (4, 1)
