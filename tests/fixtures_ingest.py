@@ -1,7 +1,7 @@
 """Fixtures for the ingest tests: what an Ingestor is built with, in memory (the real
-`InMemoryStore`, recording its calls, and scripted roles), so the write path's logic is
-unit-tested without disk or models; plus helpers shared with the integration tests (the LoCoMo
-fixture path, a tiny LLMLingua-2 model builder)."""
+`InMemoryStore`, recording its calls, and `ScriptedRoles` from tests/doubles.py), so the write
+path's logic is unit-tested without disk or models; plus helpers shared with the integration
+tests (the LoCoMo fixture path, a tiny LLMLingua-2 model builder)."""
 
 from __future__ import annotations
 
@@ -13,43 +13,12 @@ from typing import Any
 import pytest
 from hymem.config import MemoryConfig
 from hymem.embedders import HashingEmbedder
-from hymem.errors import LLMUnavailable
-from hymem.llm.roles import Role, RoleResult, SegmentInput, SegmentSummary, SummariseOutput
-from hymem.types import RoleUsage
 from hymem.write.ingestor import Ingestor
 
+from tests.doubles import ScriptedRoles
 from tests.fixtures_store import RecordingStore
 
 LOCOMO_MINI = Path(__file__).parent / "data" / "locomo_mini.json"
-
-
-class FakeRoles:
-    """Summarise only: one fact per segment line, or a scripted failure; records each call."""
-
-    label = "fake"
-
-    def __init__(self) -> None:
-        self.calls: list[list[SegmentInput]] = []
-        self.failures = 0  # the next N calls raise LLMUnavailable
-
-    def summarise(self, segments: list[SegmentInput]) -> RoleResult[SummariseOutput]:
-        self.calls.append(segments)
-        if self.failures:
-            self.failures -= 1
-            raise LLMUnavailable("scripted outage", role="summarise", status_code=500)
-        out = [
-            SegmentSummary(segment_id=s.segment_id, facts=[ln.split("] ", 1)[-1] for ln in s.lines])
-            for s in segments
-        ]
-        tokens = sum(len(ln.split()) for s in segments for ln in s.lines)
-        return RoleResult(
-            role=Role.SUMMARISE,
-            output=SummariseOutput(segments=out),
-            usage=RoleUsage(calls=1, prompt_tokens=tokens, completion_tokens=tokens),
-        )
-
-    def close(self) -> None:
-        pass
 
 
 class WriteFakes:
@@ -59,7 +28,7 @@ class WriteFakes:
         self.config = MemoryConfig.defaults(embedder="hashing", **config)
         self.embedder = HashingEmbedder(64)
         self.store = RecordingStore(self.embedder.dim, embedder_name=self.embedder.name)
-        self.roles = FakeRoles()
+        self.roles = ScriptedRoles()
 
     def ingestor(self) -> Ingestor:
         return Ingestor(self.store, self.embedder, lambda: self.roles, self.config)

@@ -4,22 +4,95 @@
   `mem.store.commit_segments` (no write path or model needed).
 * `alice_events()` / `bob_events()`: a small conversation of our own, two users.
 * `scripted_memory`: a real Memory (hashing embedder, LanceDB, Tantivy) on the scripted server.
-The unit-test fakes live in tests/reader_fakes.py.
+* `make_fakes(...)` / `ReaderFakes`: what a Reader is built with, in memory (scripted roles, a
+  canned searcher and embedder from tests/doubles.py, and the real `InMemoryStore` recording
+  its calls), so the reader's unit tests run with no disk, network or model; `summary_hit`,
+  `segment_record` and `reader_store` build their data.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
 from hymem.config import MemoryConfig
-from hymem.types import SegmentRecord, SummaryRecord, TurnRecord, TurnStatus
+from hymem.read.reader import Reader
+from hymem.types import Hit, Level, SegmentRecord, SummaryRecord, TurnRecord, TurnStatus
+
+from tests.doubles import DIM, FakeEmbedder, FakeSearcher, ScriptedRoles, scripted_config
+from tests.fixtures_store import RecordingStore
 
 T0 = datetime(2023, 5, 8, 13, 56)
+
+
+# ---- unit-test builders: a Reader over doubles ------------------------------------------------
+
+
+def summary_hit(i: int, user_id: str = "alice", segment: int | None = None) -> Hit:
+    seg = i if segment is None else segment
+    return Hit(
+        level=Level.SUMMARY,
+        id=f"sum{i}",
+        user_id=user_id,
+        text=f"fact {i}",
+        segment_id=f"seg{seg}",
+        time_start=T0 + timedelta(days=i),
+        time_end=T0 + timedelta(days=i),
+        fused_score=1.0 / (i + 1),
+    )
+
+
+def segment_record(i: int, user_id: str = "alice", day: int | None = None) -> SegmentRecord:
+    when = T0 + timedelta(days=i if day is None else day)
+    return SegmentRecord(
+        id=f"seg{i}",
+        user_id=user_id,
+        session_ids=["s1"],
+        turn_ids=[f"t{i}a", f"t{i}b"],
+        text=f"[{when:%Y-%m-%d %H:%M}] A: raw {i}",
+        time_start=when,
+        time_end=when,
+        vector=[0.5] * DIM,
+        created_at=T0,
+    )
+
+
+def reader_store(segments: Sequence[SegmentRecord]) -> RecordingStore:
+    """The real in-memory store holding `segments`, each user's in one commit."""
+    store = RecordingStore(FakeEmbedder.dim, embedder_name=FakeEmbedder.name)
+    for user_id in sorted({s.user_id for s in segments}):
+        store.commit_segments(user_id, [s for s in segments if s.user_id == user_id], [], [])
+    return store
+
+
+@dataclass
+class ReaderFakes:
+    """The doubles one Reader is built with; tests script and inspect them after `reader()`."""
+
+    roles: ScriptedRoles
+    searcher: FakeSearcher
+    store: RecordingStore
+    embedder: FakeEmbedder = field(default_factory=FakeEmbedder)
+    config: MemoryConfig = field(default_factory=MemoryConfig.defaults)
+
+    def reader(self) -> Reader:
+        return Reader(self.store, self.embedder, self.searcher, lambda: self.roles, self.config)
+
+
+def make_fakes(
+    n_hits: int = 30, *, roles: ScriptedRoles | None = None, **config: Any
+) -> ReaderFakes:
+    """n_hits summaries sum0..sumN-1 of alice, each linked to its own segment segI."""
+    return ReaderFakes(
+        roles=roles or ScriptedRoles(),
+        searcher=FakeSearcher([summary_hit(i) for i in range(n_hits)]),
+        store=reader_store([segment_record(i) for i in range(n_hits)]),
+        config=MemoryConfig.defaults(**config),
+    )
 
 
 # ---- integration helpers -------------------------------------------------------------------
@@ -228,19 +301,6 @@ def pick_where(*words: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
 def pick_first(body: dict[str, Any]) -> dict[str, Any]:
     """A select reply choosing the first candidate shown (always a valid, non-empty choice)."""
     return {"ids": [shown_candidates(body)[0][0]]}
-
-
-def scripted_config(server: Any, **overrides: Any) -> MemoryConfig:
-    settings: dict[str, Any] = {
-        "llm": "openai:test-model",
-        "llm_base_url": server.base_url,
-        "llm_api_key": "test-key",
-        "llm_timeout_s": 10.0,
-        "llm_max_retries": 0,
-        "llm_repair_attempts": 0,
-    }
-    settings.update(overrides)
-    return MemoryConfig.defaults(**settings)
 
 
 @pytest.fixture

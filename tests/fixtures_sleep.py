@@ -3,8 +3,6 @@
 * `summary(...)`: a SummaryRecord with sensible defaults.
 * `summary_store(records)`: the real `InMemoryStore` (recording its calls) holding the given
   summaries, for the unit tests of the sleep flow.
-* `ScriptedRoles`: an in-process Roles whose update decisions come from a function, with a
-  fixed latency per call and a record of every call (the benchmark uses it too).
 * `seed_store(store, user_id, texts)`: writes segments + summaries with `commit_segments`, for
   integration tests that must not depend on the write path.
 """
@@ -12,19 +10,15 @@
 from __future__ import annotations
 
 import re
-import threading
-import time
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
 import numpy as np
 import pytest
-from hymem.config import MemoryConfig
 from hymem.embedders import Embedder, HashingEmbedder
 from hymem.indexes.protocol import Storage
-from hymem.llm.roles import ContextItem, Role, RoleResult, UpdateOutput
-from hymem.types import RoleUsage, SegmentRecord, SummaryRecord
+from hymem.types import SegmentRecord, SummaryRecord
 
 from tests.fixtures_store import RecordingStore
 
@@ -55,42 +49,6 @@ def summary(
     )
     base.update(kw)
     return SummaryRecord(**base)
-
-
-UpdateFn = Callable[[ContextItem, list[ContextItem]], dict[str, Any] | UpdateOutput]
-
-
-class ScriptedRoles:
-    """Roles whose `update` answers come from `decide(target, newer)`; other roles are unused
-    by sleep. Thread-safe; records calls; sleeps `latency_s` per call like a remote model."""
-
-    def __init__(
-        self, decide: UpdateFn | None = None, *, latency_s: float = 0.0, label: str = "scripted"
-    ) -> None:
-        self.label = label
-        self._decide = decide or (lambda t, n: {"action": "ignore"})
-        self.latency_s = latency_s
-        self.calls: list[tuple[str, list[str]]] = []
-        self._lock = threading.Lock()
-        self._usage = RoleUsage()
-
-    def update(self, target: ContextItem, newer: list[ContextItem]) -> RoleResult[UpdateOutput]:
-        if self.latency_s:
-            time.sleep(self.latency_s)
-        out = self._decide(target, newer)
-        output = out if isinstance(out, UpdateOutput) else UpdateOutput(**out)
-        usage = RoleUsage(calls=1, prompt_tokens=10 * (1 + len(newer)), completion_tokens=5)
-        with self._lock:
-            self.calls.append((target.id, [n.id for n in newer]))
-            self._usage = self._usage + usage
-        return RoleResult(role=Role.UPDATE, output=output, usage=usage, prompt_version="update@t")
-
-    def cumulative_usage(self) -> dict[str, RoleUsage]:
-        with self._lock:
-            return {"update": self._usage}
-
-    def close(self) -> None:
-        return None
 
 
 def summary_store(records: Sequence[SummaryRecord]) -> RecordingStore:
@@ -152,20 +110,6 @@ def sleep_minilm() -> Any:
     from hymem.embedders import SentenceTransformerEmbedder
 
     return SentenceTransformerEmbedder()
-
-
-def scripted_config(server: Any, **overrides: Any) -> MemoryConfig:
-    """A config whose roles talk to the scripted server, with fast retries."""
-    settings: dict[str, Any] = {
-        "llm": "openai:test-model",
-        "llm_base_url": server.base_url,
-        "llm_api_key": "test-key",
-        "llm_timeout_s": 10.0,
-        "llm_max_retries": 1,
-        "sleep_similarity_floor": 0.4,
-    }
-    settings.update(overrides)
-    return MemoryConfig.defaults(**settings)
 
 
 def target_text(body: dict[str, Any]) -> str:

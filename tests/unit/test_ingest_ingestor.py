@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 
 import pytest
-from hymem.errors import InvalidMessageError, StoreError, UserInputError
+from hymem.errors import InvalidMessageError, LLMUnavailable, StoreError, UserInputError
 from hymem.types import SegmentRecord, TurnStatus
 from hymem.write.ingestor import Ingestor
 
@@ -47,7 +47,7 @@ def test_turns_are_pending_before_any_model_runs() -> None:
     fakes, ing = make(buffer_tokens=10_000)
     res = ing.add(msgs(3), user_id="u", session_id="s1", timestamp=T0)
     assert res.turn_ids == ["m0", "m1", "m2"] and res.new_turn_ids == res.turn_ids
-    assert fakes.roles.calls == [] and res.pending == 3
+    assert fakes.roles.summarised() == [] and res.pending == 3
     assert [t.id for t in ing.pending(user_id="u")] == ["m0", "m1", "m2"]
     assert all(t.timestamp == T0 and t.session_id == "s1" for t in ing.pending(user_id="u"))
 
@@ -55,14 +55,14 @@ def test_turns_are_pending_before_any_model_runs() -> None:
 def test_full_buffer_is_summarised_in_one_call_and_open_segment_waits() -> None:
     fakes, ing = make()
     res = ing.add(msgs(16), user_id="u", session_id="s1", timestamp=T0)
-    assert len(fakes.roles.calls) == 1
+    assert len(fakes.roles.summarised()) == 1
     assert res.segments_written and res.summaries_written
     assert res.pending == len(ing.pending(user_id="u")) > 0
     assert stored(fakes) == [f"m{i}" for i in range(16 - res.pending)]
     # every turn is covered by exactly one segment core; summaries link back
     for summ in fakes.store.get_summaries("u", ids=res.summaries_written):
         assert summ.segment_id in res.segments_written
-    assert res.usage.roles["summarise"].calls == 1 and res.backend == "fake"
+    assert res.usage.roles["summarise"].calls == 1 and res.backend == "scripted"
 
 
 def test_segment_lines_carry_time_and_speaker() -> None:
@@ -72,15 +72,15 @@ def test_segment_lines_carry_time_and_speaker() -> None:
     seg = stored_segments(fakes.store, "u")[0]
     assert seg.text.splitlines()[0] == "[2023-05-08 13:56] Bob: talking about topic 0"
     assert seg.time_start == T0 and seg.token_count > 0 and seg.compressed_text is None
-    assert fakes.roles.calls[0][0].session_time == T0
+    assert fakes.roles.summarised()[0][0].session_time == T0
 
 
 def test_new_session_flushes_the_previous_sessions_buffer() -> None:
     fakes, ing = make(buffer_tokens=10_000)
     ing.add(msgs(3), user_id="u", session_id="s1", timestamp=T0)
-    assert fakes.roles.calls == []
+    assert fakes.roles.summarised() == []
     res = ing.add(msgs(1, start=3), user_id="u", session_id="s2", timestamp=T0)
-    assert len(fakes.roles.calls) == 1
+    assert len(fakes.roles.summarised()) == 1
     assert stored(fakes) == ["m0", "m1", "m2"] and res.pending == 1
 
 
@@ -96,7 +96,7 @@ def test_flush_forces_everything_in_buffer_sized_calls() -> None:
 def test_summariser_failure_keeps_turns_pending_then_retries() -> None:
     fakes, ing = make()
     ing.add(msgs(5), user_id="u", session_id="s1", timestamp=T0)
-    fakes.roles.failures = 1
+    fakes.roles.queue("summarise", LLMUnavailable("scripted outage", role="summarise"))
     with capture_events() as events:
         res = ing.flush(user_id="u")
     failed = [e for e in events if e["event"] == "ingest.summarise_failed"]
@@ -104,17 +104,19 @@ def test_summariser_failure_keeps_turns_pending_then_retries() -> None:
     assert res.error and "scripted outage" in res.error
     assert res.segments_written == [] and res.pending == 5
     assert fakes.store.counts("u")["segments"] == 0 and len(ing.pending(user_id="u")) == 5
-    first_ids = [s.segment_id for s in fakes.roles.calls[0]]
+    first_ids = [s.segment_id for s in fakes.roles.summarised()[0]]
     res = ing.flush(user_id="u")
     assert res.error is None and res.pending == 0
-    assert [s.segment_id for s in fakes.roles.calls[1]] == first_ids  # same buffer re-derived
+    assert [
+        s.segment_id for s in fakes.roles.summarised()[1]
+    ] == first_ids  # same buffer re-derived
 
 
 def test_failure_in_a_later_buffer_keeps_earlier_commits() -> None:
     fakes, ing = make(buffer_tokens=20)
     ing.add(msgs(10), user_id="u", session_id="s1", timestamp=T0)
     done = len(stored(fakes))
-    fakes.roles.failures = 1
+    fakes.roles.queue("summarise", LLMUnavailable("scripted outage", role="summarise"))
     ing.add(msgs(10, start=10), user_id="u", session_id="s1", timestamp=T0)
     assert len(stored(fakes)) == done  # the failing call stops before committing anything
     assert ing.flush(user_id="u").pending == 0 and len(stored(fakes)) == 20
@@ -191,7 +193,7 @@ def test_timestampless_turns_take_the_call_time_or_acceptance_time() -> None:
 def test_overlap_tail_is_context_not_ownership() -> None:
     fakes, ing = make(segment_overlap_turns=1, segment_max_turns=2, buffer_tokens=12)
     ing.add(msgs(3), user_id="u", session_id="s1", timestamp=T0)
-    first = fakes.roles.calls[0][0]
+    first = fakes.roles.summarised()[0][0]
     assert len(first.lines) == 3  # two core turns + one turn of overlap
     assert stored(fakes) == ["m0", "m1"]  # the tail turn stays pending for its own segment
     ing.flush(user_id="u")
@@ -215,8 +217,10 @@ def test_ten_thousand_turns_one_batched_write_then_buffer_sized_calls() -> None:
     assert fakes.store.append_calls == [10_000]
     res = ing.flush(user_id="u")
     assert res.pending == 0 and len(stored(fakes)) == 10_000
-    calls = len(fakes.roles.calls)
-    tokens = [sum(len(ln.split()) for s in call for ln in s.lines) for call in fakes.roles.calls]
+    calls = len(fakes.roles.summarised())
+    tokens = [
+        sum(len(ln.split()) for s in call for ln in s.lines) for call in fakes.roles.summarised()
+    ]
     assert 10_000 * 6 / 512 / 2 < calls < 10_000 * 6 / 100  # buffer-sized, not per turn
     assert max(tokens) < 3 * min(tokens[:-1])
 
@@ -231,7 +235,7 @@ def test_same_turn_ids_of_two_users_never_share_cached_work() -> None:
     ing.add(other, user_id="bob", session_id="s", timestamp=T0)
     ing.flush(user_id="bob")
     assert "bob's own words 0" in seen and "bob's own words 1" in seen
-    bob_lines = [ln for call in fakes.roles.calls for s in call for ln in s.lines]
+    bob_lines = [ln for call in fakes.roles.summarised() for s in call for ln in s.lines]
     assert all("Cy: bob's own words" in ln for ln in bob_lines)
 
 
@@ -289,7 +293,7 @@ def test_buffers_of_one_flush_are_committed_together() -> None:
     )[1]  # type: ignore[method-assign]
     ing.add(msgs(8), user_id="u", session_id="s", timestamp=T0)
     res = ing.flush(user_id="u")
-    assert len(fakes.roles.calls) > 1  # one summariser call per buffer, as always
+    assert len(fakes.roles.summarised()) > 1  # one summariser call per buffer, as always
     assert len(commits) <= 2  # the add's buffers in one commit, the flush's in another
     assert sum(commits) == len(stored_segments(fakes.store, "u"))
     assert res.pending == 0 and len(stored(fakes)) == 8

@@ -11,8 +11,9 @@ from hymem.sleep.consolidator import Consolidator
 from hymem.sleep.journal import SleepJournal
 from hymem.types import SummaryRecord, SummaryStatus
 
+from tests.doubles import ScriptedRoles
 from tests.fixtures_ingest import WriteFakes
-from tests.fixtures_sleep import ScriptedRoles, summary, summary_store
+from tests.fixtures_sleep import summary, summary_store
 from tests.fixtures_store import all_summaries, stored_segments
 
 ALPHA = {"agent_id": "alpha", "project": "garden", "year": 2023}
@@ -78,11 +79,11 @@ def test_sleep_consolidates_within_one_metadata_dict_only() -> None:
             "evidence_id": first.id,  # type: ignore[attr-defined]
         }
 
-    roles = ScriptedRoles(merge)
+    roles = ScriptedRoles(update=merge)
     config = MemoryConfig.defaults(sleep_similarity_floor=0.5)
     cons = Consolidator(store, HashingEmbedder(), lambda: roles, config, journal=SleepJournal(None))
     cons.sleep(max_workers=1)
-    assert roles.calls == [("a1", ["a2"])]  # b1 and n are alone in their groups
+    assert roles.updates() == [("a1", ["a2"])]  # b1 and n are alone in their groups
     rows = all_summaries(store, "u1")
     assert rows["a1"].status == SummaryStatus.SUPERSEDED
     merged = rows[rows["a1"].superseded_by or ""]

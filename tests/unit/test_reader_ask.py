@@ -11,10 +11,8 @@ from hymem.llm.roles import LightAnswerOutput
 from hymem.read.candidates import LIGHT_EXTRA
 from hymem.types import Level
 
-from tests.reader_fakes import (
-    FakeRoles,
-    FakeSearcher,
-    Fallback,
+from tests.doubles import FakeSearcher, Fallback, ScriptedRoles
+from tests.fixtures_reader import (
     ReaderFakes,
     make_fakes,
     reader_store,
@@ -24,7 +22,7 @@ from tests.reader_fakes import (
 
 
 def test_complete_light_verdict_answers_from_summaries() -> None:
-    fakes = make_fakes(roles=FakeRoles(light=lambda q, c, p: ("Paris", True)))
+    fakes = make_fakes(roles=ScriptedRoles(light=lambda q, c, p: ("Paris", True)))
     ans = fakes.reader().ask("where?", user_id="alice", k=5)
     assert (ans.text, ans.path, ans.escalated, ans.complete) == ("Paris", "light", False, True)
     assert [h.id for h in ans.evidence] == [f"sum{i}" for i in range(5)]
@@ -36,7 +34,7 @@ def test_complete_light_verdict_answers_from_summaries() -> None:
 
 def test_incomplete_verdict_escalates_and_reads_exactly_the_linked_segments() -> None:
     picks = {"sum3", "sum17", "sum25"}
-    roles = FakeRoles(
+    roles = ScriptedRoles(
         light=lambda q, c, p: ("?", False),
         select=lambda q, cands: [c.id for c in cands if c.id in picks],
     )
@@ -56,7 +54,7 @@ def test_incomplete_verdict_escalates_and_reads_exactly_the_linked_segments() ->
 
 def test_segments_are_deduplicated_and_time_ordered() -> None:
     hits = [summary_hit(0, segment=5), summary_hit(1, segment=2), summary_hit(2, segment=5)]
-    fakes = make_fakes(roles=FakeRoles(light=lambda q, c, p: ("?", False)))
+    fakes = make_fakes(roles=ScriptedRoles(light=lambda q, c, p: ("?", False)))
     fakes.searcher.hits = hits
     # re-committing a segment id replaces it: seg5 now falls on day 1, seg2 on day 9
     fakes.store.commit_segments(
@@ -72,7 +70,7 @@ def test_segments_are_deduplicated_and_time_ordered() -> None:
 def test_deep_path_never_reads_another_users_segment() -> None:
     # The model returns an id it was not shown (another user's summary), and alice's sum0
     # links to "seg0", an id only bob holds: neither reaches the deep-answer prompt.
-    roles = FakeRoles(
+    roles = ScriptedRoles(
         light=lambda q, c, p: ("?", False),
         select=lambda q, cands: ["bob-sum1", cands[0].id],
     )
@@ -91,7 +89,7 @@ def test_deep_path_never_reads_another_users_segment() -> None:
 
 
 def test_depth_light_never_escalates() -> None:
-    fakes = make_fakes(roles=FakeRoles(light=lambda q, c, p: ("?", False)))
+    fakes = make_fakes(roles=ScriptedRoles(light=lambda q, c, p: ("?", False)))
     ans = fakes.reader().ask("q", user_id="alice", depth="light", max_iterations=0)
     assert (ans.path, ans.escalated, ans.complete) == ("light", False, False)
     assert fakes.roles.called("select") == []
@@ -106,14 +104,14 @@ def test_depth_deep_skips_light_and_says_forced() -> None:
 
 def test_light_fallback_escalates_and_is_visible() -> None:
     fb = Fallback(LightAnswerOutput(answer="", complete=False))
-    fakes = make_fakes(roles=FakeRoles(light=[fb]))
+    fakes = make_fakes(roles=ScriptedRoles(light=[fb]))
     ans = fakes.reader().ask("q", user_id="alice", max_iterations=0)
     assert ans.escalation_reason == "fallback"
     assert ans.fallbacks == ["light_answer: malformed reply"]
 
 
 def test_query_is_embedded_once_per_round_and_reused_for_deep_search() -> None:
-    fakes = make_fakes(roles=FakeRoles(light=lambda q, c, p: ("?", False)))
+    fakes = make_fakes(roles=ScriptedRoles(light=lambda q, c, p: ("?", False)))
     fakes.reader().ask("q", user_id="alice", k=4, n_deep=12, max_iterations=0)
     assert fakes.embedder.calls == [["q"]]
     # the light path reads LIGHT_EXTRA past k; the deep pool searches summaries and segments
@@ -123,7 +121,7 @@ def test_query_is_embedded_once_per_round_and_reused_for_deep_search() -> None:
 
 def test_reflection_rewrites_the_next_rounds_search_and_stops_at_cap() -> None:
     questions = iter(["sub one", "sub two", "sub three"])
-    roles = FakeRoles(reflect=lambda q, a: (False, next(questions)))
+    roles = ScriptedRoles(reflect=lambda q, a: (False, next(questions)))
     fakes = make_fakes(roles=roles)
     ans = fakes.reader().ask("q0", user_id="alice", max_iterations=3)
     assert [q for q, _ in fakes.searcher.queries] == ["q0", "sub one", "sub two"]
@@ -141,7 +139,7 @@ def test_max_iterations_zero_makes_no_reflect_call() -> None:
 
 
 def test_usage_latency_and_versions_are_summed_per_role() -> None:
-    fakes = make_fakes(roles=FakeRoles(light=lambda q, c, p: ("?", False)))
+    fakes = make_fakes(roles=ScriptedRoles(light=lambda q, c, p: ("?", False)))
     ans = fakes.reader().ask("q", user_id="alice", n_deep=30, batch=10, max_iterations=1)
     calls = {role: u.calls for role, u in ans.usage.roles.items()}
     assert calls == {"light_answer": 1, "select": 3, "deep_answer": 1, "reflect": 1}
@@ -157,11 +155,11 @@ def test_usage_latency_and_versions_are_summed_per_role() -> None:
         "trace",
         "total",
     } <= set(ans.latency_ms)
-    assert ans.backend == "fake"
+    assert ans.backend == "scripted"
 
 
 def test_budget_stops_escalation_and_says_so() -> None:
-    partial = FakeRoles(light=lambda q, c, p: ("partial", False))
+    partial = ScriptedRoles(light=lambda q, c, p: ("partial", False))
     fakes = make_fakes(roles=partial, max_calls_per_ask=1)
     reader = fakes.reader()
     ans = reader.ask("q", user_id="alice")
@@ -172,7 +170,7 @@ def test_budget_stops_escalation_and_says_so() -> None:
 
 
 def test_budget_trims_selection_batches() -> None:
-    fakes = make_fakes(roles=FakeRoles(light=lambda q, c, p: ("?", False)), max_calls_per_ask=4)
+    fakes = make_fakes(roles=ScriptedRoles(light=lambda q, c, p: ("?", False)), max_calls_per_ask=4)
     ans = fakes.reader().ask("q", user_id="alice", n_deep=30, batch=10)
     assert len(fakes.roles.called("select")) == 2
     assert ans.usage.total.calls == 4 and ans.budget_exhausted
@@ -182,7 +180,7 @@ def test_backend_failure_propagates_after_writing_an_error_trace() -> None:
     def broken(q: str, c: object, p: object) -> tuple[str, bool]:
         raise LLMUnavailable("down", role="light_answer")
 
-    fakes = make_fakes(roles=FakeRoles(light=broken))
+    fakes = make_fakes(roles=ScriptedRoles(light=broken))
     reader = fakes.reader()
     with pytest.raises(LLMUnavailable):
         reader.ask("q", user_id="alice")
@@ -213,7 +211,7 @@ def test_bad_input_is_a_user_input_error(kwargs: dict[str, object]) -> None:
 
 def test_as_of_bounds_retrieval_reaches_the_roles_and_is_recorded() -> None:
     as_of = datetime(2023, 6, 1, 12, 0)
-    roles = FakeRoles(light=lambda q, c, p: ("?", False))
+    roles = ScriptedRoles(light=lambda q, c, p: ("?", False))
     fakes = make_fakes(roles=roles)
     reader = fakes.reader()
     ans = reader.ask("what happened last week?", user_id="alice", as_of=as_of)
@@ -228,6 +226,6 @@ def test_as_of_bounds_retrieval_reaches_the_roles_and_is_recorded() -> None:
 
 
 def test_without_as_of_nothing_is_bounded() -> None:
-    fakes = make_fakes(roles=FakeRoles(light=lambda q, c, p: ("Paris", True)))
+    fakes = make_fakes(roles=ScriptedRoles(light=lambda q, c, p: ("Paris", True)))
     ans = fakes.reader().ask("where?", user_id="alice")
     assert fakes.searcher.time_ranges == [None] and ans.as_of is None

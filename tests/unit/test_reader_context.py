@@ -8,7 +8,8 @@ import pytest
 from hymem.errors import UserInputError
 from hymem.types import Level
 
-from tests.reader_fakes import FakeRoles, make_fakes
+from tests.doubles import ScriptedRoles
+from tests.fixtures_reader import make_fakes
 
 
 def test_light_context_is_the_top_k_summaries_without_model_calls() -> None:
@@ -19,7 +20,7 @@ def test_light_context_is_the_top_k_summaries_without_model_calls() -> None:
 
 
 def test_deep_context_is_the_model_selected_segments() -> None:
-    roles = FakeRoles(select=lambda q, cands: [c.id for c in cands if c.id in {"sum4", "sum8"}])
+    roles = ScriptedRoles(select=lambda q, cands: [c.id for c in cands if c.id in {"sum4", "sum8"}])
     fakes = make_fakes(roles=roles, n_deep=10, select_batch=5)
     hits = fakes.reader().context("q", user_id="alice", depth="deep")
     assert [(h.level, h.id) for h in hits] == [(Level.SEGMENT, "seg4"), (Level.SEGMENT, "seg8")]
@@ -31,7 +32,7 @@ def test_auto_context_adds_segments_only_when_light_verdict_is_incomplete() -> N
     hits = complete.reader().context("q", user_id="alice", depth="auto")
     assert [h.level for h in hits] == [Level.SUMMARY] * 3
 
-    incomplete = make_fakes(roles=FakeRoles(light=lambda q, c, p: ("?", False)), k=3, n_deep=6)
+    incomplete = make_fakes(roles=ScriptedRoles(light=lambda q, c, p: ("?", False)), k=3, n_deep=6)
     hits = incomplete.reader().context("q", user_id="alice", depth="auto")
     levels = [h.level for h in hits]
     assert levels == [Level.SUMMARY] * 3 + [Level.SEGMENT] * 6
@@ -44,10 +45,10 @@ def test_context_rejects_bad_depth() -> None:
 
 def test_selection_batches_run_concurrently() -> None:
     delay = 0.15
-    roles = FakeRoles(light=lambda q, c, p: ("?", False), select_delay_s=delay)
+    roles = ScriptedRoles(light=lambda q, c, p: ("?", False), latency_s={"select": delay})
     fakes = make_fakes(roles=roles, llm_concurrency=8)
     ans = fakes.reader().ask("q", user_id="alice", n_deep=30, batch=10, max_iterations=0)
-    spans = [(start, end) for name, _, start, end in roles.calls if name == "select"]
+    spans = [(c.start, c.end) for c in roles.calls if c.role == "select"]
     assert len(spans) == 3
     # all three were in flight at the same moment, and the stage took well under 2 delays
     assert max(s for s, _ in spans) < min(e for _, e in spans)
@@ -56,9 +57,9 @@ def test_selection_batches_run_concurrently() -> None:
 
 def test_selection_concurrency_is_bounded_by_config() -> None:
     delay = 0.05
-    roles = FakeRoles(light=lambda q, c, p: ("?", False), select_delay_s=delay)
+    roles = ScriptedRoles(light=lambda q, c, p: ("?", False), latency_s={"select": delay})
     fakes = make_fakes(roles=roles, llm_concurrency=1)
     ans = fakes.reader().ask("q", user_id="alice", n_deep=30, batch=10, max_iterations=0)
-    spans = sorted((start, end) for name, _, start, end in roles.calls if name == "select")
+    spans = sorted((c.start, c.end) for c in roles.calls if c.role == "select")
     assert all(prev_end <= start for (_, prev_end), (start, _) in itertools.pairwise(spans))
     assert ans.latency_ms["select"] >= 3 * delay * 1000 * 0.9

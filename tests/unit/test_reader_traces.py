@@ -6,8 +6,9 @@ import json
 import threading
 from datetime import datetime
 
+from tests.doubles import ScriptedRoles
+from tests.fixtures_reader import make_fakes
 from tests.log_events import capture_events
-from tests.reader_fakes import FakeRoles, make_fakes
 
 REQUIRED = {
     "trace_id",
@@ -38,7 +39,7 @@ REQUIRED = {
 
 
 def test_trace_row_describes_the_ask() -> None:
-    roles = FakeRoles(
+    roles = ScriptedRoles(
         light=lambda q, c, p: ("?", False),
         select=lambda q, cands: [c.id for c in cands if c.id in {"sum2", "sum5"}],
         reflect=[(False, "follow-up"), (True, None)],

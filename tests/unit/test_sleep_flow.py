@@ -13,7 +13,8 @@ from hymem.sleep.consolidator import Consolidator
 from hymem.sleep.journal import SleepJournal
 from hymem.types import SummaryRecord, SummaryStatus
 
-from tests.fixtures_sleep import ScriptedRoles, summary, summary_store
+from tests.doubles import ScriptedRoles
+from tests.fixtures_sleep import summary, summary_store
 from tests.fixtures_store import RecordingStore, all_summaries
 
 TOPICS = ["coffee", "home", "trip", "pets"]
@@ -92,7 +93,7 @@ def make(
 ) -> tuple[Consolidator, RecordingStore, ScriptedRoles, SleepJournal]:
     """A Consolidator over a store holding `records` (through a read-only handle when asked)."""
     store = summary_store(records)
-    roles = roles or ScriptedRoles(decide)
+    roles = roles or ScriptedRoles(update=decide)
     journal = SleepJournal(None)
     config = MemoryConfig.defaults(sleep_similarity_floor=0.5, **cfg)
     handle = store.read_only_view() if read_only else store
@@ -142,13 +143,13 @@ def test_new_information_is_asked_about_and_old_news_is_not() -> None:
     later = summary("x", "x", created=999).created_at
     store.commit_segments("u1", [], [newer.model_copy(update={"created_at": later})], [])
     report = cons.sleep()
-    assert [c[0] for c in roles.calls] == ["u1-pets1"] and report.asked == 1
+    assert [target for target, _ in roles.updates()] == ["u1-pets1"] and report.asked == 1
 
 
 def test_users_never_interact() -> None:
     cons, store, roles, _ = make(corpus("alice") + corpus("bob"))
     cons.sleep(max_workers=4)
-    for target, queue in roles.calls:
+    for target, queue in roles.updates():
         owner = target.split("-")[0]
         assert all(q.startswith(owner + "-") for q in queue)
     assert len(roles.calls) == 6
@@ -158,7 +159,7 @@ def test_users_never_interact() -> None:
         assert {rows[i].user_id for i in touched} == {user}
     only_bob = make(corpus("alice") + corpus("bob"))
     only_bob[0].sleep(user_id="bob")
-    assert {t.split("-")[0] for t, _ in only_bob[2].calls} == {"bob"}
+    assert {t.split("-")[0] for t, _ in only_bob[2].updates()} == {"bob"}
     alice = all_summaries(only_bob[1], "alice").values()
     assert all(r.status == SummaryStatus.ACTIVE for r in alice)
 
@@ -184,21 +185,21 @@ def test_model_failures_lose_nothing_and_are_retried_next_time() -> None:
             raise LLMUnavailable("down", role="update")
         return decide(target, newer)
 
-    cons, store, roles, _ = make(corpus(), ScriptedRoles(flaky))
+    cons, store, roles, _ = make(corpus(), ScriptedRoles(update=flaky))
     report = cons.sleep()
     assert report.failed == 1 and report.decisions["update"] == 1
     assert all_summaries(store)["u1-home1"].status == SummaryStatus.ACTIVE
     state["fail"] = False
     roles.calls.clear()
     report = cons.sleep()
-    assert [c[0] for c in roles.calls] == ["u1-home1"] and report.deleted == 1
+    assert [target for target, _ in roles.updates()] == ["u1-home1"] and report.deleted == 1
 
 
 def test_auth_error_stops_the_sleep_with_nothing_applied() -> None:
     def denied(target: ContextItem, newer: list[ContextItem]) -> dict[str, Any]:
         raise LLMAuthError("401", role="update", status_code=401)
 
-    cons, store, _, _ = make(corpus(), ScriptedRoles(denied))
+    cons, store, _, _ = make(corpus(), ScriptedRoles(update=denied))
     with pytest.raises(LLMAuthError):
         cons.sleep(max_workers=1)
     assert store.applied == []
@@ -245,5 +246,5 @@ def test_a_half_applied_merge_is_completed_before_anything_else() -> None:
     assert report.repaired == 1
     assert all_summaries(store)[old.id].status == SummaryStatus.SUPERSEDED
     assert all_summaries(store)[old.id].superseded_by == half.id
-    assert old.id not in {t for t, _ in roles.calls}  # a retired version is never a target
+    assert old.id not in {t for t, _ in roles.updates()}  # a retired version is never a target
     assert cons.sleep().repaired == 0

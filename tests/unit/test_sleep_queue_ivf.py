@@ -13,7 +13,8 @@ from hymem.sleep.ivf import assign, scan_ivf, spherical_kmeans
 from hymem.sleep.journal import SleepJournal
 from hymem.sleep.queues import UpdateQueues, build_update_queues, queue_agreement
 
-from tests.fixtures_sleep import ScriptedRoles, summary, summary_store
+from tests.doubles import ScriptedRoles
+from tests.fixtures_sleep import summary, summary_store
 
 
 def _clustered(n: int, dim: int, seed: int = 0) -> np.ndarray:

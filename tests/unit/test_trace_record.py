@@ -10,13 +10,16 @@ from datetime import datetime
 from hymem import RoleUsage, Trace
 from hymem.read.trace_record import TraceRound, traces_from_rows
 
+from tests.doubles import ScriptedRoles
+from tests.fixtures_reader import make_fakes
 from tests.log_events import capture_events
-from tests.reader_fakes import FakeRoles, make_fakes
 
 
 def test_every_field_the_reader_writes_is_typed() -> None:
     """A field added to `build_trace` must be added to `Trace` too (or it lands in extras)."""
-    roles = FakeRoles(light=lambda q, c, p: ("?", False), reflect=[(False, "again"), (True, None)])
+    roles = ScriptedRoles(
+        light=lambda q, c, p: ("?", False), reflect=[(False, "again"), (True, None)]
+    )
     fakes = make_fakes(roles=roles)
     reader = fakes.reader()
     ans = reader.ask("q0", user_id="alice", depth="auto", k=3, n_deep=10, batch=5)
