@@ -146,7 +146,7 @@ KILL_SCRIPT = textwrap.dedent(
     import os, signal, sys
     from hymem import Memory
     from hymem.embedders import HashingEmbedder
-    from hymem.indexes.store.store import erasure
+    from hymem.indexes.store import erasure
 
     real = erasure.Eraser.purge
     def purge_then_die(self):
