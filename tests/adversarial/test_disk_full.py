@@ -10,12 +10,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hymem import Memory, MemoryConfig, StorageFullError
+from hymem import Answer, Memory, MemoryConfig, StorageFullError
 from hymem.indexes.lance import schema as S
 from hymem.indexes.lance.tables import LanceTables
 from hymem.indexes.lexical.index import LexicalIndex
 from hymem.indexes.store.faults import is_disk_full
 from hymem.types import StatusChange, SummaryStatus
+
+from tests.log_events import capture_events
 
 pytestmark = pytest.mark.integration
 
@@ -109,13 +111,41 @@ def test_a_commit_on_a_full_disk_keeps_the_turns_pending_then_completes(
     assert not (mem.path / "journal.json").exists()
 
 
+def _outcome(answer: Answer) -> tuple[object, ...]:
+    """What an ask found and said, without its ids and timings."""
+    return (
+        answer.text,
+        answer.path,
+        answer.complete,
+        answer.iterations,
+        [h.id for h in answer.evidence],
+        answer.usage.total,
+        answer.fallbacks,
+    )
+
+
 def test_a_full_disk_during_a_trace_never_fails_the_ask(mem: Memory, disk: Disk) -> None:
+    """The ask on a full disk answers exactly as on a healthy one; only its trace row is lost,
+    and the loss is logged, never raised."""
+    question = "what is the dog called?"
     mem.add(MESSAGES, user_id="u", session_id="s")
     mem.flush(user_id="u")
+    healthy = mem.ask(question, user_id="u")
+    # an answer drawn from memory, not the reader's no-memory text (which is flagged)
+    assert healthy.evidence and healthy.text and healthy.fallbacks == []
+    assert [t.trace_id for t in mem.traces(user_id="u")] == [healthy.trace_id]  # written now
     disk.full.add(S.TRACES)
-    answer = mem.ask("what is the dog called?", user_id="u")
-    assert answer.text
+    with capture_events() as events:
+        answer = mem.ask(question, user_id="u")
+        written = {t.trace_id for t in mem.traces(user_id="u")}  # waits for the trace writer
+    assert _outcome(answer) == _outcome(healthy)
+    failed = [e for e in events if e["event"] == "ask.trace_failed"]
+    assert [e["trace_id"] for e in failed] == [answer.trace_id]
+    assert "No space left" in failed[0]["error"]
+    assert written == {healthy.trace_id}  # the failed row is absent, the earlier one intact
     disk.free()
+    again = mem.ask(question, user_id="u")
+    assert again.trace_id in {t.trace_id for t in mem.traces(user_id="u")}
 
 
 def test_sleep_changes_on_a_full_disk_raise_typed_and_retry_cleanly(
