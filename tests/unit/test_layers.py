@@ -6,7 +6,8 @@
 
 and only the store-opening modules (indexes/open.py, indexes/folder/open.py,
 indexes/objects/open.py) know which concrete store they built: nothing else imports
-hymem.indexes.objects.store or asks `isinstance` of a concrete store class.
+hymem.indexes.objects.store or asks `isinstance` of a concrete store class, and only
+indexes/open.py calls the per-kind openers.
 
 Every import counts: module level, inside functions, under `if TYPE_CHECKING:`.
 """
@@ -38,6 +39,7 @@ CONCRETE_STORE_MODULES = frozenset(
     {"hymem.indexes.store.store", "hymem.indexes.objects.store", "hymem.indexes.memory.store"}
 )
 OPENERS = frozenset({"indexes/open.py", "indexes/folder/open.py", "indexes/objects/open.py"})
+KIND_OPENERS = frozenset({"open_folder_store", "open_object_store"})  # called by open.py only
 
 
 @dataclass(frozen=True)
@@ -253,6 +255,13 @@ def test_only_the_openers_know_the_concrete_store() -> None:
         if s.module != "hymem.indexes.objects.store"
         for imp in imports(s)
         if "hymem.indexes.objects.store" in imp.targets()
+    ]
+    bad += [
+        f"{s.where(imp.line)} imports {imp}"
+        for s in ALL_SOURCES
+        if s.rel != "indexes/open.py"
+        for imp in imports(s)
+        if set(imp.names) & KIND_OPENERS
     ]
     bad += [found for s in outside for found in _isinstance_of_store(s, classes)]
     assert not bad, "only the opening modules may know the concrete store:\n" + "\n".join(bad)
