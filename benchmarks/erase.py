@@ -32,7 +32,7 @@ import numpy as np
 os.environ.setdefault("LANCEDB_LOG", "error")
 
 from hymem.embedders import HashingEmbedder
-from hymem.indexes.store.store import Store
+from hymem.indexes.open import open_store
 from retrieval_data import bulk_fill, sentences
 
 
@@ -46,7 +46,7 @@ def run(n: int, users: int, root: Path) -> dict[str, float]:
     base_text = sentences(3_000, rng)
     base_vec = np.asarray(emb.embed(base_text), dtype=np.float32)
     path = root / f"erase-{n}"
-    store = Store.open(path, embedder_name=emb.name, dim=emb.dim, dense_cache_bytes=0)
+    store = open_store(path, embedder_name=emb.name, dim=emb.dim, dense_cache_bytes=0)
     try:
         bulk_fill(store, n, users, base_text, base_vec, rng)
         before = store.counts("user0")["summaries"]

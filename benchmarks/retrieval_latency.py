@@ -47,8 +47,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("LANCEDB_LOG", "error")
 
 from hymem.embedders import Embedder, SentenceTransformerEmbedder
+from hymem.indexes.open import open_store
 from hymem.indexes.protocol import RowScope
-from hymem.indexes.store.store import Store
 from hymem.search.hybrid import HybridSearcher
 from retrieval_data import bulk_fill, fill, queries, sentences
 
@@ -75,7 +75,7 @@ def run_size(
 ) -> dict[str, float]:
     rng = np.random.default_rng(n)
     folder = workdir / f"store-{n}"
-    store = Store.open(
+    store = open_store(
         folder,
         embedder_name=emb.name,
         dim=emb.dim,
@@ -87,7 +87,7 @@ def run_size(
     user_vecs = loader(store, n, args.users, base_text, base_vec, rng)
     build_s = time.perf_counter() - t
     searcher = HybridSearcher(store, emb)
-    ann = Store.open(
+    ann = open_store(
         folder, embedder_name=emb.name, dim=emb.dim, read_only=True, dense_cache_bytes=0
     )
     t = time.perf_counter()

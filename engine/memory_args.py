@@ -5,17 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from hymem.config import MemoryConfig
 from hymem.embedders import Embedder
 from hymem.indexes.location import StoreLocation, is_remote_uri, parse_location
+from hymem.indexes.objects.open import RemoteSettings
 from hymem.indexes.protocol import Storage
-from hymem.sleep.journal import SleepJournal, journal_path
+from hymem.sleep.journal import SleepJournal
 from hymem.time import parse_timestamp
-
-if TYPE_CHECKING:
-    from hymem.indexes.objects.store import RemoteSettings
 
 
 def with_overrides(
@@ -61,8 +59,6 @@ def store_location(
 
 
 def remote_settings(config: MemoryConfig) -> RemoteSettings:
-    from hymem.indexes.objects.store import RemoteSettings
-
     return RemoteSettings(
         lease_ttl_s=config.lease_ttl_s,
         lease_wait_s=config.lease_wait_s,
@@ -72,11 +68,5 @@ def remote_settings(config: MemoryConfig) -> RemoteSettings:
 
 
 def sleep_journal_for(store: Storage, location: StoreLocation) -> SleepJournal:
-    """A folder's sleep journal is a file beside its tables; an object store's is a table."""
-    if location.remote:
-        from hymem.indexes.lance.sleep_log import TableLines
-        from hymem.indexes.objects.store import RemoteStore
-
-        assert isinstance(store, RemoteStore)
-        return SleepJournal(None, table=TableLines(store.lance, read_only=store.read_only))
-    return SleepJournal(journal_path(location.folder))
+    """The sleep journal over the store's own lines (`Storage.sleep_log`)."""
+    return SleepJournal(store.sleep_log())

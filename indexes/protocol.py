@@ -92,6 +92,28 @@ class RowScope:
         object.__setattr__(self, "level", Level(self.level))
 
 
+class LineLog(Protocol):
+    """Append-only JSON lines per user, durable once `append` returns: where the sleep journal
+    keeps its decisions (`hymem.sleep.journal`). A folder keeps them in a fsync'd file, an
+    object store in a table, the in-memory twin in a list."""
+
+    def lines(self, user_id: str | None = None) -> list[str]:
+        """Every line (of one user, or of all), oldest first."""
+        ...
+
+    def append(self, rows: Sequence[tuple[str, str]]) -> None:
+        """(user_id, line) pairs, in one durable write."""
+        ...
+
+    def delete_user(self, user_id: str) -> None:
+        """Remove every line of the user (erasure); idempotent."""
+        ...
+
+    def close(self) -> None:
+        """Release what the log holds open (its store closes it); idempotent."""
+        ...
+
+
 @runtime_checkable
 class Storage(Protocol):
     """One memory store: turns (the write-ahead log), Level-2 segments, Level-1 summaries with
@@ -254,6 +276,11 @@ class Storage(Protocol):
         erasing an unknown user removes nothing and is not an error."""
         ...
 
+    # --- the sleep journal's lines ------------------------------------------------------
+    def sleep_log(self) -> LineLog:
+        """Where sleep journals its decisions; `erase_user` deletes the user's lines too."""
+        ...
+
     # --- traces --------------------------------------------------------------------------
     def write_trace(self, trace: dict[str, Any]) -> None:
         """Append one ask's trace; it needs a `trace_id`, and `created_at` defaults to now."""
@@ -293,6 +320,7 @@ __all__ = [
     "ACTIVE_ONLY",
     "HIT_COLUMNS",
     "SCAN_BATCH_ROWS",
+    "LineLog",
     "Row",
     "RowScope",
     "Storage",

@@ -21,7 +21,8 @@ from typing import Any
 import pytest
 from hymem.embedders import Embedder, HashingEmbedder, SentenceTransformerEmbedder
 from hymem.indexes.memory.store import InMemoryStore
-from hymem.indexes.objects.store import RemoteSettings
+from hymem.indexes.objects.open import RemoteSettings
+from hymem.indexes.open import open_store as open_any_store
 from hymem.indexes.protocol import Storage
 from hymem.indexes.store.store import Store
 from hymem.types import (
@@ -53,7 +54,7 @@ def hashing_embedder() -> HashingEmbedder:
 
 
 def open_store(path: Path, embedder: Embedder, **kwargs: Any) -> Store:
-    return Store.open(path, embedder_name=embedder.name, dim=embedder.dim, **kwargs)
+    return open_any_store(path, embedder_name=embedder.name, dim=embedder.dim, **kwargs)
 
 
 @pytest.fixture
@@ -263,7 +264,7 @@ def _s3_kit(
     opened: list[Store] = []
 
     def open_s3(read_only: bool = False) -> Store:
-        store = Store.open(
+        store = open_any_store(
             target.uri,
             embedder_name=embedder.name,
             dim=embedder.dim,

@@ -21,12 +21,12 @@ from typing import Any
 
 import pyarrow as pa
 from hymem.errors import StoreCorruptedError, StoreError
+from hymem.indexes.folder.journal import JOURNAL_FILE
 from hymem.indexes.folder.lock import WriterLock, meta_from_rows
 from hymem.indexes.folder.meta import read_meta_file
 from hymem.indexes.lance import schema as S
 from hymem.indexes.lance.table_state import WATCHED, TableState
 from hymem.indexes.lance.tables import LanceTables
-from hymem.indexes.store.commits import JOURNAL_FILE
 
 SCAN_ROWS = 10_000
 MAX_QUARANTINED = 16  # newest manifests moved aside before a table is given up as unreadable
@@ -207,7 +207,7 @@ def identity(folder: Path) -> tuple[str, int]:
 
 def repair(folder: str | Path) -> RepairReport:
     """Restore damaged tables (see the module docstring); StoreLockedError if a writer runs."""
-    from hymem.indexes.store.store import Store
+    from hymem.indexes.open import open_store
 
     folder = Path(folder)
     embedder_name, dim = identity(folder)
@@ -226,7 +226,7 @@ def repair(folder: str | Path) -> RepairReport:
         TableState(folder, lance).record()  # what the tables hold now is the new baseline
     finally:
         lock.release()
-    with Store.open(folder, embedder_name=embedder_name, dim=dim) as store:
+    with open_store(folder, embedder_name=embedder_name, dim=dim) as store:
         lost = any(t.name == S.SUMMARIES and t.action != "unchanged" for t in report.tables)
         settled = store.settle_rows(summaries_lost=lost)
         report.turns_pending = settled.turns_pending

@@ -48,5 +48,8 @@ class TableLines:
         if self._present:
             self._lance.delete(SLEEP_LOG, F.eq("user_id", user_id))
 
+    def close(self) -> None:
+        """Rows are committed as they are appended: nothing is held open."""
+
 
 __all__ = ["SLEEP_LOG", "TableLines", "sleep_log_schema"]

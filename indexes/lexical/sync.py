@@ -142,6 +142,13 @@ class LexicalSync:
         """An erasure purged rows: rebuild aside, so no old segment keeps their bytes."""
         self.rebuild(fresh=True)
 
+    def catch_up(self) -> dict[str, int]:
+        """A folder has one writer: there is never anything of another's to catch up on."""
+        return {}
+
+    def maybe_catch_up(self) -> None:
+        """A folder has one writer: its index is never behind another's commits."""
+
     def _docs(self) -> Iterator[LexDoc]:
         for batch in self._lance.batches(S.SUMMARIES, None, SUMMARY_LEX_COLS, REBUILD_BATCH_ROWS):
             yield from (summary_doc(r) for r in batch.to_pylist())

@@ -14,17 +14,21 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Collection, Iterator, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from hymem.errors import ReadOnlyStoreError, StoreClosedError
+from hymem.filters import Filter
 from hymem.indexes.lance import schema as S
 from hymem.indexes.lexical.index import query_terms
 from hymem.indexes.lexical.sync import PROGRESS_EVERY
-from hymem.indexes.memory.manage import MemoryManage
+from hymem.indexes.memory.lines import MemoryLines
+from hymem.indexes.memory.manage import check_page_key, erase_from, page_of
 from hymem.indexes.memory.tables import MemoryTables, hit_row, in_range, utc_record
+from hymem.indexes.paging import PageKey
 from hymem.indexes.protocol import ACTIVE_ONLY, SCAN_BATCH_ROWS, Row, RowScope, Vector
 from hymem.indexes.store.commits import check_owner, covering_segments
 from hymem.time import to_utc, utcnow
@@ -50,7 +54,7 @@ def _batched(rows: list[SummaryRecord], size: int) -> Iterator[list[SummaryRecor
         yield rows[i : i + size]
 
 
-class InMemoryStore(MemoryManage):
+class InMemoryStore:
     """A `Storage` that lives in this process only (promises: see `Storage`).
     `read_only_view()` gives a second handle on the same data that refuses writes, like a
     read-only `Store` beside its writer."""
@@ -119,6 +123,16 @@ class InMemoryStore(MemoryManage):
         if self._read_only:
             raise ReadOnlyStoreError(f"{self._path} was opened read-only")
         return lock
+
+    # --- one writer -----------------------------------------------------------------------
+    def writing(self, user_id: str) -> AbstractContextManager[bool]:
+        """One process, one writer: the right to write is always held."""
+        self._check_writable()
+        return nullcontext(False)
+
+    def catch_up(self) -> dict[str, int]:
+        self._check_open()
+        return {}
 
     # --- turns ---------------------------------------------------------------------------
     def get_turns(
@@ -308,6 +322,35 @@ class InMemoryStore(MemoryManage):
             table = self._t.table(level)
             found = [table.get((user_id, i)) for i in ids]
             return {r.id: hit_row(level, r) for r in found if r is not None}
+
+    def page(
+        self,
+        user_id: str,
+        level: str,
+        *,
+        after: PageKey | None = None,
+        limit: int = 100,
+        statuses: Sequence[str] | None = None,
+        filters: Filter | None = None,
+    ) -> list[TurnRecord | SegmentRecord | SummaryRecord]:
+        check_page_key(level, after)
+        with self._check_open():
+            return page_of(
+                self._t,
+                user_id,
+                level,
+                after=after,
+                limit=limit,
+                statuses=statuses,
+                filters=filters,
+            )
+
+    def erase_user(self, user_id: str) -> dict[str, int]:
+        with self._check_writable():
+            return erase_from(self._t, user_id)
+
+    def sleep_log(self) -> MemoryLines:
+        return self._t.sleep_lines
 
     # --- traces --------------------------------------------------------------------------
     def write_trace(self, trace: dict[str, Any]) -> None:

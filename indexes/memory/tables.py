@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 import numpy as np
 from hymem.indexes.keys import lexical_text
 from hymem.indexes.memory.bm25 import Bm25Index
+from hymem.indexes.memory.lines import MemoryLines
 from hymem.indexes.protocol import HIT_COLUMNS, Row, TimeRange
 from hymem.time import to_utc, to_utc_or_none
 from hymem.types import Level, SegmentRecord, SummaryRecord, TurnRecord
@@ -74,6 +75,7 @@ class MemoryTables:
         self.vectors: dict[LexKey, np.ndarray] = {}
         self.traces: list[Row] = []
         self.bm25: Bm25Index[LexKey] = Bm25Index()
+        self.sleep_lines = MemoryLines()
 
     def table(self, level: Level) -> dict[tuple[str, str], Any]:
         return self.summaries if level is Level.SUMMARY else self.segments

@@ -65,7 +65,7 @@ class CacheSlot:
 
 
 class ReplicaSync:
-    """`LexicalSync`'s interface (record, rebuild, disagreement, ...) over a replica."""
+    """The `LexicalFeed` of an object store: this worker's Tantivy as a replica."""
 
     def __init__(
         self,
@@ -88,15 +88,15 @@ class ReplicaSync:
         self._last = float("-inf")
         self._lock = threading.Lock()
 
-    # --- LexicalSync's role ----------------------------------------------------------------
+    # --- the LexicalFeed role ------------------------------------------------------------
     def record(self) -> None:
         """After this worker's own commit: catch up, so it reads its own writes at once."""
-        self.catch_up()
+        self.follow()
 
     def rebuild(
         self, progress: Callable[[int], None] | None = None, *, fresh: bool = False
     ) -> dict[str, int]:
-        self.catch_up(rebuild=fresh)
+        self.follow(rebuild=fresh)
         counts = {lvl.value: self._lex.count(lvl) for lvl in Level}
         if progress is not None:
             progress(sum(counts.values()))
@@ -105,7 +105,7 @@ class ReplicaSync:
     def after_purge(self) -> None:
         """An erasure purged rows: rebuild this replica afresh and tell the others to."""
         self._objects.put(ERASURES_KEY, uuid.uuid4().hex.encode())
-        self.catch_up(rebuild=True)
+        self.follow(rebuild=True)
 
     def unusable(self) -> str | None:
         return None if self._lex.problem is None else f"lexical index: {self._lex.problem}"
@@ -117,7 +117,17 @@ class ReplicaSync:
         self._lex.disable(reason)
 
     # --- catching up -------------------------------------------------------------------------
-    def catch_up(self, *, rebuild: bool = False) -> CatchUp:
+    def catch_up(self) -> dict[str, int]:
+        done = self.follow()
+        return {
+            "upserted": done.upserted,
+            "deleted": done.deleted,
+            "users": len(done.users),
+            **{f"{t}_version": v for t, v in done.versions.items()},
+        }
+
+    def follow(self, *, rebuild: bool = False) -> CatchUp:
+        """Catch the replica up (or rebuild it), dropping the dense cache of changed users."""
         with self._lock:
             marker = self._objects.get(ERASURES_KEY)
             mark = marker.data.decode("utf-8", "replace") if marker is not None else ""
@@ -149,7 +159,7 @@ class ReplicaSync:
         if not self._lock.acquire(blocking=False):
             return
         self._lock.release()
-        self.catch_up()
+        self.follow()
 
     def _seen(self) -> str:
         try:

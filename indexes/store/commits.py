@@ -12,24 +12,23 @@ that the store is writable and holds its write lock.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pyarrow as pa
 from hymem.errors import StoreCorruptedError, UserInputError
-from hymem.indexes.folder.lock import read_json, write_json_atomic
 from hymem.indexes.lance import schema as S
 from hymem.indexes.lance import sql as F
 from hymem.indexes.lance.tables import LanceTables
 from hymem.indexes.lance.turn_log import TurnLog
+from hymem.indexes.lexical.feed import LexicalFeed
 from hymem.indexes.lexical.index import LexicalIndex
 from hymem.indexes.lexical.sync import (
     LEX_COLS,
     SUMMARY_LEX_COLS,
-    LexicalSync,
     segment_doc,
     summary_doc,
 )
+from hymem.indexes.store.journals import Journals
 from hymem.indexes.store.maintenance import Compactor
 from hymem.logging import get_logger
 from hymem.time import utcnow
@@ -42,35 +41,7 @@ from hymem.types import (
     TurnStatus,
 )
 
-if TYPE_CHECKING:
-    from hymem.indexes.store.journals import Journals
-
 log = get_logger("hymem.indexes.store.store")
-
-JOURNAL_FILE = "journal.json"
-# The op `Journal.pending` reports for a journal it cannot read: a write of unknown content.
-UNREADABLE_OP = "unreadable"
-
-
-class Journal:
-    """`journal.json`: present only while a multi-table write is in flight."""
-
-    def __init__(self, folder: Path) -> None:
-        self.file = folder / JOURNAL_FILE
-
-    def begin(self, entry: dict[str, Any]) -> None:
-        write_json_atomic(self.file, entry)
-
-    def pending(self) -> dict[str, Any] | None:
-        """The write in flight, or None. A journal that cannot be read is still a write in
-        flight, of unknown content: `{"op": UNREADABLE_OP, "error": why}`."""
-        try:
-            return read_json(self.file)
-        except StoreCorruptedError as exc:
-            return {"op": UNREADABLE_OP, "error": str(exc)}
-
-    def clear(self) -> None:
-        self.file.unlink(missing_ok=True)
 
 
 def check_owner(user_id: str, records: Sequence[SegmentRecord | SummaryRecord]) -> None:
@@ -100,7 +71,7 @@ class CommitWriter:
         lex: LexicalIndex,
         turns: TurnLog,
         journals: Journals,
-        sync: LexicalSync,
+        sync: LexicalFeed,
         compactor: Compactor,
         dim: int,
     ) -> None:
@@ -256,4 +227,4 @@ class CommitWriter:
         return found == len(want)
 
 
-__all__ = ["JOURNAL_FILE", "CommitWriter", "Journal", "covering_segments"]
+__all__ = ["CommitWriter", "check_owner", "covering_segments"]

@@ -22,9 +22,9 @@ from datetime import timedelta
 
 from hymem.indexes.lance import schema as S
 from hymem.indexes.lance import sql as F
-from hymem.indexes.lance.sleep_log import SLEEP_LOG
 from hymem.indexes.lance.tables import LanceTables
-from hymem.indexes.lexical.sync import LexicalSync
+from hymem.indexes.lexical.feed import LexicalFeed
+from hymem.indexes.protocol import LineLog
 from hymem.indexes.store.journals import Journals
 from hymem.logging import get_logger
 
@@ -32,18 +32,18 @@ log = get_logger("hymem.indexes.store.erasure")
 
 ERASE_OP = "erase_user"
 USER_TABLES = (S.TURNS, S.SEGMENTS, S.SUMMARIES, S.TRACES)
-# Also cleared, not counted: the sleep journal, a table only on object stores (`sleep_log`; a
-# folder's is a file `SleepJournal.forget_user` rewrites). Here, so a crash cannot leave its rows.
-CLEARED_TABLES = (SLEEP_LOG,)
 
 
 class Eraser:
     """Runs under the store's write lock (the caller, `Store`, holds it)."""
 
-    def __init__(self, lance: LanceTables, sync: LexicalSync, journals: Journals) -> None:
+    def __init__(
+        self, lance: LanceTables, sync: LexicalFeed, journals: Journals, sleep_log: LineLog
+    ) -> None:
         self._lance = lance
         self._sync = sync
         self._journals = journals
+        self._sleep_log = sleep_log
 
     def erase(self, user_id: str) -> dict[str, int]:
         journal = self._journals.of(user_id)
@@ -54,15 +54,17 @@ class Eraser:
         return removed
 
     def finish(self, user_id: str) -> dict[str, int]:
-        """Delete the user's rows (none left after a crash: then nothing), then purge."""
+        """Delete the user's rows and sleep-journal lines (none left after a crash: then
+        nothing), then purge. The lines go here, inside the journaled erase, so a crash
+        cannot leave them (an object store's are rows of a table this purge rewrites too)."""
         removed: dict[str, int] = {}
         where = F.eq("user_id", user_id)
-        for table in (*USER_TABLES, *CLEARED_TABLES):
+        for table in USER_TABLES:
             n = self._lance.count(table, where) if self._lance.open_existing(table) else 0
             if n:
                 self._lance.delete(table, where)
-            if table in USER_TABLES:
-                removed[table] = n
+            removed[table] = n
+        self._sleep_log.delete_user(user_id)
         self.purge()
         return removed
 

@@ -37,7 +37,7 @@ from hymem.errors import StoreError
 from hymem.indexes.folder.lock import read_json, write_json_atomic
 from hymem.indexes.lance import schema as S
 from hymem.indexes.lance.tables import LanceTables
-from hymem.indexes.lexical.sync import LexicalSync
+from hymem.indexes.lexical.feed import LexicalFeed
 from hymem.indexes.store.index_worker import IndexWorker
 from hymem.logging import get_logger
 from hymem.time import utcnow
@@ -108,7 +108,7 @@ class Compactor:
     def __init__(
         self,
         lance: LanceTables,
-        sync: LexicalSync,
+        sync: LexicalFeed,
         vector_index_min_rows: int,
         *,
         folder: Path,

@@ -25,7 +25,7 @@ from typing import Any
 from hymem.indexes.lance import schema as S
 from hymem.indexes.lance.tables import LanceTables
 from hymem.indexes.lance.turn_log import TurnLog
-from hymem.indexes.lexical.sync import LexicalSync
+from hymem.indexes.lexical.feed import LexicalFeed
 from hymem.indexes.store.commits import CommitWriter
 from hymem.indexes.store.erasure import ERASE_OP, Eraser
 from hymem.indexes.store.journals import Journals
@@ -43,7 +43,7 @@ class Recovery:
         self,
         folder: Path | str,
         journals: Journals,
-        sync: LexicalSync,
+        sync: LexicalFeed,
         writer: CommitWriter,
         turns: TurnLog,
         lance: LanceTables,

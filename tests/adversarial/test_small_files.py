@@ -16,8 +16,8 @@ import pytest
 from hymem import EmbedderMismatchError, Memory, MemoryConfig, StoreCorruptedError, StoreError
 from hymem.cli import app
 from hymem.embedders import HashingEmbedder
+from hymem.indexes.lance.schema import SCHEMA_VERSION
 from hymem.indexes.protocol import RowScope
-from hymem.indexes.store.store import SCHEMA_VERSION
 from typer.testing import CliRunner
 
 from tests.fixtures_store import DIM, commit_texts, open_store

@@ -209,7 +209,7 @@ def test_a_paused_writer_whose_lease_was_taken_writes_nothing(
         a.add("First note from worker a.", user_id="lee")
         late = make_turns("lee", 1, prefix="late-")
         with a.store.writing("lee"):
-            leases = a.store._leases  # type: ignore[attr-defined]
+            leases = a.store._access._leases  # type: ignore[attr-defined]
             leases._stop.set()  # a freezes (a long GC pause): its lease is not renewed
             leases._thread.join()
             b.add("A note from worker b.", user_id="lee")  # waits a's lease out, takes it

@@ -19,8 +19,9 @@ from hymem.errors import (
     StoreError,
     StoreLockedError,
 )
+from hymem.indexes.lance.schema import SCHEMA_VERSION
 from hymem.indexes.protocol import RowScope
-from hymem.indexes.store.store import SCHEMA_VERSION, Store
+from hymem.indexes.store.store import Store
 
 from tests.fixtures_store import commit_texts, make_turns, open_store
 
@@ -95,8 +96,9 @@ def test_second_writer_in_another_process_is_refused(tmp_path: Path) -> None:
             "-c",
             textwrap.dedent(f"""
             import sys
+            from hymem.indexes.open import open_store
             from hymem.indexes.store.store import Store
-            s = Store.open({str(folder)!r}, embedder_name="hashing-64", dim=64)
+            s = open_store({str(folder)!r}, embedder_name="hashing-64", dim=64)
             print("locked", flush=True)
             sys.stdin.readline()
             s.close()

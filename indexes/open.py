@@ -1,0 +1,67 @@
+"""The one factory of stores: a local folder, an object-store URI, or the in-memory twin.
+
+Only this module and the two openers it calls (`folder/open.py`, `objects/open.py`) know which
+kind of store they build; everything else holds a `Storage` (or the `Store` it returns) and
+never asks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from hymem.indexes.folder.open import open_folder_store
+from hymem.indexes.location import StoreLocation, parse_location
+from hymem.indexes.objects.open import RemoteSettings, open_object_store
+from hymem.indexes.store.maintenance import VECTOR_INDEX_MIN_ROWS
+from hymem.indexes.store.store import Store
+
+# Default bound of the in-memory dense index (MemoryConfig.dense_cache_mb): 1M MiniLM vectors.
+DEFAULT_DENSE_CACHE_BYTES = 2048 * 1024 * 1024
+
+
+def open_store(
+    path: str | Path | StoreLocation,
+    *,
+    embedder_name: str,
+    dim: int,
+    read_only: bool = False,
+    vector_index_min_rows: int = VECTOR_INDEX_MIN_ROWS,
+    dense_cache_bytes: int = DEFAULT_DENSE_CACHE_BYTES,
+    storage_options: Mapping[str, str] | None = None,
+    remote: RemoteSettings | None = None,
+    cache_dir: str | Path | None = None,
+) -> Store:
+    """Create or open a store. Raises StoreLockedError, SchemaVersionError,
+    EmbedderMismatchError, StoreUnavailableError.
+
+    `path` is a folder, or an object-store URI (`storage_options` say how to reach it,
+    `remote` how workers share it, `cache_dir` where this worker keeps its lexical replica).
+    `dense_cache_bytes` bounds the in-memory exact dense index; 0 sends every dense query to
+    LanceDB."""
+    location = (
+        path
+        if isinstance(path, StoreLocation)
+        else parse_location(path, storage_options=storage_options, cache_dir=cache_dir)
+    )
+    if location.remote:
+        return open_object_store(
+            location,
+            embedder_name=embedder_name,
+            dim=int(dim),
+            read_only=read_only,
+            vector_index_min_rows=vector_index_min_rows,
+            dense_cache_bytes=dense_cache_bytes,
+            remote=remote,
+        )
+    return open_folder_store(
+        Path(location.uri),
+        embedder_name=embedder_name,
+        dim=int(dim),
+        read_only=read_only,
+        vector_index_min_rows=vector_index_min_rows,
+        dense_cache_bytes=dense_cache_bytes,
+    )
+
+
+__all__ = ["DEFAULT_DENSE_CACHE_BYTES", "RemoteSettings", "open_store"]
