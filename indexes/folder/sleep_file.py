@@ -15,6 +15,8 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
+from hymem.errors import ReadOnlyStoreError
+
 
 def sleep_file(folder: Path) -> Path:
     """Where a memory folder keeps its sleep journal."""
@@ -41,7 +43,12 @@ class FileLines:
             return found
         return [line for line in found if _user_of(line) == user_id]
 
+    def _check_writable(self) -> None:
+        if self._read_only:
+            raise ReadOnlyStoreError(f"{self.path} belongs to a memory opened read-only")
+
     def append(self, rows: Sequence[tuple[str, str]]) -> None:
+        self._check_writable()
         if not rows:
             return
         data = "".join(line + "\n" for _, line in rows).encode("utf-8")
@@ -53,6 +60,7 @@ class FileLines:
             os.fsync(fd)
 
     def delete_user(self, user_id: str) -> None:
+        self._check_writable()
         with self._lock:
             if not self.path.exists():
                 return

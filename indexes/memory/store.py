@@ -350,6 +350,7 @@ class InMemoryStore:
             return erase_from(self._t, user_id)
 
     def sleep_log(self) -> MemoryLines:
+        self._check_open()
         return self._t.sleep_lines
 
     # --- traces --------------------------------------------------------------------------
