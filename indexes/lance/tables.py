@@ -1,13 +1,15 @@
 """LanceDB access: the tables that are hymem's source of truth, their queries and indexes.
 
-Only this module talks to LanceDB. Filters arrive as SQL strings built by `indexes.filters`
-(escaped literals only). Dense search always uses cosine distance and LanceDB's default
-prefiltering, so `user_id`/status/time filters apply before the top-k cut. Vector queries always
-select `_distance` explicitly: LanceDB 0.40 logs a deprecation warning on every vector query that
-names its output columns without it, and hymem leaves the process's logging settings alone.
+Only the `hymem.indexes.lance` package talks to LanceDB: this module for the tables, and
+`fragments.py` for the per-fragment reads of Lance's own dataset API (the lexical replica's
+catch-up). Filters arrive as SQL strings built by `sql.py` (escaped literals only). Dense
+search always uses cosine distance and LanceDB's default prefiltering, so `user_id`/status/time
+filters apply before the top-k cut. Vector queries always select `_distance` explicitly:
+LanceDB 0.40 logs a deprecation warning on every vector query that names its output columns
+without it, and hymem leaves the process's logging settings alone.
 
 Calls arrive from several threads: the store's writer, searches, and the index maintainer
-(`maintenance.py`), whose IVF_PQ builds commit beside the writer's appends and updates.
+(`store/maintenance.py`), whose IVF_PQ builds commit beside the writer's appends and updates.
 """
 
 from __future__ import annotations
