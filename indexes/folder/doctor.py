@@ -27,6 +27,7 @@ from hymem.indexes.folder.meta import read_meta_file
 from hymem.indexes.lance import schema as S
 from hymem.indexes.lance.table_state import WATCHED, TableState
 from hymem.indexes.lance.tables import LanceTables
+from hymem.indexes.open import open_store
 
 SCAN_ROWS = 10_000
 MAX_QUARANTINED = 16  # newest manifests moved aside before a table is given up as unreadable
@@ -207,8 +208,6 @@ def identity(folder: Path) -> tuple[str, int]:
 
 def repair(folder: str | Path) -> RepairReport:
     """Restore damaged tables (see the module docstring); StoreLockedError if a writer runs."""
-    from hymem.indexes.open import open_store
-
     folder = Path(folder)
     embedder_name, dim = identity(folder)
     found = diagnose(folder)
