@@ -1,59 +1,72 @@
-"""`Memory`: the facade users hold. It validates arguments, owns the store and the model, and
-hands each operation to the component that implements it (ingestor, reader, consolidator).
+"""`Memory`: the facade users hold. It owns the store and the model, checks each call's
+arguments into typed values (`hymem.search.scope`, `hymem.read.params`) and hands it to the
+component that implements it: ingestor, searcher, reader, consolidator, and the `Manager` for
+listing, corrections, erasure, export and import, whose methods it exposes as generated
+one-line delegations (`get = _managed(Manager.get)`, as `AsyncMemory` makes its twins).
 
-The facade is the only place that knows all the parts: `__init__` opens the store and builds
-each component with exactly what it uses (store, embedder, searcher, a lazy roles provider,
-config, clock, journal), and no component holds a reference back to the Memory. Decisions that
-span components -- auto-sleep after ingest -- are taken here."""
+`__init__` is the only place that knows all the parts: it opens the store and builds each
+component with exactly what it uses (store, embedder, searcher, a lazy roles provider, config,
+clock, journal, and the one `WriteGuard` every writer shares); none holds the Memory."""
 
 from __future__ import annotations
 
-import threading
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from hymem.config import MemoryConfig
 from hymem.embedders import Embedder, resolve_embedder
-from hymem.errors import ConfigError, HymemError, StoreClosedError, StoreError, UserInputError
-from hymem.filters import Filter, scoped
+from hymem.errors import ConfigError, StoreClosedError, StoreError
+from hymem.filters import Filter
+from hymem.indexes.open import open_store
 from hymem.indexes.protocol import Storage
-from hymem.indexes.store.store import Store
 from hymem.llm import LazyRoles
 from hymem.llm.cache import cache_owner
 from hymem.llm.roles import Roles
 from hymem.logging import get_logger
-from hymem.manage.api import ManagementAPI
 from hymem.manage.editor import Editor
-from hymem.memory_args import as_of_utc as _as_of
+from hymem.manage.manager import Manager
 from hymem.memory_args import exc_free, remote_settings, sleep_journal_for, store_location
 from hymem.memory_args import with_overrides as _with_overrides
 from hymem.metadata import with_scopes
+from hymem.read.params import ask_params
 from hymem.read.reader import Reader
+from hymem.read.scheduler import Depth
 from hymem.read.trace_record import Trace, traces_from_rows
 from hymem.search.hybrid import HybridSearcher, SearchMode
+from hymem.sleep.auto import AutoSleep
 from hymem.sleep.consolidator import Consolidator, SleepReport
-from hymem.time import to_utc_or_none, utcnow
+from hymem.sleep.journal import SleepJournal
+from hymem.time import utcnow
 from hymem.types import AddResult, Answer, Hit, Level, TurnRecord
-from hymem.validation import (
-    check_iterations,
-    check_k,
-    check_level,
-    check_query,
-    check_store_path,
-    check_user_id,
-)
+from hymem.validation import check_k, check_store_path, check_user_id
+from hymem.write.guard import WriteGuard
 from hymem.write.ingestor import Ingestor
 
 log = get_logger("hymem.memory")
+P = ParamSpec("P")
+R = TypeVar("R")
 
-Depth = Literal["auto", "light", "deep"]
+
+def _managed(method: Callable[Concatenate[Manager, P], R]) -> Callable[Concatenate[Memory, P], R]:
+    """The `Memory` method of a `Manager` method: same name, parameters and docstring; it
+    refuses a closed Memory, then hands the call to the Memory's manager unchanged."""
+
+    def call(self: Memory, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        self._check_open()
+        return method(self._manager, *args, **kwargs)
+
+    # annotations too: the REST client reads them (get_type_hints, through __wrapped__)
+    functools.update_wrapper(call, method, assigned=("__name__", "__doc__", "__annotations__"))
+    call.__qualname__ = f"Memory.{method.__name__}"
+    return call
 
 
-class Memory(ManagementAPI):
+class Memory:
     """Long-term conversational memory under one folder.
 
     Opening is cheap: models load lazily on first use. One process may write a folder at a
@@ -81,7 +94,7 @@ class Memory(ManagementAPI):
             else resolve_embedder(config.embedder, batch_size=config.embed_batch_size)
         )
         try:
-            self._store: Storage = Store.open(
+            self._store: Storage = open_store(
                 location,
                 embedder_name=self._embedder.name,
                 dim=self._embedder.dim,
@@ -102,26 +115,9 @@ class Memory(ManagementAPI):
             min_candidates=config.search_min_candidates,
             threads=config.search_threads,
             max_k=config.max_k,
+            max_query_chars=config.max_query_chars,
         )
-        parts = (self._store, self._embedder)
-        journal = sleep_journal_for(self._store, location)
-        # Sleep, restore, update, delete, erase; re-entrant, and always taken before a user's
-        # lease (`_writing`), as sleep takes its users' leases while holding it.
-        self._versions_lock = threading.RLock()
-        self._ingestor = Ingestor(*parts, self._roles, config, clock=utcnow)
-        self._reader = Reader(*parts, self._searcher, self._roles, config, clock=utcnow)
-        self._consolidator = Consolidator(
-            *parts,
-            self._roles,
-            config,
-            journal=journal,
-            clock=utcnow,
-            lock=self._versions_lock,
-            writing=self._writing,
-        )
-        self._editor = Editor(self._store, self._embedder, lock=self._versions_lock, clock=utcnow)
-        self._since_sleep: dict[str, int] = {}  # new summaries per user since its last sleep
-        self._auto_sleep_lock = threading.Lock()
+        self._build_parts(config, sleep_journal_for(self._store, location))
         self._closed = False
         log.info(
             "memory.open",
@@ -129,6 +125,29 @@ class Memory(ManagementAPI):
             llm=config.llm,
             embedder=self._embedder.name,
             read_only=read_only,
+        )
+
+    def _build_parts(self, config: MemoryConfig, journal: SleepJournal) -> None:
+        """Each component, built with exactly what it uses; every writer shares one guard."""
+        parts, roles = (self._store, self._embedder), self._roles
+        guard = self._guard = WriteGuard(self._store)
+        self._ingestor = Ingestor(*parts, roles, config, clock=utcnow, guard=guard)
+        self._reader = Reader(*parts, self._searcher, roles, config, clock=utcnow)
+        self._consolidator = Consolidator(
+            *parts, roles, config, journal=journal, clock=utcnow, guard=guard
+        )
+        self._auto_sleep = AutoSleep(
+            config.auto_sleep_after, lambda user_id: self._consolidator.sleep(user_id=user_id)
+        )
+        self._manager = Manager(
+            *parts,
+            config,
+            guard=guard,
+            editor=Editor(*parts, guard=guard, clock=utcnow),
+            consolidator=self._consolidator,
+            ingestor=self._ingestor,
+            reader=self._reader,
+            auto_sleep=self._auto_sleep,
         )
 
     # --- lifecycle -----------------------------------------------------------------------
@@ -208,20 +227,20 @@ class Memory(ManagementAPI):
         self._check_open()
         check_user_id(user_id)
         meta = with_scopes(metadata, agent_id=agent_id, run_id=run_id)
-        with cache_owner(user_id), self._writing(user_id):
+        with cache_owner(user_id):
             result = self._ingestor.add(
                 messages, user_id=user_id, session_id=session_id, timestamp=timestamp, metadata=meta
             )
-        self._maybe_auto_sleep(user_id, result)
+        self._auto_sleep.after_store(user_id, result)
         return result
 
     def flush(self, *, user_id: str) -> AddResult:
         """Summarise and store every pending turn of `user_id` now."""
         self._check_open()
         check_user_id(user_id)
-        with cache_owner(user_id), self._writing(user_id):
+        with cache_owner(user_id):
             result = self._ingestor.flush(user_id=user_id)
-        self._maybe_auto_sleep(user_id, result)
+        self._auto_sleep.after_store(user_id, result)
         return result
 
     def pending(self, *, user_id: str) -> list[TurnRecord]:
@@ -229,26 +248,6 @@ class Memory(ManagementAPI):
         self._check_open()
         check_user_id(user_id)
         return self._ingestor.pending(user_id=user_id)
-
-    def _maybe_auto_sleep(self, user_id: str, result: AddResult) -> None:
-        """Sleep for `user_id` once `config.auto_sleep_after` summaries were written for that
-        user since its last sleep. Checked only when this call stored turns; a failed sleep is
-        logged, never raised (the turns are stored) and is tried again after the next store."""
-        every = self.config.auto_sleep_after
-        if every is None or not result.segments_written:
-            return
-        with self._auto_sleep_lock:
-            count = self._since_sleep.get(user_id, 0) + len(result.summaries_written)
-            self._since_sleep[user_id] = count
-            if count < every:
-                return
-            try:
-                self.sleep(user_id=user_id)
-            except HymemError as exc:
-                log.warning("ingest.auto_sleep_failed", user_id=user_id, error=str(exc))
-                return
-            self._since_sleep[user_id] = 0
-        log.info("ingest.auto_sleep", user_id=user_id, after=every)
 
     # --- read path -----------------------------------------------------------------------
     def search(
@@ -271,25 +270,19 @@ class Memory(ManagementAPI):
         the search like `until`: nothing timestamped after it is returned. `filters` (and the
         agent_id / run_id shortcuts) keep hits whose metadata matches (`hymem.Filter`)."""
         self._check_open()
-        check_user_id(user_id)
-        check_query(query, max_chars=self.config.max_query_chars)
-        check_k(k, maximum=self.config.max_k)
-        lvl = check_level(level)
-        if mode not in ("hybrid", "dense", "lexical"):
-            raise UserInputError(f"unknown search mode {mode!r}: use hybrid, dense or lexical")
-        since, until = to_utc_or_none(since), to_utc_or_none(until)
-        moment = _as_of(as_of)
-        if moment is not None:
-            until = moment if until is None else min(until, moment)
-        return self._searcher.search(
+        return self._searcher.search(  # checks the arguments: `hymem.search.scope`
             query,
             user_id=user_id,
             k=k,
-            level=lvl,
+            level=level,
             mode=mode,
-            time_range=(since, until) if since or until else None,
+            since=since,
+            until=until,
             include_inactive=include_inactive,
-            filters=scoped(filters, agent_id=agent_id, run_id=run_id),
+            as_of=as_of,
+            filters=filters,
+            agent_id=agent_id,
+            run_id=run_id,
         )
 
     def ask(
@@ -314,30 +307,22 @@ class Memory(ManagementAPI):
         expressions ("last week") against it. It is recorded on the Answer and the trace.
         `filters`, agent_id and run_id restrict every retrieval of the ask (as in `search`)."""
         self._check_open()
-        check_user_id(user_id)
-        check_query(question, max_chars=self.config.max_query_chars)
-        if depth not in ("auto", "light", "deep"):
-            raise UserInputError(f"unknown depth {depth!r}: use auto, light or deep")
-        for name, value in (("k", k), ("N", N), ("d", d)):
-            if value is not None:
-                check_k(value, name=name, maximum=self.config.max_k)
-        if max_iterations is not None:
-            check_iterations(max_iterations)
-        chosen = scoped(filters, agent_id=agent_id, run_id=run_id)
+        params = ask_params(
+            question,
+            user_id=user_id,
+            config=self.config,
+            depth=depth,
+            k=k,
+            N=N,
+            d=d,
+            max_iterations=max_iterations,
+            as_of=as_of,
+            filters=filters,
+            agent_id=agent_id,
+            run_id=run_id,
+        )
         with cache_owner(user_id):
-            return self._reader.ask(
-                question,
-                user_id=user_id,
-                depth=depth,
-                k=k or self.config.k,
-                n_deep=N or self.config.n_deep,
-                batch=d or self.config.select_batch,
-                max_iterations=self.config.max_iterations
-                if max_iterations is None
-                else max_iterations,
-                as_of=_as_of(as_of),
-                filters=chosen,
-            )
+            return self._reader.ask(params)
 
     def context(
         self,
@@ -353,15 +338,18 @@ class Memory(ManagementAPI):
         """The context a path would assemble, for callers who bring their own answering model
         (`as_of` and `filters` as for `ask`)."""
         self._check_open()
-        check_user_id(user_id)
-        check_query(question, max_chars=self.config.max_query_chars)
-        if depth not in ("auto", "light", "deep"):
-            raise UserInputError(f"unknown depth {depth!r}: use auto, light or deep")
-        chosen = scoped(filters, agent_id=agent_id, run_id=run_id)
+        params = ask_params(
+            question,
+            user_id=user_id,
+            config=self.config,
+            depth=depth,
+            as_of=as_of,
+            filters=filters,
+            agent_id=agent_id,
+            run_id=run_id,
+        )
         with cache_owner(user_id):
-            return self._reader.context(
-                question, user_id=user_id, depth=depth, as_of=_as_of(as_of), filters=chosen
-            )
+            return self._reader.context(params)
 
     def traces(self, *, user_id: str | None = None, since: datetime | None = None) -> list[Trace]:
         """Per-ask traces as typed `Trace` records, oldest first (the dashboard's input)."""
@@ -393,6 +381,20 @@ class Memory(ManagementAPI):
             dry_run=dry_run,
             progress=progress,
         )
+
+    # --- management: generated delegations (`_managed`) -----------------------------------
+    history = _managed(Manager.history)
+    restore = _managed(Manager.restore)
+    get = _managed(Manager.get)
+    get_all = _managed(Manager.get_all)
+    update = _managed(Manager.update)
+    delete = _managed(Manager.delete)
+    erase_user = _managed(Manager.erase_user)
+    export = _managed(Manager.export)
+    import_records = _managed(Manager.import_records)
+    stats = _managed(Manager.stats)
+    reindex = _managed(Manager.reindex)
+    refresh = _managed(Manager.refresh)
 
 
 __all__ = ["ConfigError", "Memory"]

@@ -102,12 +102,14 @@ def check_iterations(value: object, *, maximum: int = MAX_ITERATIONS) -> int:
 
 
 def check_level(level: object) -> Level:
-    try:
-        return Level(level)
-    except ValueError:
-        raise UserInputError(
-            f"unknown level {level!r}: use {', '.join(repr(v.value) for v in Level)}"
-        ) from None
+    if isinstance(level, Level):
+        return level
+    if isinstance(level, str):
+        try:
+            return Level(level)
+        except ValueError:
+            pass
+    raise UserInputError(f"unknown level {level!r}: use {', '.join(repr(v.value) for v in Level)}")
 
 
 _PATH_CONTROL = re.compile(r"[\x00-\x1f\x7f]")

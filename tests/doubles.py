@@ -46,6 +46,7 @@ from hymem.llm.roles import (
     SummariseOutput,
     UpdateOutput,
 )
+from hymem.search.scope import SearchScope
 from hymem.types import Hit, Level, RoleUsage
 
 # What each reading role costs per call (the reader's usage tests count on 12 tokens a call).
@@ -334,14 +335,12 @@ class FakeSearcher:
         self.levels: list[Level] = []
         self.time_ranges: list[Any] = []
 
-    def search_vector(
-        self, vector: Any, query: str, *, user_id: str, k: int, level: Level, **kw: Any
-    ) -> list[Hit]:
+    def find(self, query: str, scope: SearchScope, vector: Any = None) -> list[Hit]:
         assert vector is not None
-        self.queries.append((query, k))
-        self.levels.append(level)
-        self.time_ranges.append(kw.get("time_range"))
-        return [h for h in self.hits if h.level == level][:k]
+        self.queries.append((query, scope.k))
+        self.levels.append(scope.level)
+        self.time_ranges.append(scope.time_range)
+        return [h for h in self.hits if h.level == scope.level][: scope.k]
 
 
 def scripted_config(server: Any, **overrides: Any) -> MemoryConfig:

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 from hymem.config import MemoryConfig
+from hymem.read.params import AskParams, ask_params
 from hymem.read.reader import Reader
 from hymem.types import Hit, Level, SegmentRecord, SummaryRecord, TurnRecord, TurnStatus
 
@@ -81,6 +82,11 @@ class ReaderFakes:
 
     def reader(self) -> Reader:
         return Reader(self.store, self.embedder, self.searcher, lambda: self.roles, self.config)
+
+    def params(self, question: str, **kwargs: Any) -> AskParams:
+        """One ask's checked arguments, built as `Memory.ask` builds them (`ask_params`, with
+        this config), for alice unless `user_id` is given."""
+        return ask_params(question, config=self.config, **{"user_id": "alice", **kwargs})
 
 
 def make_fakes(

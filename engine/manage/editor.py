@@ -5,14 +5,13 @@ summary (re-embedded, re-indexed, `previous_id` linked, origin "user") and retir
 `delete` writes a deleted version (a tombstone, origin "user") that retires the active one, so
 `history()` shows who changed what and when, and `restore()` undoes either. Both go through the
 store's journaled `apply_summary_changes`, so a crash leaves the old version or the new one
-visible, never neither; they share the sleep consolidator's lock, so a correction never races
-a sleep that is rewriting the same user's summaries.
+visible, never neither; they hold the `WriteGuard`'s versions lock and the user's right to
+write, as sleep does, so a correction never races a sleep rewriting the same user's summaries.
 """
 
 from __future__ import annotations
 
 import hashlib
-import threading
 from collections.abc import Callable
 from datetime import datetime
 
@@ -26,6 +25,7 @@ from hymem.manage import cursor
 from hymem.manage.models import MemoryItem, Page, RecordLevel, StatusFilter
 from hymem.sleep.plan import lineage
 from hymem.types import StatusChange, SummaryRecord, SummaryStatus
+from hymem.write.guard import WriteGuard
 
 # The statuses each level can be listed by; the first is the default.
 _STATUSES: dict[str, tuple[str, ...]] = {
@@ -57,17 +57,19 @@ def check_listing(level: object, status: object, limit: object) -> tuple[RecordL
 
 
 class Editor:
+    """Reads and corrections of one store's summaries; corrections run under `guard`."""
+
     def __init__(
         self,
         store: Storage,
         embedder: Embedder,
         *,
-        lock: threading.Lock,
+        guard: WriteGuard,
         clock: Callable[[], datetime],
     ) -> None:
         self._store = store
         self._embedder = embedder
-        self._lock = lock
+        self._guard = guard
         self._clock = clock
 
     # --- reads ----------------------------------------------------------------------------
@@ -118,7 +120,7 @@ class Editor:
     # --- corrections ------------------------------------------------------------------------
     def update(self, memory_id: str, text: str, user_id: str) -> SummaryRecord:
         self._check_writable()
-        with self._lock:
+        with self._guard.versions(user_id):
             old = self._active(memory_id, user_id, "update")
             if old.text == text:
                 return old  # nothing to correct: no new version
@@ -135,7 +137,7 @@ class Editor:
 
     def delete(self, memory_id: str, user_id: str) -> SummaryRecord:
         self._check_writable()
-        with self._lock:
+        with self._guard.versions(user_id):
             rec = self.summary(memory_id, user_id)
             if rec.status is SummaryStatus.DELETED:
                 return rec  # deleting twice is not an error

@@ -25,6 +25,7 @@ import re
 from collections.abc import Sequence
 
 from hymem.indexes.lexical.analysis import content_terms
+from hymem.read.scheduler import ReadPlan
 from hymem.search.fusion import DEFAULT_RRF_K, reciprocal_rank_fusion
 from hymem.types import Hit, Level
 
@@ -34,6 +35,14 @@ SNIPPET_CHARS = 320  # and at most this much of them
 SNIPPET_JOIN = " … "  # one line: the select prompt lists one candidate per line
 
 _LINE_SPLIT = re.compile(r"\n+")
+
+
+def summary_depth(plan: ReadPlan) -> int:
+    """How many summaries one round of `plan` may read: the light path's k plus the hits it
+    reads past k (`LIGHT_EXTRA`), and, where the round may escalate, the deep pool's N. One
+    search of that many serves both reads, each cut to its own size."""
+    light, deep = plan.k + LIGHT_EXTRA, plan.n_deep
+    return {"light": light, "deep": deep}.get(plan.depth, max(light, deep))
 
 
 def distinct_sources(hits: Sequence[Hit], k: int) -> list[Hit]:

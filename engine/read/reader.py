@@ -3,8 +3,9 @@ trace; `Reader.context` assembles what a path would read.
 
 A `Reader` is built once per Memory from the parts it reads through: the store (segments,
 trace rows), the embedder (the query vector), the searcher, the roles and the config. Each ask
-drives `hymem.read.scheduler.schedule` with a `hymem.read.run.Run` that executes the steps and
-holds what the ask has retrieved, spent and timed so far (user isolation is enforced there).
+comes checked (`hymem.read.params.AskParams`, built at the API edge) and drives
+`hymem.read.scheduler.schedule` with a `hymem.read.run.Run` that executes the steps and holds
+what the ask has retrieved, spent and timed so far (user isolation is enforced there).
 """
 
 from __future__ import annotations
@@ -12,23 +13,21 @@ from __future__ import annotations
 import functools
 import time
 import uuid
-from datetime import datetime
 from typing import Any
 
 from hymem.config import MemoryConfig
 from hymem.embedders import Embedder
-from hymem.errors import LLMError, UserInputError
-from hymem.filters import Filter
+from hymem.errors import LLMError
 from hymem.indexes.protocol import Storage
 from hymem.llm.roles import RolesProvider
 from hymem.logging import get_logger
 from hymem.read.budget import Budget
+from hymem.read.params import AskParams
 from hymem.read.run import Run, VectorSearcher, to_item
-from hymem.read.scheduler import Depth, ScheduleResult, schedule
+from hymem.read.scheduler import ScheduleResult, schedule
 from hymem.read.traces import TraceWriter, build_trace, log_trace
 from hymem.time import Clock, utcnow
 from hymem.types import Answer, Hit
-from hymem.validation import check_iterations, check_k, check_query, check_user_id
 
 log = get_logger("hymem.read.reader")
 
@@ -57,27 +56,13 @@ class Reader:
         self._clock = clock
         self._traces = TraceWriter()
 
-    def ask(
-        self,
-        question: str,
-        *,
-        user_id: str,
-        depth: Depth = "auto",
-        k: int = 10,
-        n_deep: int = 30,
-        batch: int = 10,
-        max_iterations: int = 3,
-        as_of: datetime | None = None,
-        filters: Filter | None = None,
-    ) -> Answer:
+    def ask(self, params: AskParams) -> Answer:
         """HyMem Algorithm 1 under the per-ask budget; always writes a trace (best effort).
-        `as_of` (naive UTC) is when the question is asked; None means now, unbounded.
-        `filters` restricts every retrieval of the ask to matching metadata."""
-        _check_args(question, user_id, depth, self._config, k=k, n_deep=n_deep, batch=batch)
-        check_iterations(max_iterations)
+        `params.as_of` (naive UTC) is when the question is asked; None means now, unbounded.
+        Its scope's filter restricts every retrieval of the ask to matching metadata."""
         cfg = self._config
         budget = Budget(cfg.max_calls_per_ask, cfg.max_tokens_per_ask)
-        run = self._run(question, user_id, as_of, filters)
+        run = self._run(params)
         trace_id = uuid.uuid4().hex
         started = time.perf_counter()
         # the failure trace and the success trace share everything but the outcome
@@ -85,21 +70,13 @@ class Reader:
             build_trace,
             run=run,
             trace_id=trace_id,
-            question=question,
-            user_id=user_id,
-            depth=depth,
+            question=params.question,
+            user_id=params.user_id,
+            depth=params.plan.depth,
             budget=budget,
             clock=self._clock,
         )
-        gen = schedule(
-            question,
-            depth=depth,
-            k=k,
-            n_deep=n_deep,
-            batch=batch,
-            max_iterations=max_iterations,
-            budget=budget,
-        )
+        gen = schedule(params.question, params.plan, budget=budget)
         try:
             result = run.drive(gen)
         except LLMError as exc:
@@ -111,50 +88,33 @@ class Reader:
         answer.latency_ms["trace"] = self._record(trace_for(answer, schedule=result))
         return answer
 
-    def context(
-        self,
-        question: str,
-        *,
-        user_id: str,
-        depth: Depth = "light",
-        k: int | None = None,
-        n_deep: int | None = None,
-        batch: int | None = None,
-        as_of: datetime | None = None,
-        filters: Filter | None = None,
-    ) -> list[Hit]:
+    def context(self, params: AskParams) -> list[Hit]:
         """The context a path would read: light top-k summaries; the deep path's segments
         (model-selected); or, for auto, light hits plus deep segments when the light verdict
         would be incomplete."""
-        cfg = self._config
-        k, n_deep, batch = k or cfg.k, n_deep or cfg.n_deep, batch or cfg.select_batch
-        _check_args(question, user_id, depth, self._config, k=k, n_deep=n_deep, batch=batch)
-        run = self._run(question, user_id, as_of, filters)
+        question, plan = params.question, params.plan
+        run = self._run(params)
         hits: list[Hit] = []
-        if depth != "deep":
-            hits = run.light_hits(0, question, k)
-            if depth == "light":
+        if plan.depth != "deep":
+            hits = run.light_hits(0, question, plan.k)
+            if plan.depth == "light":
                 return hits
-            verdict = run.roles.light_answer(question, [to_item(h) for h in hits], [], now=as_of)
+            items = [to_item(h) for h in hits]
+            verdict = run.roles.light_answer(question, items, [], now=params.as_of)
             if verdict.output.complete:
                 return hits
-        candidates = run.candidates(0, question, n_deep)
-        run.select(0, question, candidates, batch, model=True)
+        candidates = run.candidates(0, question, plan.n_deep)
+        run.select(0, question, candidates, plan.batch, model=True)
         return [*hits, *run.segments(0)]
 
-    def _run(
-        self, question: str, user_id: str, as_of: datetime | None, filters: Filter | None
-    ) -> Run:
+    def _run(self, params: AskParams) -> Run:
         return Run(
-            question,
-            user_id,
+            params,
             store=self._store,
             embedder=self._embedder,
             searcher=self._searcher,
             roles=self._roles,
             concurrency=self._config.llm_concurrency,
-            as_of=as_of,
-            filters=filters,
         )
 
     def flush_traces(self) -> None:
@@ -204,14 +164,3 @@ def _answer(run: Run, result: ScheduleResult, trace_id: str) -> Answer:
 # What ask() returns when no path produced an answer: never an empty string.
 NO_ANSWER = "Unable to answer: nothing in this user's memory answers the question."
 NO_ANSWER_FLAG = "answer: no memory answered the question"
-
-
-def _check_args(
-    question: str, user_id: str, depth: str, config: MemoryConfig, **sizes: int
-) -> None:
-    check_user_id(user_id)
-    check_query(question, max_chars=config.max_query_chars)
-    if depth not in ("auto", "light", "deep"):
-        raise UserInputError(f"unknown depth {depth!r}: use auto, light or deep")
-    for name, value in sizes.items():
-        check_k(value, name=name, maximum=config.max_k)

@@ -15,12 +15,12 @@ from typing import Any, Protocol
 
 import numpy as np
 from hymem.embedders import Embedder
-from hymem.filters import Filter
-from hymem.indexes.protocol import Storage, TimeRange, Vector
+from hymem.indexes.protocol import Storage, Vector
 from hymem.llm.pool import map_concurrent
 from hymem.llm.roles import ContextItem, RoleResult, Roles, RolesProvider
 from hymem.logging import get_logger
-from hymem.read.candidates import LIGHT_EXTRA, distinct_sources, fuse_candidates
+from hymem.read.candidates import LIGHT_EXTRA, distinct_sources, fuse_candidates, summary_depth
+from hymem.read.params import AskParams
 from hymem.read.scheduler import (
     Cost,
     DeepAnswerOutcome,
@@ -37,26 +37,18 @@ from hymem.read.scheduler import (
     Step,
 )
 from hymem.read.traces import RoundIds
+from hymem.search.scope import SearchScope
 from hymem.types import Hit, Level, SegmentRecord, Usage
 
 log = get_logger("hymem.read.run")
 
 
 class VectorSearcher(Protocol):
-    """The one search the reader runs (`HybridSearcher` in a Memory, a fake in unit tests):
-    the query is embedded once per ask by the reader and reused across rounds."""
+    """The one search the reader runs (`HybridSearcher.find` in a Memory, a fake in unit
+    tests): a checked scope, and the query's vector, embedded once per ask by the reader and
+    reused across rounds."""
 
-    def search_vector(
-        self,
-        vector: Vector | None,
-        query: str,
-        *,
-        user_id: str,
-        k: int,
-        level: Level,
-        time_range: TimeRange | None = None,
-        filters: Filter | None = None,
-    ) -> list[Hit]: ...
+    def find(self, query: str, scope: SearchScope, vector: Vector | None = None) -> list[Hit]: ...
 
 
 def to_item(hit: Hit) -> ContextItem:
@@ -69,24 +61,23 @@ class Run:
 
     def __init__(
         self,
-        question: str,
-        user_id: str,
+        params: AskParams,
         *,
         store: Storage,
         embedder: Embedder,
         searcher: VectorSearcher,
         roles: RolesProvider,
         concurrency: int,
-        as_of: datetime | None = None,
-        filters: Filter | None = None,
     ) -> None:
         self._store, self._embedder, self._searcher = store, embedder, searcher
         self._roles, self._concurrency = roles, concurrency
-        self.question, self.user_id = question, user_id
-        # the moment the question is asked: nothing stored after it is retrieved, and the
-        # answering roles resolve relative expressions ("last week") against it
-        self.as_of = as_of
-        self.filters = filters  # every search of the ask keeps only matching metadata
+        self.question, self.user_id = params.question, params.user_id
+        # the moment the question is asked: nothing stored after it is retrieved (the scope's
+        # upper bound), and the answering roles resolve relative expressions against it
+        self.as_of = params.as_of
+        self._scope = params.scope  # every search of the ask: this user, matching metadata
+        self.filters = params.scope.filters
+        self._summary_depth = summary_depth(params.plan)
         self.usage = Usage()
         self.latency: dict[str, float] = {}
         self.versions: dict[str, str] = {}
@@ -94,6 +85,8 @@ class Run:
         self.notes: list[str] = []  # what the roles corrected, e.g. unknown ids dropped
         self.rounds: dict[int, RoundIds] = {}
         self._vectors: dict[str, np.ndarray] = {}
+        # per (query, level): how many hits were asked for, and the hits (best first)
+        self._found: dict[tuple[str, Level], tuple[int, list[Hit]]] = {}
 
     @property
     def roles(self) -> Roles:
@@ -126,20 +119,20 @@ class Run:
 
     # --- retrieval -----------------------------------------------------------------------
     def search(self, query: str, k: int, level: Level = Level.SUMMARY) -> list[Hit]:
-        """Hybrid search; the query is embedded once and reused within the ask."""
-        vector = self._vectors.get(query)
-        if vector is None:
-            vector = self._vectors[query] = self._embedder.embed([query])[0]
-        hits: list[Hit] = self._searcher.search_vector(
-            vector,
-            query,
-            user_id=self.user_id,
-            k=k,
-            level=level,
-            time_range=(None, self.as_of) if self.as_of is not None else None,
-            filters=self.filters,
-        )
-        return [h for h in hits if h.user_id == self.user_id]
+        """The top k hybrid hits. The query is embedded once and reused within the ask, and
+        searched once per level: the first summary search of a query fetches as many as its
+        round may read (`summary_depth`), so the light top-k and an escalation's deep top-N
+        are cut from one search instead of searching the same vector twice."""
+        key = (query, level)
+        searched = self._found.get(key)
+        if searched is None or searched[0] < k:
+            depth = max(k, self._summary_depth) if level is Level.SUMMARY else k
+            vector = self._vectors.get(query)
+            if vector is None:
+                vector = self._vectors[query] = self._embedder.embed([query])[0]
+            hits = self._searcher.find(query, self._scope.sized(depth, level), vector)
+            searched = self._found[key] = (depth, [h for h in hits if h.user_id == self.user_id])
+        return searched[1][:k]
 
     def light_hits(self, index: int, query: str, k: int) -> list[Hit]:
         """The top k summaries that each add a source turn (`distinct_sources`)."""

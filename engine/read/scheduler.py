@@ -5,7 +5,7 @@ batches fit the budget, reflection, the next round's query, stopping -- and does
 test can drive it with scripted outcomes. The reader executes each step against the store,
 the searcher and the model roles and sends back what happened:
 
-    gen = schedule(q0, depth="auto", k=10, n_deep=30, batch=10, max_iterations=3, budget=b)
+    gen = schedule(q0, ReadPlan(depth="auto", k=10, n_deep=30, batch=10), budget=b)
     step = next(gen)
     while True:
         outcome = execute(step)          # LightStep -> LightOutcome, DeepRetrieveStep -> ...
@@ -36,7 +36,22 @@ from typing import Literal, TypeVar
 from hymem.read.budget import Budget
 
 Depth = Literal["auto", "light", "deep"]
+DEPTHS: tuple[Depth, ...] = ("auto", "light", "deep")
 EscalationReason = Literal["verdict", "fallback", "forced"]
+
+
+@dataclass(frozen=True, slots=True)
+class ReadPlan:
+    """How far one ask may read: its depth, the light top-k, the deep top-N, the selection
+    batch d and the reflection rounds T. Built checked at the API edge
+    (`hymem.read.params.ask_params`: sizes >= 1 and within max_k, 0 <= T <= 20); the scheduler
+    takes it as given."""
+
+    depth: Depth = "auto"
+    k: int = 10
+    n_deep: int = 30
+    batch: int = 10
+    max_iterations: int = 3
 
 
 # ---- steps (what the reader must do next) ------------------------------------------------
@@ -175,14 +190,7 @@ class ScheduleResult:
 
 
 def schedule(
-    question: str,
-    *,
-    depth: Depth = "auto",
-    k: int = 10,
-    n_deep: int = 30,
-    batch: int = 10,
-    max_iterations: int = 3,
-    budget: Budget | None = None,
+    question: str, plan: ReadPlan = ReadPlan(), *, budget: Budget | None = None
 ) -> Generator[Step, Outcome, ScheduleResult]:
     """HyMem Algorithm 1 (ARCHITECTURE §5) with adaptive depth and a per-ask budget.
 
@@ -190,10 +198,8 @@ def schedule(
     and reflection appear in the order of the paper's pseudo-code, so the two can be read side
     by side; splitting the phases into `yield from` sub-generators would scatter the state they
     share (the round record, the answer pool, completeness, the budget) across signatures."""
-    if depth not in ("auto", "light", "deep"):
-        raise ValueError(f"unknown depth {depth!r}")
-    if min(k, n_deep, batch) < 1 or max_iterations < 0:
-        raise ValueError("k, n_deep and batch must be >= 1 and max_iterations >= 0")
+    depth, k, n_deep, batch = plan.depth, plan.k, plan.n_deep, plan.batch
+    max_iterations = plan.max_iterations
     budget = budget if budget is not None else Budget()
     rounds_allowed = max(1, max_iterations)
     pool: list[str] = []

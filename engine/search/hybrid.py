@@ -10,28 +10,29 @@ stops those threads). A lexical id that LanceDB no longer holds is dropped, so a
 index can never serve an orphan. While the store's lexical index is unusable
 (`Storage.lexical_unavailable`: damaged, not yet rebuilt) the lexical branch finds nothing, so
 hybrid search is dense only and every hit says so (`Hit.lexical_unavailable`).
+
+One search signature: `find(query, scope, vector=None)` takes a `SearchScope` checked at the
+API edge (`hymem.search.scope`) and checks nothing again; `search(query, **arguments)` takes
+`Memory.search`'s arguments, builds the scope with the same one function, and calls `find`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal
+from typing import Any
 
 from hymem.embedders import Embedder
 from hymem.errors import UserInputError
-from hymem.filters import Filter, parse_filter
-from hymem.indexes.protocol import ACTIVE_ONLY, Row, RowScope, Storage, TimeRange, Vector
+from hymem.filters import Filter
+from hymem.indexes.protocol import Row, RowScope, Storage, Vector
 from hymem.logging import get_logger
 from hymem.search.fusion import DEFAULT_RRF_K, reciprocal_rank_fusion
-from hymem.time import to_utc
+from hymem.search.scope import SearchMode, SearchScope, search_scope
 from hymem.types import Hit, Level, SummaryStatus
-from hymem.validation import MAX_K, check_k, check_level, check_query, check_user_id
+from hymem.validation import MAX_K, MAX_QUERY_CHARS
 
-SearchMode = Literal["hybrid", "dense", "lexical"]
-_MODES = ("hybrid", "dense", "lexical")
 # Defaults of MemoryConfig.search_depth_factor / search_min_candidates / search_threads.
 # Twice k lets an item both retrievers rank moderately reach the fused top k; the floor of 20
 # keeps small-k searches (k=1..10) from fusing two lists too short to agree on anything.
@@ -46,19 +47,6 @@ SEARCH_THREADS = 4
 _LexicalResult = tuple[list[tuple[str, float]], dict[str, Row], bool]
 
 log = get_logger("hymem.search.hybrid")
-
-
-@dataclass(frozen=True, slots=True)
-class _Scope:
-    """What a search is restricted to besides the user and level."""
-
-    time_range: TimeRange | None
-    include_inactive: bool
-    filters: Filter | None
-
-    def checked_filters(self) -> Filter | None:
-        """A parsed Filter; a plain mapping is parsed here (UserInputError if it is bad)."""
-        return parse_filter(self.filters)
 
 
 def candidate_depth(k: int, factor: int = DEPTH_FACTOR, floor: int = MIN_CANDIDATES) -> int:
@@ -79,6 +67,7 @@ class HybridSearcher:
         min_candidates: int = MIN_CANDIDATES,
         threads: int = SEARCH_THREADS,
         max_k: int = MAX_K,
+        max_query_chars: int = MAX_QUERY_CHARS,
     ) -> None:
         for name, value in (
             ("rrf_k", rrf_k),
@@ -93,7 +82,7 @@ class HybridSearcher:
         self.rrf_k = rrf_k
         self.depth_factor = depth_factor
         self.min_candidates = min_candidates
-        self.max_k = max_k
+        self.max_k, self.max_query_chars = max_k, max_query_chars  # for `search`
         self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="hymem-lexical")
 
     def close(self) -> None:
@@ -105,83 +94,56 @@ class HybridSearcher:
         query: str,
         *,
         user_id: str,
-        k: int,
+        k: int = 10,
         level: Level | str = Level.SUMMARY,
         mode: SearchMode = "hybrid",
-        time_range: TimeRange | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
         include_inactive: bool = False,
-        filters: Filter | None = None,
+        as_of: datetime | str | None = None,
+        filters: Mapping[str, Any] | Filter | None = None,
+        agent_id: str | None = None,
+        run_id: str | None = None,
     ) -> list[Hit]:
-        """Top-k hits of `user_id` for `query`, best first; [] for an unknown user. `filters`
-        (a parsed `Filter`) keeps hits whose metadata matches, in both branches."""
-        check_query(query)
-        check_mode(mode)
-        embed = None if mode == "lexical" else (lambda: self.embedder.embed([query])[0])
-        scope = _Scope(time_range, include_inactive, filters)
-        return self._search(query, embed, user_id, k, level, mode, scope)
+        """Top-k hits of `user_id` for `query`, best first; [] for an unknown user. The
+        arguments are `Memory.search`'s, checked the same way (`search_scope`); `filters`
+        keeps hits whose metadata matches, in both branches."""
+        scope = search_scope(
+            query,
+            user_id=user_id,
+            k=k,
+            level=level,
+            mode=mode,
+            since=since,
+            until=until,
+            include_inactive=include_inactive,
+            as_of=as_of,
+            filters=filters,
+            agent_id=agent_id,
+            run_id=run_id,
+            max_k=self.max_k,
+            max_query_chars=self.max_query_chars,
+        )
+        return self.find(query, scope)
 
-    def search_vector(
-        self,
-        vector: Vector | None,
-        query: str,
-        *,
-        user_id: str,
-        k: int,
-        level: Level | str = Level.SUMMARY,
-        mode: SearchMode = "hybrid",
-        time_range: TimeRange | None = None,
-        include_inactive: bool = False,
-        filters: Filter | None = None,
-    ) -> list[Hit]:
-        """Same as `search` with a precomputed query vector (None only for mode="lexical")."""
-        check_mode(mode)
-        if vector is None and mode != "lexical":
-            raise UserInputError(f"mode {mode!r} needs a query vector")
-        given = None if vector is None else (lambda: vector)
-        scope = _Scope(time_range, include_inactive, filters)
-        return self._search(query, given, user_id, k, level, mode, scope)
-
-    def _search(
-        self,
-        query: str,
-        get_vector: Callable[[], Vector] | None,
-        user_id: str,
-        k: int,
-        level: Level | str,
-        mode: SearchMode,
-        scope: _Scope,
-    ) -> list[Hit]:
-        check_user_id(user_id)
-        check_k(k, maximum=self.max_k)
-        lvl = check_level(level)
-        time_range = scope.time_range
-        check_time_range(time_range)
-        filters = scope.checked_filters()
-        statuses = None if scope.include_inactive else ACTIVE_ONLY
-        depth = candidate_depth(k, self.depth_factor, self.min_candidates)
-
+    def find(self, query: str, scope: SearchScope, vector: Vector | None = None) -> list[Hit]:
+        """The top `scope.k` hits for `query` within a checked `scope`, best first. `vector`
+        is the query's embedding when the caller has it (the reader embeds once per ask);
+        otherwise the query is embedded here, while the lexical branch runs."""
+        depth = candidate_depth(scope.k, self.depth_factor, self.min_candidates)
+        rows_scope = scope.rows()
         # The lexical branch (BM25 + one lookup of its candidates) runs in a worker thread
         # while this thread embeds the query and runs the dense search, so it adds almost
         # nothing to the latency: both Tantivy and LanceDB release the GIL.
         lex_future: Future[_LexicalResult] | None = None
-        if mode != "dense" and query.strip():
-            lex_future = self._pool.submit(
-                self._lexical_branch, user_id, query, depth, lvl, statuses, time_range, filters
-            )
+        if scope.mode != "dense" and query.strip():
+            lex_future = self._pool.submit(self._lexical_branch, rows_scope, query, depth)
         dense_rows: list[Row] = []
         try:
-            if get_vector is not None and mode != "lexical":
-                dense_rows = self.store.dense_rows(
-                    RowScope(
-                        user_id,
-                        level=lvl,
-                        statuses=statuses,
-                        time_range=time_range,
-                        filters=filters,
-                    ),
-                    get_vector(),
-                    depth,
-                )
+            if scope.mode != "lexical":
+                if vector is None:
+                    vector = self.embedder.embed([query])[0]
+                dense_rows = self.store.dense_rows(rows_scope, vector, depth)
         except BaseException:
             if lex_future is not None:
                 lex_future.cancel()
@@ -189,30 +151,16 @@ class HybridSearcher:
         no_lexical: _LexicalResult = ([], {}, False)
         lexical, rows, degraded = lex_future.result() if lex_future is not None else no_lexical
         rows.update((r["id"], r) for r in dense_rows)
-        hits = self._fuse(lvl, k, dense_rows, lexical, rows)
+        hits = self._fuse(scope.level, scope.k, dense_rows, lexical, rows)
         if degraded:
             hits = [h.model_copy(update={"lexical_unavailable": True}) for h in hits]
         return hits
 
-    def _lexical_branch(
-        self,
-        user_id: str,
-        query: str,
-        depth: int,
-        level: Level,
-        statuses: Sequence[SummaryStatus] | None,
-        time_range: TimeRange | None,
-        filters: Filter | None,
-    ) -> _LexicalResult:
-        lexical = self.store.lexical_search(
-            RowScope(
-                user_id, level=level, statuses=statuses, time_range=time_range, filters=filters
-            ),
-            query,
-            depth,
-        )
+    def _lexical_branch(self, scope: RowScope, query: str, depth: int) -> _LexicalResult:
+        lexical = self.store.lexical_search(scope, query, depth)
         degraded = self.store.lexical_unavailable
-        return lexical, self.store.hydrate(user_id, level, [i for i, _ in lexical]), degraded
+        ids = [i for i, _ in lexical]
+        return lexical, self.store.hydrate(scope.user_id, scope.level, ids), degraded
 
     def _fuse(
         self,
@@ -272,33 +220,13 @@ def _hit(
     )
 
 
-def check_mode(mode: object) -> SearchMode:
-    if mode not in _MODES:
-        raise UserInputError(f"unknown search mode {mode!r}: use hybrid, dense or lexical")
-    return mode  # type: ignore[return-value]
-
-
-def check_time_range(time_range: object) -> None:
-    """A (since, until) pair of datetimes or Nones, not reversed. The bounds are compared in
-    UTC (`to_utc`), so one aware and one naive bound are fine rather than a TypeError."""
-    if time_range is None:
-        return
-    if not isinstance(time_range, tuple) or len(time_range) != 2:
-        raise UserInputError("time_range must be a (since, until) tuple")
-    since, until = time_range
-    for v in (since, until):
-        if v is not None and not isinstance(v, datetime):
-            raise UserInputError(f"time_range bounds must be datetimes or None, got {v!r}")
-    if since is not None and until is not None and to_utc(since) > to_utc(until):
-        raise UserInputError("time_range starts after it ends")
-
-
 __all__ = [
     "DEPTH_FACTOR",
     "MIN_CANDIDATES",
     "SEARCH_THREADS",
     "HybridSearcher",
     "SearchMode",
+    "SearchScope",
     "Vector",
     "candidate_depth",
 ]

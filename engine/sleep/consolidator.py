@@ -14,10 +14,9 @@ state one uninterrupted run would have reached.
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, closing, contextmanager
+from contextlib import closing, contextmanager
 
 import numpy as np
 from hymem.config import MemoryConfig
@@ -38,6 +37,7 @@ from hymem.sleep.plan import (
 )
 from hymem.time import Clock, utcnow
 from hymem.types import SummaryRecord, SummaryStatus, Usage
+from hymem.write.guard import WriteGuard
 from pydantic import BaseModel, Field
 
 log = get_logger("hymem.sleep.consolidator")
@@ -87,7 +87,9 @@ class Consolidator:
 
     Takes what a sleep touches: the store (summaries in, versions out), the embedder (vectors
     of new versions), the roles (`update` decisions, resolved on the first sleep), the config
-    (queue sizes, workers), the journal and a clock for version and journal times."""
+    (queue sizes, workers), the journal, a clock for version and journal times, and the
+    store's `WriteGuard` (its own by default): sleep and restore hold its versions lock and
+    each user's right to write, and a stale user's journal rows are reloaded through it."""
 
     def __init__(
         self,
@@ -99,22 +101,19 @@ class Consolidator:
         journal: SleepJournal,
         clock: Clock = utcnow,
         block_bytes: int | None = None,
-        lock: threading.RLock | None = None,
-        writing: Callable[[str], AbstractContextManager[bool]] | None = None,
+        guard: WriteGuard | None = None,
     ) -> None:
-        """`writing(user)`: the right to write a user (`Memory._writing`: an object store's
-        lease, which also drops what the process cached when another worker wrote the user);
-        the store's own by default."""
         self._store = store
         self._embedder = embedder
         self._roles = roles
         self._config = config
         self._journal = journal
         self._clock = clock
-        # One sleep, restore or correction at a time (the Memory shares it with its Editor).
-        self._lock = lock or threading.RLock()
         self._block_bytes = block_bytes
-        self._writing = writing or store.writing
+        # One sleep, restore or correction at a time: the Memory shares the guard with its
+        # Editor and Ingestor. Another worker's writes make this process's journal rows stale.
+        self._guard = guard or WriteGuard(store)
+        self._guard.on_stale(journal.reload_user)
 
     @property
     def journal(self) -> SleepJournal:
@@ -141,7 +140,7 @@ class Consolidator:
         if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
             raise UserInputError("max_workers must be >= 1")
         started = time.perf_counter()
-        with self._lock:
+        with self._guard.versions_lock:
             roles = self._roles()
             report = SleepReport(dry_run=dry_run, backend=roles.label)
             users = [user_id] if user_id is not None else store.users()
@@ -183,13 +182,12 @@ class Consolidator:
     @contextmanager
     def _user(self, user_id: str, dry_run: bool) -> Iterator[bool]:
         """Hold the user's lease (an object store) unless nothing is written; True when
-        another worker wrote the user since this process last held it."""
-        if dry_run or self._store.read_only:
+        another worker wrote the user since this process last held it (its journal rows
+        are reloaded by then: `on_stale`)."""
+        if dry_run:
             yield False
             return
-        with self._writing(user_id) as stale:
-            if stale:
-                self._journal.reload_user(user_id)
+        with self._guard.writing(user_id) as stale:
             yield stale
 
     def _survey(
@@ -263,7 +261,7 @@ class Consolidator:
         store = self._store
         if store.read_only:
             raise ReadOnlyStoreError("restore writes: open the memory for writing")
-        with self._lock:
+        with self._guard.versions(user_id):
             records = self._records(user_id)
             if summary_id not in records:
                 raise NotFoundError("memory", summary_id)

@@ -13,10 +13,9 @@ segment's vector is the normalised mean of its turns' vectors rather than a seco
 the same text (which MiniLM would also truncate at 256 word pieces); a summary taken from a
 turn's sentence is pooled from that turn's token vectors (`summary_vectors`), and only the
 others are embedded at commit time, in one batch; and an add whose single-session buffer cannot
-reach `th` tokens plans nothing (see `_may_flush`). Ids are
-deterministic (turns: the caller's id or a hash of user, session, seq and text; segments: a hash
-of user and turn ids; summaries: a hash of segment id and index), so re-committing after a crash
-replaces rather than duplicates.
+reach `th` tokens plans nothing (see `_may_flush`). Ids are deterministic (turns: the caller's
+id or a hash of user, session, seq and text; segments: a hash of user and turn ids; summaries: a
+hash of segment id and index), so re-committing after a crash replaces rather than duplicates.
 """
 
 from __future__ import annotations
@@ -33,12 +32,13 @@ from hymem.indexes.protocol import Storage
 from hymem.llm.roles import RolesProvider, SegmentInput
 from hymem.llm.tokens import count_tokens
 from hymem.logging import get_logger
-from hymem.metadata import Metadata, check_metadata
+from hymem.metadata import Metadata
 from hymem.time import Clock, parse_timestamp, utcnow
 from hymem.types import AddResult, SegmentRecord, TurnRecord, TurnStatus
 from hymem.validation import check_session_id
 from hymem.write.buffer import BufferedSegment, plan_flush
 from hymem.write.compression import LLMLinguaCompressor, attention_boundaries, load_compressor
+from hymem.write.guard import WriteGuard
 from hymem.write.messages import Messages, normalise_messages
 from hymem.write.parts import Prepared, Summarised
 from hymem.write.pending import PendingTurns, repeats_last_call
@@ -65,7 +65,8 @@ COMMIT_EVERY_BUFFERS = 16
 class Ingestor:
     """Owns the write path of one Memory; thread-safe (one write at a time per process).
     Built with what the write path touches: the store, the embedder, the roles (`summarise`
-    only, on flush), the config and a clock. The compressor resolves on the first flush."""
+    only, on flush), the config, a clock and the store's `WriteGuard` (its own by default),
+    under which every add and flush runs. The compressor resolves on the first flush."""
 
     def __init__(
         self,
@@ -75,12 +76,10 @@ class Ingestor:
         config: MemoryConfig,
         *,
         clock: Clock = utcnow,
+        guard: WriteGuard | None = None,
     ) -> None:
-        self._store = store
-        self._embedder = embedder
-        self._roles = roles
-        self._config = config
-        self._clock = clock
+        self._store, self._embedder, self._roles = store, embedder, roles
+        self._config, self._clock = config, clock
         self._lock = threading.RLock()
         self._compressor: LLMLinguaCompressor | None = None
         self._compressor_resolved = False
@@ -90,6 +89,8 @@ class Ingestor:
         self._tokens: dict[tuple[str, str], int] = {}
         self._pending = PendingTurns(store)
         self._summary_vectors = SummaryVectors(embedder, pool=config.pool_summary_vectors)
+        self._guard = guard or WriteGuard(store)
+        self._guard.on_stale(self.forget)  # another worker wrote the user: reload its turns
 
     # --- public ------------------------------------------------------------------------
     def add(
@@ -102,12 +103,12 @@ class Ingestor:
         metadata: Metadata | None = None,
     ) -> AddResult:
         """Persist the call's turns as pending, then flush whatever buffers are full.
-        `metadata` (`hymem.metadata` says what it may hold) goes on every turn."""
+        `metadata`, checked by the caller (`hymem.metadata.with_scopes`), goes on every turn."""
         check_session_id(session_id)
         call_time = parse_timestamp(timestamp) if timestamp is not None else self._clock()
         accepted = normalise_messages(messages, default_time=call_time)
-        meta = check_metadata(metadata)
-        with self._lock, self._reload_on_error(user_id):
+        meta = dict(sorted((metadata or {}).items()))  # the stored, canonical key order
+        with self._guard.writing(user_id), self._lock, self._reload_on_error(user_id):
             retried = repeats_last_call(
                 self._pending.last_call(user_id),
                 session_id,
@@ -154,7 +155,7 @@ class Ingestor:
 
     def flush(self, *, user_id: str) -> AddResult:
         """Summarise and store every pending turn of `user_id` now (in buffer-sized calls)."""
-        with self._lock, self._reload_on_error(user_id):
+        with self._guard.writing(user_id), self._lock, self._reload_on_error(user_id):
             result = AddResult()
             self._process(user_id, force=True, result=result)
         return result
@@ -174,12 +175,7 @@ class Ingestor:
                 yield
             finally:
                 self._pending.drop_user(user_id)
-                mine = [k for k in (*self._vectors, *self._tokens) if k[0] == user_id]
-                for key in mine:
-                    self._vectors.pop(key, None)
-                    self._tokens.pop(key, None)
-                    self._compressed.pop(key, None)
-                self._summary_vectors.forget(mine)
+                self._drop_cached([k for k in (*self._vectors, *self._tokens) if k[0] == user_id])
 
     def forget(self, user_id: str) -> None:
         """Another writer wrote this user (an object store's lease changed hands): what this
@@ -191,11 +187,18 @@ class Ingestor:
         with self._lock:
             if self._compressor is not None:
                 self._compressor.close()
-        self._vectors.clear()
-        self._compressed.clear()
-        self._tokens.clear()
+        for cache in (self._vectors, self._compressed, self._tokens):
+            cache.clear()
         self._pending.clear()
         self._summary_vectors.clear()
+
+    def _drop_cached(self, keys: list[tuple[str, str]]) -> None:
+        """Forget the vectors, compressed texts and token counts of these (user, turn) keys."""
+        for key in keys:
+            self._vectors.pop(key, None)
+            self._tokens.pop(key, None)
+            self._compressed.pop(key, None)
+        self._summary_vectors.forget(keys)
 
     @contextmanager
     def _reload_on_error(self, user_id: str) -> Iterator[None]:
@@ -381,11 +384,7 @@ class Ingestor:
         )
         self._store.commit_segments(user_id, segments, summaries, core_ids)
         self._pending.stored(user_id, core_ids)
-        self._summary_vectors.forget([(user_id, tid) for tid in core_ids])
-        for tid in core_ids:
-            self._vectors.pop((user_id, tid), None)
-            self._compressed.pop((user_id, tid), None)
-            self._tokens.pop((user_id, tid), None)
+        self._drop_cached([(user_id, tid) for tid in core_ids])
         result.segments_written.extend(s.id for s in segments)
         result.summaries_written.extend(s.id for s in summaries)
         log.info(

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 
-from hymem.indexes.store.store import Store
+from hymem.indexes.protocol import Storage
 from hymem.metadata import canonical
 from hymem.types import TurnRecord, TurnStatus
 from hymem.write.messages import NormalisedMessage
@@ -22,7 +22,7 @@ from hymem.write.messages import NormalisedMessage
 class PendingTurns:
     """Per user: pending turns in sequence order, and the next free sequence number."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Storage) -> None:
         self._store = store
         self._turns: dict[str, list[TurnRecord]] = {}
         self._next_seq: dict[str, int] = {}

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from hymem.errors import StoreError
+from hymem.read.params import ask_params
 from hymem.read.reader import Reader
 
 from tests.fixtures_reader import pick_first
@@ -63,7 +64,8 @@ def test_failing_trace_write_does_not_fail_the_ask(scripted_memory: Any, llm_ser
     store = FailingTraceStore(mem.store)  # the Memory's real parts, this store wrapper aside
     reader = Reader(store, mem.embedder, mem.searcher, lambda: mem.roles, mem.config)
     with capture_events() as logs:
-        ans = reader.ask("What is the puppy's name?", user_id="alice", n_deep=10, batch=5)
+        question = "What is the puppy's name?"
+        ans = reader.ask(ask_params(question, user_id="alice", config=mem.config, N=10, d=5))
         reader.close()
     assert ans.text == "a golden retriever named Oscar" and ans.path == "deep"
     failed = [e for e in logs if e["event"] == "ask.trace_failed"]

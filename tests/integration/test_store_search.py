@@ -150,16 +150,16 @@ def test_time_range_filter(tmp_store: Store, hashing_embedder: HashingEmbedder) 
             time=datetime(2023, month, 10),
         )
     s = HybridSearcher(tmp_store, hashing_embedder)
-    window = (datetime(2023, 2, 1), datetime(2023, 4, 1))
+    start, end = datetime(2023, 2, 1), datetime(2023, 4, 1)
     for mode in ("hybrid", "dense", "lexical"):
         for level in ("summary", "segment"):
             hits = s.search(
-                "trip lake", user_id="u", k=10, mode=mode, level=level, time_range=window
+                "trip lake", user_id="u", k=10, mode=mode, level=level, since=start, until=end
             )
             assert {h.segment_id for h in hits} == {"m3"}, (mode, level)
-    since = s.search("trip lake", user_id="u", k=10, time_range=(datetime(2023, 3, 10), None))
+    since = s.search("trip lake", user_id="u", k=10, since=datetime(2023, 3, 10))
     assert {h.segment_id for h in since} == {"m3", "m5"}
-    until = s.search("trip lake", user_id="u", k=10, time_range=(None, datetime(2023, 3, 9)))
+    until = s.search("trip lake", user_id="u", k=10, until=datetime(2023, 3, 9))
     assert {h.segment_id for h in until} == {"m1"}
 
 
@@ -187,7 +187,13 @@ def test_aware_time_bounds_select_the_same_rows_in_every_mode(
                     {
                         h.segment_id
                         for h in s.search(
-                            "walk lake", user_id="u", k=10, mode=mode, level=level, time_range=rng
+                            "walk lake",
+                            user_id="u",
+                            k=10,
+                            mode=mode,
+                            level=level,
+                            since=rng[0],
+                            until=rng[1],
                         )
                     }
                     for rng in (naive, aware, (aware[0], None), (None, aware[1]))

@@ -3,7 +3,6 @@ versions, caller mistakes are typed, and a page cursor cannot be forged into any
 
 from __future__ import annotations
 
-import threading
 from datetime import datetime, timedelta
 
 import pytest
@@ -14,6 +13,7 @@ from hymem.manage import cursor
 from hymem.manage.editor import Editor, check_listing
 from hymem.sleep.plan import plan_restore
 from hymem.types import SummaryStatus
+from hymem.write.guard import WriteGuard
 
 from tests.fixtures_store import EVIL, make_segment, make_summary, make_turns
 
@@ -36,7 +36,7 @@ def editor() -> Editor:
                 source_turn_ids=[f"t{i}"],
             )
             store.commit_segments(user, [seg], [summ], [f"t{i}"])
-    return Editor(store, HashingEmbedder(64), lock=threading.Lock(), clock=lambda: NOW)
+    return Editor(store, HashingEmbedder(64), guard=WriteGuard(store), clock=lambda: NOW)
 
 
 def test_get_returns_the_summary_with_its_links(editor: Editor) -> None:
@@ -135,9 +135,8 @@ def test_listing_arguments_are_checked(level: str, status: str | None, limit: ob
 def test_corrections_are_refused_on_a_read_only_store(editor: Editor) -> None:
     store = editor._store
     assert isinstance(store, InMemoryStore)
-    reader = Editor(
-        store.read_only_view(), HashingEmbedder(64), lock=threading.Lock(), clock=lambda: NOW
-    )
+    view = store.read_only_view()
+    reader = Editor(view, HashingEmbedder(64), guard=WriteGuard(view), clock=lambda: NOW)
     with pytest.raises(ReadOnlyStoreError):
         reader.update("sum0", "x", "alice")
     with pytest.raises(ReadOnlyStoreError):

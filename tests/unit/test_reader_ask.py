@@ -23,7 +23,7 @@ from tests.fixtures_reader import (
 
 def test_complete_light_verdict_answers_from_summaries() -> None:
     fakes = make_fakes(roles=ScriptedRoles(light=lambda q, c, p: ("Paris", True)))
-    ans = fakes.reader().ask("where?", user_id="alice", k=5)
+    ans = fakes.reader().ask(fakes.params("where?", k=5))
     assert (ans.text, ans.path, ans.escalated, ans.complete) == ("Paris", "light", False, True)
     assert [h.id for h in ans.evidence] == [f"sum{i}" for i in range(5)]
     assert fakes.roles.called("select") == [] and fakes.store.segment_requests == []
@@ -39,7 +39,7 @@ def test_incomplete_verdict_escalates_and_reads_exactly_the_linked_segments() ->
         select=lambda q, cands: [c.id for c in cands if c.id in picks],
     )
     fakes = make_fakes(roles=roles)
-    ans = fakes.reader().ask("when?", user_id="alice", n_deep=30, batch=10)
+    ans = fakes.reader().ask(fakes.params("when?", N=30, d=10))
     assert ans.escalated and ans.escalation_reason == "verdict" and ans.path == "deep"
     assert len(roles.called("select")) == 3
     assert fakes.store.segment_requests == [["seg3", "seg17", "seg25"]]
@@ -60,7 +60,7 @@ def test_segments_are_deduplicated_and_time_ordered() -> None:
     fakes.store.commit_segments(
         "alice", [segment_record(5, day=1), segment_record(2, day=9)], [], []
     )
-    ans = fakes.reader().ask("q", user_id="alice")
+    ans = fakes.reader().ask(fakes.params("q"))
     assert fakes.store.segment_requests == [["seg5", "seg2"]]
     _, passages, _ = fakes.roles.called("deep_answer")[0]
     assert [p.id for p in passages] == ["seg5", "seg2"]  # day 1 before day 9
@@ -81,7 +81,7 @@ def test_deep_path_never_reads_another_users_segment() -> None:
             [segment_record(0, user_id="bob"), segment_record(1), segment_record(2)]
         ),
     )
-    ans = fakes.reader().ask("q", user_id="alice", batch=10)
+    ans = fakes.reader().ask(fakes.params("q", d=10))
     assert fakes.store.segment_requests == [["seg0"]]
     _, passages, _ = roles.called("deep_answer")[0]
     assert passages == []
@@ -90,14 +90,14 @@ def test_deep_path_never_reads_another_users_segment() -> None:
 
 def test_depth_light_never_escalates() -> None:
     fakes = make_fakes(roles=ScriptedRoles(light=lambda q, c, p: ("?", False)))
-    ans = fakes.reader().ask("q", user_id="alice", depth="light", max_iterations=0)
+    ans = fakes.reader().ask(fakes.params("q", depth="light", max_iterations=0))
     assert (ans.path, ans.escalated, ans.complete) == ("light", False, False)
     assert fakes.roles.called("select") == []
 
 
 def test_depth_deep_skips_light_and_says_forced() -> None:
     fakes = make_fakes()
-    ans = fakes.reader().ask("q", user_id="alice", depth="deep")
+    ans = fakes.reader().ask(fakes.params("q", depth="deep"))
     assert fakes.roles.called("light_answer") == []
     assert ans.escalation_reason == "forced" and ans.path == "deep"
 
@@ -105,25 +105,33 @@ def test_depth_deep_skips_light_and_says_forced() -> None:
 def test_light_fallback_escalates_and_is_visible() -> None:
     fb = Fallback(LightAnswerOutput(answer="", complete=False))
     fakes = make_fakes(roles=ScriptedRoles(light=[fb]))
-    ans = fakes.reader().ask("q", user_id="alice", max_iterations=0)
+    ans = fakes.reader().ask(fakes.params("q", max_iterations=0))
     assert ans.escalation_reason == "fallback"
     assert ans.fallbacks == ["light_answer: malformed reply"]
 
 
-def test_query_is_embedded_once_per_round_and_reused_for_deep_search() -> None:
+def test_an_escalated_round_embeds_once_and_searches_each_level_once() -> None:
     fakes = make_fakes(roles=ScriptedRoles(light=lambda q, c, p: ("?", False)))
-    fakes.reader().ask("q", user_id="alice", k=4, n_deep=12, max_iterations=0)
+    ans = fakes.reader().ask(fakes.params("q", k=4, N=20, max_iterations=0))
     assert fakes.embedder.calls == [["q"]]
-    # the light path reads LIGHT_EXTRA past k; the deep pool searches summaries and segments
-    assert fakes.searcher.queries == [("q", 4 + LIGHT_EXTRA), ("q", 12), ("q", 12)]
-    assert fakes.searcher.levels == [Level.SUMMARY, Level.SUMMARY, Level.SEGMENT]
+    # one summary search deep enough for the light read (k + LIGHT_EXTRA) and the deep pool
+    # (N), cut to each; then the deep pool's segment search
+    assert fakes.searcher.queries == [("q", 20), ("q", 20)]
+    assert fakes.searcher.levels == [Level.SUMMARY, Level.SEGMENT]
+    assert ans.escalated
+
+
+def test_a_light_only_ask_searches_only_what_the_light_path_reads() -> None:
+    fakes = make_fakes(roles=ScriptedRoles(light=lambda q, c, p: ("?", False)))
+    fakes.reader().ask(fakes.params("q", depth="light", k=4, N=20, max_iterations=0))
+    assert fakes.searcher.queries == [("q", 4 + LIGHT_EXTRA)]
 
 
 def test_reflection_rewrites_the_next_rounds_search_and_stops_at_cap() -> None:
     questions = iter(["sub one", "sub two", "sub three"])
     roles = ScriptedRoles(reflect=lambda q, a: (False, next(questions)))
     fakes = make_fakes(roles=roles)
-    ans = fakes.reader().ask("q0", user_id="alice", max_iterations=3)
+    ans = fakes.reader().ask(fakes.params("q0", max_iterations=3))
     assert [q for q, _ in fakes.searcher.queries] == ["q0", "sub one", "sub two"]
     assert ans.iterations == 3 and not ans.complete
     assert len(roles.called("reflect")) == 3
@@ -134,13 +142,13 @@ def test_reflection_rewrites_the_next_rounds_search_and_stops_at_cap() -> None:
 
 def test_max_iterations_zero_makes_no_reflect_call() -> None:
     fakes = make_fakes()
-    ans = fakes.reader().ask("q", user_id="alice", max_iterations=0)
+    ans = fakes.reader().ask(fakes.params("q", max_iterations=0))
     assert fakes.roles.called("reflect") == [] and ans.iterations == 1
 
 
 def test_usage_latency_and_versions_are_summed_per_role() -> None:
     fakes = make_fakes(roles=ScriptedRoles(light=lambda q, c, p: ("?", False)))
-    ans = fakes.reader().ask("q", user_id="alice", n_deep=30, batch=10, max_iterations=1)
+    ans = fakes.reader().ask(fakes.params("q", N=30, d=10, max_iterations=1))
     calls = {role: u.calls for role, u in ans.usage.roles.items()}
     assert calls == {"light_answer": 1, "select": 3, "deep_answer": 1, "reflect": 1}
     assert ans.usage.total.total_tokens == 6 * 12
@@ -162,7 +170,7 @@ def test_budget_stops_escalation_and_says_so() -> None:
     partial = ScriptedRoles(light=lambda q, c, p: ("partial", False))
     fakes = make_fakes(roles=partial, max_calls_per_ask=1)
     reader = fakes.reader()
-    ans = reader.ask("q", user_id="alice")
+    ans = reader.ask(fakes.params("q"))
     reader.flush_traces()
     assert ans.budget_exhausted and not ans.escalated and ans.text == "partial"
     assert fakes.roles.called("select") == [] and fakes.roles.called("reflect") == []
@@ -171,7 +179,7 @@ def test_budget_stops_escalation_and_says_so() -> None:
 
 def test_budget_trims_selection_batches() -> None:
     fakes = make_fakes(roles=ScriptedRoles(light=lambda q, c, p: ("?", False)), max_calls_per_ask=4)
-    ans = fakes.reader().ask("q", user_id="alice", n_deep=30, batch=10)
+    ans = fakes.reader().ask(fakes.params("q", N=30, d=10))
     assert len(fakes.roles.called("select")) == 2
     assert ans.usage.total.calls == 4 and ans.budget_exhausted
 
@@ -183,7 +191,7 @@ def test_backend_failure_propagates_after_writing_an_error_trace() -> None:
     fakes = make_fakes(roles=ScriptedRoles(light=broken))
     reader = fakes.reader()
     with pytest.raises(LLMUnavailable):
-        reader.ask("q", user_id="alice")
+        reader.ask(fakes.params("q"))
     reader.close()  # close() writes what is still queued
     (trace,) = fakes.store.read_traces()
     assert trace["error"].startswith("LLMUnavailable") and trace["answer"] == ""
@@ -196,16 +204,18 @@ def test_backend_failure_propagates_after_writing_an_error_trace() -> None:
         {"user_id": ""},
         {"depth": "medium"},
         {"k": 0},
-        {"n_deep": -1},
-        {"batch": 0},
+        {"N": -1},
+        {"d": 0},
         {"max_iterations": -1},
     ],
 )
 def test_bad_input_is_a_user_input_error(kwargs: dict[str, object]) -> None:
-    args: dict[str, object] = {"question": "q", "user_id": "alice", **kwargs}
+    """Checked once, where the ask's params are built (`ask_params`, as `Memory.ask` does):
+    the reader is never reached."""
+    args: dict[str, object] = {"question": "q", **kwargs}
     fakes = make_fakes()
     with pytest.raises(UserInputError):
-        fakes.reader().ask(args.pop("question"), **args)  # type: ignore[arg-type]
+        fakes.params(args.pop("question"), **args)  # type: ignore[arg-type]
     assert fakes.roles.calls == []
 
 
@@ -214,7 +224,7 @@ def test_as_of_bounds_retrieval_reaches_the_roles_and_is_recorded() -> None:
     roles = ScriptedRoles(light=lambda q, c, p: ("?", False))
     fakes = make_fakes(roles=roles)
     reader = fakes.reader()
-    ans = reader.ask("what happened last week?", user_id="alice", as_of=as_of)
+    ans = reader.ask(fakes.params("what happened last week?", as_of=as_of))
     assert fakes.searcher.time_ranges and all(
         tr == (None, as_of) for tr in fakes.searcher.time_ranges
     )
@@ -227,5 +237,5 @@ def test_as_of_bounds_retrieval_reaches_the_roles_and_is_recorded() -> None:
 
 def test_without_as_of_nothing_is_bounded() -> None:
     fakes = make_fakes(roles=ScriptedRoles(light=lambda q, c, p: ("Paris", True)))
-    ans = fakes.reader().ask("where?", user_id="alice")
+    ans = fakes.reader().ask(fakes.params("where?"))
     assert fakes.searcher.time_ranges == [None] and ans.as_of is None

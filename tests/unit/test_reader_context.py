@@ -14,7 +14,7 @@ from tests.fixtures_reader import make_fakes
 
 def test_light_context_is_the_top_k_summaries_without_model_calls() -> None:
     fakes = make_fakes(k=4)
-    hits = fakes.reader().context("q", user_id="alice", depth="light")
+    hits = fakes.reader().context(fakes.params("q", depth="light"))
     assert [h.id for h in hits] == ["sum0", "sum1", "sum2", "sum3"]
     assert fakes.roles.calls == []
 
@@ -22,32 +22,32 @@ def test_light_context_is_the_top_k_summaries_without_model_calls() -> None:
 def test_deep_context_is_the_model_selected_segments() -> None:
     roles = ScriptedRoles(select=lambda q, cands: [c.id for c in cands if c.id in {"sum4", "sum8"}])
     fakes = make_fakes(roles=roles, n_deep=10, select_batch=5)
-    hits = fakes.reader().context("q", user_id="alice", depth="deep")
+    hits = fakes.reader().context(fakes.params("q", depth="deep"))
     assert [(h.level, h.id) for h in hits] == [(Level.SEGMENT, "seg4"), (Level.SEGMENT, "seg8")]
     assert len(roles.called("select")) == 2 and roles.called("light_answer") == []
 
 
 def test_auto_context_adds_segments_only_when_light_verdict_is_incomplete() -> None:
     complete = make_fakes(k=3, n_deep=6)
-    hits = complete.reader().context("q", user_id="alice", depth="auto")
+    hits = complete.reader().context(complete.params("q", depth="auto"))
     assert [h.level for h in hits] == [Level.SUMMARY] * 3
 
     incomplete = make_fakes(roles=ScriptedRoles(light=lambda q, c, p: ("?", False)), k=3, n_deep=6)
-    hits = incomplete.reader().context("q", user_id="alice", depth="auto")
+    hits = incomplete.reader().context(incomplete.params("q", depth="auto"))
     levels = [h.level for h in hits]
     assert levels == [Level.SUMMARY] * 3 + [Level.SEGMENT] * 6
 
 
 def test_context_rejects_bad_depth() -> None:
     with pytest.raises(UserInputError):
-        make_fakes().reader().context("q", user_id="alice", depth="sideways")  # type: ignore[arg-type]
+        make_fakes().params("q", depth="sideways")
 
 
 def test_selection_batches_run_concurrently() -> None:
     delay = 0.15
     roles = ScriptedRoles(light=lambda q, c, p: ("?", False), latency_s={"select": delay})
     fakes = make_fakes(roles=roles, llm_concurrency=8)
-    ans = fakes.reader().ask("q", user_id="alice", n_deep=30, batch=10, max_iterations=0)
+    ans = fakes.reader().ask(fakes.params("q", N=30, d=10, max_iterations=0))
     spans = [(c.start, c.end) for c in roles.calls if c.role == "select"]
     assert len(spans) == 3
     # all three were in flight at the same moment, and the stage took well under 2 delays
@@ -59,7 +59,7 @@ def test_selection_concurrency_is_bounded_by_config() -> None:
     delay = 0.05
     roles = ScriptedRoles(light=lambda q, c, p: ("?", False), latency_s={"select": delay})
     fakes = make_fakes(roles=roles, llm_concurrency=1)
-    ans = fakes.reader().ask("q", user_id="alice", n_deep=30, batch=10, max_iterations=0)
+    ans = fakes.reader().ask(fakes.params("q", N=30, d=10, max_iterations=0))
     spans = sorted((c.start, c.end) for c in roles.calls if c.role == "select")
     assert all(prev_end <= start for (_, prev_end), (start, _) in itertools.pairwise(spans))
     assert ans.latency_ms["select"] >= 3 * delay * 1000 * 0.9

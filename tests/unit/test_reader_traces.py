@@ -46,7 +46,7 @@ def test_trace_row_describes_the_ask() -> None:
     )
     fakes = make_fakes(roles=roles)
     reader = fakes.reader()
-    ans = reader.ask("q0", user_id="alice", depth="auto", k=3, n_deep=10, batch=5)
+    ans = reader.ask(fakes.params("q0", depth="auto", k=3, N=10, d=5))
     reader.flush_traces()
     (trace,) = fakes.store.read_traces()
     assert set(trace) >= REQUIRED
@@ -78,7 +78,7 @@ def test_failing_trace_write_does_not_fail_the_ask() -> None:
     fakes.store.fail["write_trace"] = OSError("disk full")
     reader = fakes.reader()
     with capture_events() as logs:
-        ans = reader.ask("q", user_id="alice")
+        ans = reader.ask(fakes.params("q"))
         reader.flush_traces()
     assert ans.text == "light"
     events = [e["event"] for e in logs]
@@ -88,7 +88,7 @@ def test_failing_trace_write_does_not_fail_the_ask() -> None:
 def test_trace_event_is_logged_once_per_ask() -> None:
     fakes = make_fakes()
     with capture_events() as logs:
-        ans = fakes.reader().ask("q", user_id="alice")
+        ans = fakes.reader().ask(fakes.params("q"))
     traces = [e for e in logs if e["event"] == "ask.trace"]
     assert len(traces) == 1 and traces[0]["trace_id"] == ans.trace_id
 
@@ -104,10 +104,10 @@ def test_trace_rows_are_written_off_the_ask_and_drained_on_close() -> None:
 
     fakes.store.write_trace = slow_write  # type: ignore[method-assign]
     reader = fakes.reader()
-    answers = [reader.ask(f"q{i}", user_id="alice", max_iterations=0) for i in range(3)]
+    answers = [reader.ask(fakes.params(f"q{i}", max_iterations=0)) for i in range(3)]
     assert written == []  # the asks returned while the store was still blocked
     gate.set()
     reader.close()
     assert written == [a.trace_id for a in answers]
-    late = reader.ask("after close", user_id="alice", max_iterations=0)
+    late = reader.ask(fakes.params("after close", max_iterations=0))
     assert written[-1] == late.trace_id  # written inline once the writer is closed

@@ -25,6 +25,7 @@ from hymem.search.hybrid import (
     HybridSearcher,
     candidate_depth,
 )
+from hymem.search.scope import SearchScope
 from hymem.types import Level, SummaryStatus
 
 from tests.fixtures_store import DIM, make_segment, make_summary, vec
@@ -80,7 +81,7 @@ FRUIT = {
 
 def test_fusion_scores_ranks_and_one_hydration_for_lexical_hits() -> None:
     store = _store(FRUIT)
-    hits = _searcher(store).search_vector(vec(1.0), "kiwi", user_id="u", k=4)
+    hits = _searcher(store).find("kiwi", SearchScope("u", k=4), vec(1.0))
     assert [h.id for h in hits] == ["b", "d", "a", "c"]
     b, d = hits[0], hits[1]
     assert (b.dense_rank, b.lexical_rank) == (2, 2)
@@ -98,7 +99,7 @@ def test_fusion_scores_ranks_and_one_hydration_for_lexical_hits() -> None:
 
 def test_orphan_lexical_ids_are_dropped_and_the_next_item_fills_in() -> None:
     store = _store(FRUIT, ghosts=["ghost"])
-    hits = _searcher(store).search_vector(vec(1.0), "kiwi", user_id="u", k=4)
+    hits = _searcher(store).find("kiwi", SearchScope("u", k=4), vec(1.0))
     assert "ghost" not in [h.id for h in hits]
     assert len(hits) == 4
 
@@ -129,12 +130,12 @@ def test_candidate_depth_follows_the_config() -> None:
 
 def test_modes_use_only_their_branch() -> None:
     s = _searcher(_store({"a": ("apple", vec(1.0)), "b": ("kiwi", vec(-1.0, 0.1))}))
-    dense = s.search_vector(vec(1.0), "kiwi", user_id="u", k=5, mode="dense")
+    dense = s.find("kiwi", SearchScope("u", k=5, mode="dense"), vec(1.0))
     assert [h.id for h in dense] == ["a", "b"] and all(h.lexical_rank is None for h in dense)
-    lexical = s.search_vector(vec(1.0), "kiwi", user_id="u", k=5, mode="lexical")
+    lexical = s.find("kiwi", SearchScope("u", k=5, mode="lexical"), vec(1.0))
     assert [h.id for h in lexical] == ["b"] and lexical[0].dense_rank is None
     assert [h.id for h in s.search("kiwi", user_id="u", k=5, mode="lexical")] == ["b"]
-    assert [h.id for h in s.search_vector(None, "kiwi", user_id="u", k=5, mode="lexical")] == ["b"]
+    assert [h.id for h in s.find("kiwi", SearchScope("u", k=5, mode="lexical"))] == ["b"]
 
 
 def test_segment_hits_link_to_themselves() -> None:
@@ -156,8 +157,12 @@ def test_segment_hits_link_to_themselves() -> None:
         ({"user_id": ""}, "user_id"),
         ({"user_id": None}, "user_id"),
         ({"mode": "fuzzy"}, "mode"),
-        ({"time_range": (datetime(2024, 1, 1), datetime(2023, 1, 1))}, "starts after"),
-        ({"time_range": ("2023", None)}, "datetimes"),
+        ({"since": datetime(2024, 1, 1), "until": datetime(2023, 1, 1)}, "starts after"),
+        ({"since": datetime(2024, 1, 1), "as_of": "2023-06-01"}, "starts after"),
+        ({"since": "2023"}, "datetimes"),
+        ({"as_of": "not a date"}, "timestamp"),
+        ({"agent_id": ""}, "agent_id"),
+        ({"filters": {"bad key!": 1}}, "key"),
     ],
 )
 def test_bad_input_is_a_user_input_error(kwargs: dict[str, Any], match: str) -> None:
@@ -172,14 +177,29 @@ def test_one_aware_and_one_naive_bound_compare_as_utc() -> None:
     s = _searcher(_store(FRUIT))  # every record is dated 2023-01-01 00:00 UTC
     aware = datetime(2023, 1, 1, 4, 0, tzinfo=timezone(timedelta(hours=5)))
     naive = datetime(2023, 1, 1, 1, 0)
-    hits = s.search("kiwi", user_id="u", k=5, time_range=(aware, naive))
+    hits = s.search("kiwi", user_id="u", k=5, since=aware, until=naive)
     assert sorted(h.id for h in hits) == ["a", "b", "c", "d"]
     with pytest.raises(UserInputError, match="starts after"):
-        s.search("kiwi", user_id="u", k=5, time_range=(naive, aware))
+        s.search("kiwi", user_id="u", k=5, since=naive, until=aware)
 
 
-def test_vector_required_unless_lexical() -> None:
-    with pytest.raises(UserInputError):
-        _searcher(InMemoryStore(DIM)).search_vector(None, "q", user_id="u", k=1)
-    vector = np.zeros(DIM, dtype=np.float32)
-    assert _searcher(InMemoryStore(DIM)).search_vector(vector, "q", user_id="u", k=1) == []
+class CountingEmbedder(HashingEmbedder):
+    def __init__(self) -> None:
+        super().__init__(DIM)
+        self.calls: list[list[str]] = []
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        self.calls.append(list(texts))
+        return super().embed(texts)
+
+
+def test_find_embeds_the_query_only_without_a_given_vector() -> None:
+    embedder = CountingEmbedder()
+    s = HybridSearcher(_store(FRUIT), embedder)
+    given = s.find("kiwi", SearchScope("u", k=4), vec(1.0))
+    assert embedder.calls == []
+    s.find("kiwi", SearchScope("u", k=4))
+    s.find("kiwi", SearchScope("u", k=4, mode="lexical"))
+    assert embedder.calls == [["kiwi"]]  # a lexical search needs no vector
+    assert [h.id for h in given] == ["b", "d", "a", "c"]
+    s.close()

@@ -22,7 +22,7 @@ def test_every_field_the_reader_writes_is_typed() -> None:
     )
     fakes = make_fakes(roles=roles)
     reader = fakes.reader()
-    ans = reader.ask("q0", user_id="alice", depth="auto", k=3, n_deep=10, batch=5)
+    ans = reader.ask(fakes.params("q0", depth="auto", k=3, N=10, d=5))
     reader.flush_traces()
     (trace,) = traces_from_rows(fakes.store.read_traces())
     assert trace.extra == {}

@@ -1,0 +1,159 @@
+"""`Manager`: the management calls of `Memory` -- list, read, correct, delete, restore, erase,
+export, import, and the store-wide stats, reindex and refresh.
+
+`Memory` keeps these methods on its public surface and hands each call here unchanged (one
+generated line each, `hymem.memory`); this class checks the call's arguments (the edge for these
+calls) and hands it to the component that implements it (`Editor`, `Consolidator`, `erase_user`,
+`portable`), under the store's `WriteGuard` where it writes. Every id is scoped by `user_id`:
+another user's id is `NotFoundError`, exactly like an id that never existed."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from hymem.errors import ReadOnlyStoreError
+from hymem.filters import Filter, scoped
+from hymem.manage.erase import ErasureReport, erase_user
+from hymem.manage.models import MemoryItem, Page, RecordLevel, StatusFilter
+from hymem.manage.portable import (
+    ExportReport,
+    ImportReport,
+    export_user,
+    import_file,
+    read_export_user,
+)
+from hymem.types import SummaryRecord
+from hymem.validation import check_memory_text, check_record_id, check_user_id
+
+if TYPE_CHECKING:
+    from hymem.config import MemoryConfig
+    from hymem.embedders import Embedder
+    from hymem.indexes.protocol import Storage
+    from hymem.manage.editor import Editor
+    from hymem.read.reader import Reader
+    from hymem.sleep.auto import AutoSleep
+    from hymem.sleep.consolidator import Consolidator
+    from hymem.write.guard import WriteGuard
+    from hymem.write.ingestor import Ingestor
+
+
+class Manager:
+    """Built by `Memory` with the parts the management calls touch: the store and embedder
+    (export, import), the config (the model cache an erasure clears), the write guard, the
+    editor (reads, corrections), the consolidator (versions, the sleep journal), the ingestor
+    (held off while a user is rewritten underneath), the reader (its queued traces are
+    written before an erasure) and the auto-sleep counter (reset by an erasure)."""
+
+    def __init__(
+        self,
+        store: Storage,
+        embedder: Embedder,
+        config: MemoryConfig,
+        *,
+        guard: WriteGuard,
+        editor: Editor,
+        consolidator: Consolidator,
+        ingestor: Ingestor,
+        reader: Reader,
+        auto_sleep: AutoSleep,
+    ) -> None:
+        self._store, self._embedder, self._config = store, embedder, config
+        self._guard, self._editor, self._consolidator = guard, editor, consolidator
+        self._ingestor, self._reader, self._auto_sleep = ingestor, reader, auto_sleep
+
+    # --- versions ------------------------------------------------------------------------
+    def history(self, summary_id: str, *, user_id: str) -> list[SummaryRecord]:
+        """Every version of a summary, oldest first."""
+        return self._consolidator.history(summary_id, user_id=check_user_id(user_id))
+
+    def restore(self, summary_id: str, *, user_id: str) -> SummaryRecord:
+        """Reactivate a superseded or deleted version (and retire what replaced it)."""
+        return self._consolidator.restore(summary_id, user_id=check_user_id(user_id))
+
+    # --- records -------------------------------------------------------------------------
+    def get(self, memory_id: str, *, user_id: str) -> MemoryItem:
+        """One summary with every version's id, the turns it rests on and its raw segment."""
+        check_user_id(user_id)
+        return self._editor.get(check_record_id(memory_id), user_id)
+
+    def get_all(
+        self,
+        *,
+        user_id: str,
+        level: RecordLevel = "summary",
+        status: StatusFilter | None = None,
+        limit: int = 100,
+        cursor: str | None = None,
+        filters: Mapping[str, Any] | Filter | None = None,
+        agent_id: str | None = None,
+        run_id: str | None = None,
+    ) -> Page:
+        """One page of the user's records at `level`; pass `page.next_cursor` back for the next.
+        `status` defaults to active summaries and all turns; `filters`, agent_id and run_id
+        select by metadata as in `search`; pages never load the whole memory. A cursor is only
+        valid with the same level, status and filters."""
+        check_user_id(user_id)
+        chosen = scoped(filters, agent_id=agent_id, run_id=run_id)
+        return self._editor.get_all(
+            user_id, level=level, status=status, limit=limit, cursor_text=cursor, filters=chosen
+        )
+
+    def update(self, memory_id: str, text: str, *, user_id: str) -> SummaryRecord:
+        """Correct a memory: a new active version with `text` replaces it (see `history`)."""
+        check_user_id(user_id)
+        return self._editor.update(check_record_id(memory_id), check_memory_text(text), user_id)
+
+    def delete(self, memory_id: str, *, user_id: str) -> SummaryRecord:
+        """Retire a memory as a deleted version (restorable with `restore`); returns it."""
+        check_user_id(user_id)
+        return self._editor.delete(check_record_id(memory_id), user_id)
+
+    # --- whole users ---------------------------------------------------------------------
+    def erase_user(self, user_id: str) -> ErasureReport:
+        """Remove everything of `user_id` from the disk for real (README, "Erasing a user")."""
+        check_user_id(user_id)
+        if self._store.read_only:
+            raise ReadOnlyStoreError("this memory was opened read-only: erasure writes")
+        self._reader.flush_traces()  # a queued trace must not land after the erase
+        # No add, flush, sleep or correction meanwhile; the ingestor then forgets the user.
+        with self._guard.versions(user_id), self._ingestor.exclusive(user_id):
+            report = erase_user(
+                self._store,
+                user_id,
+                journal=self._consolidator.journal,
+                cache_dir=self._config.llm_cache_dir,
+            )
+        self._auto_sleep.forget(user_id)
+        return report
+
+    def export(self, out: str | Path, *, user_id: str) -> ExportReport:
+        """Write every turn, segment and summary version of the user to `out` (JSON Lines)."""
+        return export_user(self._store, check_user_id(user_id), Path(out))
+
+    def import_records(self, source: str | Path, *, user_id: str | None = None) -> ImportReport:
+        """Read a file `export` wrote into this memory (as `user_id` when given)."""
+        if user_id is not None:
+            check_user_id(user_id)
+        if self._store.read_only:
+            raise ReadOnlyStoreError("this memory was opened read-only: import writes")
+        target = user_id or read_export_user(Path(source))
+        with self._guard.versions(target), self._ingestor.exclusive(target):
+            return import_file(self._store, self._embedder, Path(source), user_id=user_id)
+
+    # --- the store as a whole ------------------------------------------------------------
+    def stats(self, *, user_id: str | None = None) -> dict[str, int]:
+        return self._store.counts(user_id)
+
+    def reindex(self) -> dict[str, int]:
+        return self._store.reindex()
+
+    def refresh(self) -> dict[str, int]:
+        """See every other worker's writes now (a store on an object store; searches see them
+        within `refresh_s` anyway). Call it before a search that must see the latest writes.
+        Returns what the catch-up did; {} for a local folder, which has one writer."""
+        return self._store.catch_up()
+
+
+__all__ = ["Manager"]
