@@ -1,10 +1,11 @@
-"""Argument handling of the `Memory` facade that needs no Memory: config shortcuts, the
-moment a question is asked, and whether close() runs while an error unwinds."""
+"""Opening arguments of the `Memory` facade that need no Memory: config shortcuts, where the
+store lives, its object-store settings and sleep journal, and whether close() runs while an
+error unwinds. (A call's arguments are checked by `hymem.search.scope` and
+`hymem.read.params`.)"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import datetime
 from typing import Any
 
 from hymem.config import MemoryConfig
@@ -13,7 +14,6 @@ from hymem.indexes.location import StoreLocation, is_remote_uri, parse_location
 from hymem.indexes.objects.open import RemoteSettings
 from hymem.indexes.protocol import Storage
 from hymem.sleep.journal import SleepJournal
-from hymem.time import parse_timestamp
 
 
 def with_overrides(
@@ -39,12 +39,7 @@ def exc_free() -> bool:
     return sys.exc_info()[0] is None
 
 
-def as_of_utc(value: datetime | str | None) -> datetime | None:
-    """The API edge of `as_of`: any timestamp hymem accepts, normalised to naive UTC."""
-    return None if value is None else parse_timestamp(value)
-
-
-__all__ = ["as_of_utc", "exc_free", "with_overrides"]
+__all__ = ["exc_free", "with_overrides"]
 
 
 def store_location(
