@@ -14,7 +14,7 @@ from hymem.errors import ConfigError
 from hymem.search.fusion import DEFAULT_RRF_K
 from hymem.validation import MAX_K, MAX_QUERY_CHARS
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 DEFAULT_EMBEDDER = "all-MiniLM-L6-v2"
 
@@ -197,5 +197,12 @@ def describe_invalid(exc: ValidationError) -> str:
 
 class _NoEnvConfig(MemoryConfig):
     @classmethod
-    def settings_customise_sources(cls, settings_cls, init_settings, *args, **kwargs):  # type: ignore[no-untyped-def, override]
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
         return (init_settings,)

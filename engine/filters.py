@@ -24,7 +24,7 @@ an exact term.
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -152,11 +152,11 @@ class _Parser:
             raise UserInputError("filter: an empty mapping inside and/or matches nothing useful")
         return parts[0] if len(parts) == 1 else Group("and", tuple(parts))
 
-    def group(self, kind: str, spec: object, depth: int) -> Node:
+    def group(self, kind: Literal["and", "or"], spec: object, depth: int) -> Node:
         if not isinstance(spec, list | tuple) or not spec:
             raise UserInputError(f"filter {kind!r}: needs a non-empty list of filters")
         parts = tuple(self.mapping(item, depth + 1) for item in spec)
-        return parts[0] if len(parts) == 1 else Group(kind, parts)  # type: ignore[arg-type]
+        return parts[0] if len(parts) == 1 else Group(kind, parts)
 
 
 def matches_node(node: Node, meta: Mapping[str, MetaValue]) -> bool:
@@ -200,7 +200,8 @@ class Filter:
         if isinstance(obj, Filter):
             return obj
         node = _Parser().mapping(obj, 0)
-        return cls(node, copy.deepcopy(obj))  # type: ignore[arg-type]
+        assert isinstance(obj, Mapping)  # mapping() refuses anything else
+        return cls(node, copy.deepcopy(obj))
 
     def matches(self, meta: Mapping[str, MetaValue]) -> bool:
         """The reference semantics every backend is tested against."""
@@ -240,10 +241,10 @@ def scoped(
             extra.append(Match(key, (_scalar(key, value),)))
     if not extra:
         return parsed
-    parts: Sequence[Node] = extra if parsed is None else [parsed.node, *extra]
+    parts: list[Node] = [*extra] if parsed is None else [parsed.node, *extra]
     node = parts[0] if len(parts) == 1 else Group("and", tuple(parts))
     conds = {n.key: n.values[0] for n in extra}
-    source = conds if parsed is None else {"and": [dict(parsed.source), conds]}
+    source: Mapping[str, Any] = conds if parsed is None else {"and": [dict(parsed.source), conds]}
     return Filter(node, source)
 
 

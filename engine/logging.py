@@ -64,7 +64,7 @@ def get_logger(name: str) -> structlog.stdlib.BoundLogger:
     return logger
 
 
-class _Handler(logging.StreamHandler):  # type: ignore[type-arg]
+class _Handler(logging.StreamHandler):
     """The handler `configure_logging` installs; marked so a second call replaces it."""
 
 

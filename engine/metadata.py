@@ -103,10 +103,10 @@ def with_scopes(meta: object, *, agent_id: str | None, run_id: str | None) -> Me
             continue
         if not isinstance(value, str) or not value.strip():
             raise UserInputError(f"{key} must be a non-empty string")
-        value = check_value(key, value)
-        if key in out and out[key] != value:
-            raise UserInputError(f"{key} given as {value!r} and as metadata {out[key]!r}")
-        out[key] = value
+        checked = check_value(key, value)
+        if key in out and out[key] != checked:
+            raise UserInputError(f"{key} given as {checked!r} and as metadata {out[key]!r}")
+        out[key] = checked
     if len(out) > MAX_KEYS:
         raise UserInputError(f"metadata holds {len(out)} keys; the limit is {MAX_KEYS}")
     return dict(sorted(out.items()))

@@ -35,7 +35,7 @@ def _clean(limit: int) -> AfterValidator:
 
 
 Fact = Annotated[str, _clean(MAX_FACT_CHARS)]
-FACT = TypeAdapter(Fact)  # a fact's text exactly as SegmentSummary will hold it
+FACT: TypeAdapter[str] = TypeAdapter(Fact)  # a fact's text exactly as SegmentSummary will hold it
 AnswerText = Annotated[str, _clean(MAX_ANSWER_CHARS)]
 FieldText = Annotated[str, _clean(MAX_FIELD_CHARS)]
 

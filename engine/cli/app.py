@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
+
+if TYPE_CHECKING:
+    from hymem.memory import Memory
 
 app = typer.Typer(
     name="hymem",
@@ -42,7 +45,7 @@ def open_memory(
     llm: str | None = None,
     embedder: str | None = None,
     read_only: bool = False,
-):  # type: ignore[no-untyped-def]
+) -> Memory:
     """Open a Memory, turning hymem's errors into a clean CLI exit."""
     from hymem.memory import Memory
 

@@ -56,8 +56,8 @@ def list_cmd(
         while True:
             page = mem.get_all(
                 user_id=user,
-                level=level,  # type: ignore[arg-type]
-                status=status,  # type: ignore[arg-type]
+                level=level,  # type: ignore[arg-type]  # the option's text: Memory validates it
+                status=status,  # type: ignore[arg-type]  # the option's text: Memory validates it
                 limit=limit,
                 cursor=cursor,
             )

@@ -7,7 +7,7 @@ writer lock it falls back to read-only and answers anyway (the trace is then onl
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from hymem.cli.app import DEFAULT_STORE, EmbedderOpt, LlmOpt, StorePath, UserOpt, app, open_memory
@@ -17,6 +17,9 @@ from hymem.types import Answer, Hit
 from rich.console import Console
 from rich.table import Table
 
+if TYPE_CHECKING:
+    from hymem.memory import Memory
+
 _out = Console()
 _err = Console(stderr=True)
 
@@ -24,7 +27,7 @@ DepthOpt = Annotated[str, typer.Option("--depth", "-d", help="auto | light | dee
 JsonOpt = Annotated[bool, typer.Option("--json", help="print machine-readable JSON")]
 
 
-def _open_for_ask(store: str | Path, llm: str | None, embedder: str | None) -> Any:
+def _open_for_ask(store: str | Path, llm: str | None, embedder: str | None) -> Memory:
     try:
         return open_memory(store, llm=llm, embedder=embedder)
     except StoreLockedError:
@@ -91,7 +94,7 @@ def ask(
         ans = mem.ask(
             question,
             user_id=user,
-            depth=depth,  # type: ignore[arg-type]
+            depth=depth,  # type: ignore[arg-type]  # the option's text: Memory validates it
             k=k,
             N=n_deep,
             d=batch,
@@ -128,7 +131,7 @@ def context(
         hits = mem.context(
             question,
             user_id=user,
-            depth=depth,  # type: ignore[arg-type]
+            depth=depth,  # type: ignore[arg-type]  # the option's text: Memory validates it
             filters=chosen,
             agent_id=agent,
             run_id=run,

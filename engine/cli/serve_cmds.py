@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from hymem.cli.app import DEFAULT_STORE, EmbedderOpt, LlmOpt, StorePath, app, open_memory
 from hymem.errors import ConfigError
+
+if TYPE_CHECKING:
+    from hymem.serve.auth import KeyRing
 
 keys_app = typer.Typer(help="API keys of `hymem serve`.", no_args_is_help=True)
 app.add_typer(keys_app, name="keys")
@@ -18,7 +21,7 @@ KeysOpt = Annotated[
 ]
 
 
-def load_keys(keys: Path | None, *, open_mode: bool, host: str):  # type: ignore[no-untyped-def]
+def load_keys(keys: Path | None, *, open_mode: bool, host: str) -> KeyRing:
     """The key ring from --keys and HYMEM_API_KEYS; no key at all is refused unless --open
     (and --open only on a loopback address)."""
     from hymem.serve.auth import KeyRing, is_loopback

@@ -9,7 +9,14 @@ from hymem.cli.app import DEFAULT_STORE, EmbedderOpt, LlmOpt, StorePath, UserOpt
 from hymem.sleep.consolidator import SleepReport
 from hymem.types import SummaryRecord
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
 from rich.table import Table
 
 _PHASES = {"queues": "building update queues", "decisions": "deciding", "apply": "applying"}
@@ -31,7 +38,7 @@ def sleep_cmd(
     """Consolidate the summary tier: merge refinements, retire contradicted facts, as versions."""
     console = Console(stderr=True)
     with open_memory(store, llm=llm, embedder=embedder) as mem, _bar(console) as bar:
-        tasks: dict[str, int] = {}
+        tasks: dict[str, TaskID] = {}
 
         def progress(phase: str, done: int, total: int) -> None:
             if phase not in tasks:

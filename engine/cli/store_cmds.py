@@ -57,7 +57,7 @@ def search(
             user_id=user,
             k=k,
             level=level,
-            mode=mode,  # type: ignore[arg-type]
+            mode=mode,  # type: ignore[arg-type]  # the option's text: Memory validates it
             include_inactive=include_inactive,
             filters=chosen,
             agent_id=agent,

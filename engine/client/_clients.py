@@ -125,7 +125,7 @@ def _sync(method: Callable[Concatenate[Memory, P], R]) -> Callable[Concatenate[C
     endpoint = _Endpoint.of(method)
 
     def call(self: Client, /, *args: P.args, **kwargs: P.kwargs) -> R:
-        return self._run(endpoint, args, kwargs)  # type: ignore[no-any-return]
+        return self._run(endpoint, args, kwargs)
 
     functools.update_wrapper(call, method, assigned=("__name__", "__doc__"))  # + __wrapped__
     call.__qualname__ = f"Client.{method.__name__}"
@@ -139,7 +139,7 @@ def _async(
     endpoint = _Endpoint.of(method)
 
     async def call(self: AsyncClient, /, *args: P.args, **kwargs: P.kwargs) -> R:
-        return await self._run(endpoint, args, kwargs)  # type: ignore[no-any-return]
+        return await self._run(endpoint, args, kwargs)
 
     functools.update_wrapper(call, method, assigned=("__name__", "__doc__"))
     call.__qualname__ = f"AsyncClient.{method.__name__}"
@@ -184,7 +184,7 @@ class Client(_Base):
 
     def health(self) -> dict[str, Any]:
         """The server's `/healthz`: `{"status": "ok", "read_only": ...}`."""
-        return self._run(_HEALTH, (), {})  # type: ignore[no-any-return]
+        return self._run(_HEALTH, (), {})
 
     def _run(self, endpoint: _Endpoint, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         self._check_open()
@@ -250,7 +250,7 @@ class AsyncClient(_Base):
 
     async def health(self) -> dict[str, Any]:
         """The server's `/healthz`: `{"status": "ok", "read_only": ...}`."""
-        return await self._run(_HEALTH, (), {})  # type: ignore[no-any-return]
+        return await self._run(_HEALTH, (), {})
 
     async def _run(self, endpoint: _Endpoint, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         self._check_open()

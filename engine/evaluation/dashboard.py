@@ -242,6 +242,10 @@ def _fmt(value: Any, kind: str) -> str:
     return f"{value:,.1f}"
 
 
+def _data_value(value: float | None) -> str:
+    return "" if value is None else str(round(float(value), 6))
+
+
 def key_numbers_table(sources: dict[str, list[Event]]) -> str:
     head = "".join(f"<th>{html.escape(t)}</th>" for _, t, _ in _KEY_METRICS)
     rows = []
@@ -249,7 +253,7 @@ def key_numbers_table(sources: dict[str, list[Event]]) -> str:
         nums = key_numbers(events)
         cells = "".join(
             f'<td id="kn-{slug(src)}-{slug(m)}" data-metric="{m}" '
-            f'data-value="{"" if nums[m] is None else round(float(nums[m]), 6)}">'
+            f'data-value="{_data_value(nums[m])}">'
             f"{_fmt(nums[m], kind)}</td>"
             for m, _, kind in _KEY_METRICS
         )

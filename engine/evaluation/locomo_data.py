@@ -119,7 +119,7 @@ def _qa(item: dict[str, Any]) -> LocomoQA:
 
 def parse_locomo(data: list[dict[str, Any]]) -> list[LocomoConversation]:
     """Build the models from already-decoded JSON."""
-    out = []
+    out: list[LocomoConversation] = []
     for raw in data:
         sample_id = str(raw.get("sample_id", f"conv-{len(out)}"))
         try:

@@ -9,7 +9,7 @@ import json
 import os
 import threading
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar, overload
 
 from hymem.logging import get_logger
 from pydantic import BaseModel, Field, ValidationError
@@ -78,15 +78,16 @@ class PredictionRecord(AnswerRecord):
         return (self.system, self.conversation, self.qa_index)
 
 
-def read_predictions(
-    path: Path,
-    model: type[R] = PredictionRecord,  # type: ignore[assignment]
-) -> list[R]:
+@overload
+def read_predictions(path: Path) -> list[PredictionRecord]: ...
+@overload
+def read_predictions(path: Path, model: type[R]) -> list[R]: ...
+def read_predictions(path: Path, model: type[KeyedRecord] = PredictionRecord) -> list[Any]:
     """Every valid record; a torn last line (the process died mid-write) is skipped, and a
     repeated key keeps its first record."""
     if not path.exists():
         return []
-    out: dict[Key, R] = {}
+    out: dict[Key, KeyedRecord] = {}
     with path.open(encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, 1):
             if not line.strip():
@@ -105,11 +106,11 @@ def read_predictions(
 class PredictionLog(Generic[R]):
     """Thread-safe appender; `done` holds the keys already on disk."""
 
-    def __init__(
-        self,
-        path: Path,
-        model: type[R] = PredictionRecord,  # type: ignore[assignment]
-    ) -> None:
+    @overload
+    def __init__(self: PredictionLog[PredictionRecord], path: Path) -> None: ...
+    @overload
+    def __init__(self, path: Path, model: type[R]) -> None: ...
+    def __init__(self, path: Path, model: type[KeyedRecord] = PredictionRecord) -> None:
         self.path = path
         self._lock = threading.Lock()
         self.done: set[Key] = {r.key for r in read_predictions(path, model)}

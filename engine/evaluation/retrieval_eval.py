@@ -24,8 +24,9 @@ if TYPE_CHECKING:
     from hymem.evaluation.locomo_data import LocomoConversation, LocomoQA
     from hymem.llm.roles import ContextItem
     from hymem.memory import Memory
+    from hymem.search.hybrid import SearchMode
 
-MODES = ("hybrid", "dense", "lexical")
+MODES: tuple[SearchMode, ...] = ("hybrid", "dense", "lexical")
 LEVELS = (Level.SUMMARY, Level.SEGMENT)
 KS = (5, 10)
 CREDITS: tuple[Credit, ...] = ("source", "segment")

@@ -5,6 +5,7 @@ already in predictions.jsonl is not asked again."""
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from collections.abc import Callable, Sequence
@@ -328,7 +329,7 @@ def _ingest_all(
             n_turns = sum(len(msgs) for _, _, msgs in conversation_messages(conv))
             task = progress.add_task(f"ingest {conv.sample_id}", total=n_turns)
             cost = ingest_conversation(
-                mem, conv, sleep=options.sleep, on_turn=lambda t=task: progress.advance(t)
+                mem, conv, sleep=options.sleep, on_turn=functools.partial(progress.advance, task)
             )
             # Written last: its presence means the conversation is fully in the store.
             (out / "ingest" / f"{conv.sample_id}.json").write_text(

@@ -31,7 +31,7 @@ def check_summarise(
 ) -> SummariseOutput:
     wanted = [s.segment_id for s in segments]
     line_counts = {s.segment_id: len(s.lines) for s in segments}
-    kept = []
+    kept: list[SegmentSummary] = []
     seen: set[str] = set()
     for seg in out.segments:
         if seg.segment_id not in line_counts:

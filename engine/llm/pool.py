@@ -51,10 +51,10 @@ def map_concurrent(
         for item in items:
             try:
                 futures_results.append(fn(item))
-            except Exception as exc:
+            except Exception as failure:
                 if not return_exceptions:
                     raise
-                futures_results.append(exc)
+                futures_results.append(failure)
         return futures_results
     # A pool per call, joined before returning: no thread outlives the call that needed it.
     workers = min(max_workers, len(items))

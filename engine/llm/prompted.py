@@ -42,6 +42,7 @@ from hymem.llm.roles import (
     SelectOutput,
     SummariseOutput,
     UpdateOutput,
+    role_result,
 )
 from hymem.llm.structured import InvalidReply, parse_reply, schema_hint
 from hymem.logging import get_logger
@@ -57,9 +58,9 @@ Check = Callable[[M, list[str]], M]
 
 def _no_call(role: Role, output: M, why: str) -> RoleResult[M]:
     """A result decided without asking the model (nothing to ask about): costs nothing."""
-    return RoleResult[type(output)](  # type: ignore[misc]
+    return role_result(
+        output,
         role=role,
-        output=output,
         prompt_version=load_prompt(role.value).label,
         notes=[f"{why}: no model call"],
     )
@@ -221,8 +222,12 @@ class PromptedRoles:
             completion, used, key = self._complete(role, messages)
             usage = usage + used
             attempt_notes: list[str] = []
+
+            def checked(reply: M, notes_of_attempt: list[str] = attempt_notes) -> M:
+                return check(reply, notes_of_attempt)
+
             try:
-                out = parse_reply(completion.text, schema, lambda o, n=attempt_notes: check(o, n))
+                out = parse_reply(completion.text, schema, checked)
             except InvalidReply as exc:
                 error = str(exc)
                 log.warning("llm.invalid_reply", role=role.value, attempt=attempt, error=error)
@@ -273,9 +278,9 @@ class PromptedRoles:
             completion_tokens=usage.completion_tokens,
             latency_ms=round(latency, 1),
         )
-        return RoleResult[type(out)](  # type: ignore[misc]
+        return role_result(
+            out,
             role=role,
-            output=out,
             usage=usage,
             fallback=fallback is not None,
             fallback_reason=fallback,

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 from enum import StrEnum
-from typing import Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from hymem.types import RoleUsage
 from pydantic import BaseModel, Field
@@ -79,6 +79,15 @@ class RoleResult(BaseModel, Generic[OutT]):
     prompt_version: str = ""  # "light_answer@1"; "extractive" for the extractive roles
     latency_ms: float = 0.0
     notes: list[str] = Field(default_factory=list)  # e.g. unknown ids the model returned, dropped
+
+
+def role_result(output: OutT, **fields: Any) -> RoleResult[OutT]:
+    """A RoleResult parametrised by `output`'s runtime class, so pydantic validates and dumps
+    `output` as that model rather than as its generic bound."""
+    # A class known only at runtime is no type expression, so the subscript goes through Any.
+    generic: Any = RoleResult
+    result: RoleResult[OutT] = generic[type(output)](output=output, **fields)
+    return result
 
 
 class Roles(Protocol):
@@ -162,4 +171,5 @@ __all__ = [
     "SummariseOutput",
     "UpdateAction",
     "UpdateOutput",
+    "role_result",
 ]

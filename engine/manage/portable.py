@@ -36,7 +36,8 @@ from pydantic import BaseModel, ValidationError
 FORMAT_VERSION = 1
 PAGE = 1_000
 COMMIT_SEGMENTS = 200  # segments (with their summaries) per journaled commit on import
-_MODELS: dict[str, type[BaseModel]] = {
+Record = TurnRecord | SegmentRecord | SummaryRecord
+_MODELS: dict[str, type[TurnRecord] | type[SegmentRecord] | type[SummaryRecord]] = {
     "turn": TurnRecord,
     "segment": SegmentRecord,
     "summary": SummaryRecord,
@@ -58,7 +59,7 @@ class ImportReport(BaseModel):
     summaries: int = 0
 
 
-def _records(store: Storage, user_id: str, level: str) -> Iterator[BaseModel]:
+def _records(store: Storage, user_id: str, level: str) -> Iterator[Record]:
     after = None
     while True:
         page = store.page(user_id, level, after=after, limit=PAGE)
@@ -148,7 +149,7 @@ def read_export(path: Path, user_id: str | None) -> tuple[str, dict[str, list[An
             ended = True
             continue
         try:
-            rec = _MODELS[kind].model_validate(data)
+            rec: Record = _MODELS[kind].model_validate(data)
         except ValidationError as exc:
             raise UserInputError(f"{where}: invalid {kind}: {exc.errors()[0]['msg']}") from None
         if rec.user_id != source:

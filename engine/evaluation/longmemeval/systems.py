@@ -51,10 +51,10 @@ CONTEXT_SYSTEMS: dict[str, Literal["light", "deep"]] = {
     "hymem-light": "light",
     "hymem-deep": "deep",
 }
+_GRANULARITIES: tuple[Granularity, ...] = ("turn", "session")
+_RANKERS: tuple[Ranker, ...] = ("bm25", "dense", "hybrid")
 FLAT_SYSTEMS: dict[str, tuple[Ranker, Granularity]] = {
-    f"{ranker}-{gran}": (ranker, gran)
-    for gran in ("turn", "session")
-    for ranker in ("bm25", "dense", "hybrid")
+    f"{ranker}-{gran}": (ranker, gran) for gran in _GRANULARITIES for ranker in _RANKERS
 }
 RETRIEVAL_SYSTEMS: tuple[str, ...] = (*HYMEM_SYSTEMS, *CONTEXT_SYSTEMS, *FLAT_SYSTEMS)
 HYMEM_QA = "hymem"

@@ -61,6 +61,7 @@ from hymem.llm.roles import (
     SelectOutput,
     SummariseOutput,
     UpdateOutput,
+    role_result,
 )
 from hymem.llm.tokens import count_tokens
 from hymem.logging import get_logger
@@ -108,9 +109,9 @@ class ExtractiveRoles:
         self._meter.record(role.value, usage)
         latency = (time.perf_counter() - started) * 1000
         log.debug("extractive.call", role=role.value, latency_ms=round(latency, 2))
-        return RoleResult[type(output)](  # type: ignore[misc]
+        return role_result(
+            output,
             role=role,
-            output=output,
             usage=usage,
             prompt_version=PROMPT_VERSION,
             latency_ms=latency,

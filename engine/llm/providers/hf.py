@@ -38,7 +38,9 @@ class HFBackend:
 
             try:
                 tokenizer = AutoTokenizer.from_pretrained(self.model, local_files_only=True)
-                lm = AutoModelForCausalLM.from_pretrained(self.model, local_files_only=True)
+                # Any: transformers wraps `.to` with functools.wraps, which typeshed types as an
+                # unbound _Wrapped that expects the model as its first argument.
+                lm: Any = AutoModelForCausalLM.from_pretrained(self.model, local_files_only=True)
             except (OSError, ValueError) as exc:
                 raise ConfigError(f"cannot load local model {self.model!r}: {exc}") from exc
             if getattr(tokenizer, "chat_template", None) is None:

@@ -21,10 +21,27 @@ from hymem.config import MemoryConfig
 from hymem.errors import ConfigError, LLMAuthError, LLMRequestError
 from hymem.llm.backend import Completion, Message, TransientLLMError
 from hymem.logging import get_logger
+from openai.types.chat import ChatCompletionMessageParam
 
 log = get_logger("hymem.llm.openai")
 
 _TRANSIENT_STATUS = frozenset({408, 409, 425, 429})
+
+
+def _chat_messages(messages: list[Message]) -> list[ChatCompletionMessageParam]:
+    """hymem's {"role", "content"} messages as the client's typed message params."""
+    out: list[ChatCompletionMessageParam] = []
+    for message in messages:
+        role, content = message["role"], message["content"]
+        if role == "system":
+            out.append({"role": "system", "content": content})
+        elif role == "user":
+            out.append({"role": "user", "content": content})
+        elif role == "assistant":
+            out.append({"role": "assistant", "content": content})
+        else:
+            raise ValueError(f"unknown chat role {role!r}")
+    return out
 
 
 @dataclass(frozen=True)
@@ -146,7 +163,7 @@ class OpenAIBackend:
         try:
             resp = self.client.chat.completions.create(
                 model=self.model,
-                messages=messages,  # type: ignore[arg-type]
+                messages=_chat_messages(messages),
                 max_tokens=max_tokens,
                 temperature=temperature,
                 timeout=timeout_s,
