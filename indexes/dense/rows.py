@@ -80,7 +80,7 @@ def columns_from_arrow(data: pa.Table, dim: int) -> Columns:
         status=status,
         lo=lo.astype(np.int64),
         hi=hi.astype(np.int64),
-        dated=~(start.mask & end.mask),
+        dated=~(np.ma.getmaskarray(start) & np.ma.getmaskarray(end)),
         text=data.column("text").to_pylist(),
         link=link,
         has_start=~np.ma.getmaskarray(start),

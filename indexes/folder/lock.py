@@ -88,7 +88,12 @@ def meta_from_rows(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
 
 
 def check_meta(
-    meta: dict[str, Any], folder: Path, *, schema_version: int, embedder_name: str, dim: int
+    meta: dict[str, Any],
+    folder: Path | str,
+    *,
+    schema_version: int,
+    embedder_name: str,
+    dim: int,
 ) -> None:
     """Refuse folders from another schema version or another embedder (mixing vector spaces
     would silently return garbage)."""

@@ -141,7 +141,7 @@ class LexicalIndex:
             return None
         return (st.st_ino, st.st_mtime_ns, st.st_size)
 
-    def _failed(self, index: tantivy.Index, what: str, exc: Exception) -> None:
+    def _failed(self, index: tantivy.Index | None, what: str, exc: Exception | str) -> None:
         """A read of `index` failed: mark the index unusable, unless `index` was replaced
         meanwhile (a rebuild swapped in a fresh one, which is fine)."""
         with self._lock:
@@ -353,7 +353,9 @@ class LexicalIndex:
                 ]
             )
         try:
-            return int(index.searcher().search(q, 1, count=True).count or 0)
+            found = index.searcher().search(q, 1, count=True)
+            # tantivy-py's stub omits SearchResult.count, which search(count=True) sets.
+            return int(found.count or 0)  # type: ignore[attr-defined]
         except TANTIVY_ERRORS as exc:
             self._failed(index, "a count", exc)
             return 0

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from hymem.filters import Filter
 from hymem.indexes import paging as P
@@ -29,7 +30,8 @@ def page_of(
     statuses: Sequence[str] | None,
     filters: Filter | None,
 ) -> list[Record]:
-    table = {"turn": t.turns, "segment": t.segments}.get(level, t.summaries)
+    tables: dict[str, dict[tuple[str, str], Any]] = {"turn": t.turns, "segment": t.segments}
+    table = tables.get(level, t.summaries)
     allowed = None if statuses is None or level == "segment" else set(statuses)
     found: dict[PageKey, Record] = {}
     for rec in t.of_user(table, user_id):

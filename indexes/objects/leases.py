@@ -183,6 +183,7 @@ class LeaseManager:
             for attempt in itertools.count():
                 got = self._try_take(user_id, st)
                 if isinstance(got, Lease):
+                    lease = got
                     break
                 remaining = deadline - self._clock()
                 if remaining <= 0:
@@ -196,7 +197,7 @@ class LeaseManager:
             if st.busy == 0:  # a bare acquire() lingers from now, like the end of a hold()
                 st.idle_since = self._clock()
         self._start_heartbeat()
-        return got
+        return lease
 
     def holding(self, user_id: str) -> bool:
         """Whether a `hold` block of this user is open: a write inside it must `fence` (and

@@ -34,6 +34,12 @@ _NO_VECTOR = {
 }
 
 
+_MODEL_OF: dict[str, type[TurnRecord] | type[SegmentRecord] | type[SummaryRecord]] = {
+    "turn": TurnRecord,
+    "segment": SegmentRecord,
+    "summary": SummaryRecord,
+}
+
 # The most rows one search primitive returns, whatever k a direct caller of the store passes:
 # LanceDB and Tantivy size buffers by k (the facade bounds k far lower, by MemoryConfig.max_k).
 STORE_MAX_K = 100_000
@@ -162,9 +168,8 @@ class RecordReader:
         ids = [id_ for _, id_ in P.first((P.key_of(level, r) for r in keys), limit)]
         if not ids:
             return []
-        cols = _NO_VECTOR.get(table)
-        rows = self._lance.rows(table, F.user_ids(user_id, ids), cols)
-        model = {"turn": TurnRecord, "segment": SegmentRecord, "summary": SummaryRecord}[level]
+        rows = self._lance.rows(table, F.user_ids(user_id, ids), _NO_VECTOR.get(table))
+        model = _MODEL_OF[level]
         return S.rows_to_records(model, _in_order(rows, ids))
 
     # --- search primitives ---------------------------------------------------------------
