@@ -80,11 +80,27 @@ def test_a_store_closed_on_another_thread_releases_its_lock(tmp_path: Path) -> N
     AsyncMemory) that opens on one thread and closes on another must free the folder."""
     import threading
 
-    store = open_store(tmp_path / "m", HashingEmbedder(64))
-    closer = threading.Thread(target=store.close)
+    folder = tmp_path / "m"
+    store = open_store(folder, HashingEmbedder(64))
+    with pytest.raises(StoreLockedError):  # the lock is really held while the store is open
+        open_store(folder, HashingEmbedder(64))
+    errors: list[BaseException] = []
+
+    def close() -> None:
+        try:
+            store.close()
+        except BaseException as exc:  # a thread's exception would otherwise only be printed
+            errors.append(exc)
+
+    closer = threading.Thread(target=close)
     closer.start()
     closer.join()
-    open_store(tmp_path / "m", HashingEmbedder(64)).close()
+    assert errors == [], "close() on another thread failed"
+    with pytest.raises(StoreClosedError):
+        store.counts()
+    with open_store(folder, HashingEmbedder(64)) as again:  # a writer again, and it writes
+        again.append_turns(make_turns("u", 2))
+        assert again.counts("u")["turns"] == 2
 
 
 def test_second_writer_in_another_process_is_refused(tmp_path: Path) -> None:
