@@ -47,6 +47,9 @@ def test_optimize_indexes_metadata_tokens_and_filters_still_agree(
         {f"s{i}" for i, m in enumerate(metas) if Filter.parse(c).matches(m)} for c in cases
     ]
     store.optimize()
-    indexed = {(tuple(cfg.columns), cfg.index_type) for cfg in store._lance._indices(S.SUMMARIES)}
+    indexed = {
+        (tuple(cfg.columns), cfg.index_type)
+        for cfg in store.tables.table(S.SUMMARIES).list_indices()
+    }
     assert any(cols == ("meta_tokens",) and "label" in kind.lower() for cols, kind in indexed)
     assert found() == before

@@ -53,7 +53,7 @@ def test_optimize_compacts_and_builds_the_due_index(tmp_path: Path) -> None:
         for i in range(3):
             texts = [f"note {i} {j} about item{j}" for j in range(100)]
             commit_texts(mem.store, mem.embedder, "alice", texts, segment_id=f"g{i}")
-        assert not mem.store._lance.vector_indexed("summaries")  # every user fits the cache
+        assert not mem.store.tables.vector_indexed("summaries")  # every user fits the cache
     res = CliRunner().invoke(
         app,
         ["optimize", "-s", str(tmp_path / "m"), "--embedder", "hashing:64"],

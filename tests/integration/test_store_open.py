@@ -36,9 +36,9 @@ def test_new_store_records_schema_and_embedder(make_store: Callable[..., Store])
     assert meta["schema_version"] == SCHEMA_VERSION
     assert (meta["embedder"], meta["dim"]) == ("hashing-64", 64)
     assert store.meta()["embedder"] == "hashing-64"
-    rows = store._lance.rows("meta", None)
+    rows = store.tables.rows("meta", None)
     assert {r["key"]: r["value"] for r in rows}["schema_version"] == str(SCHEMA_VERSION)
-    assert sorted(store._lance.names()) == ["meta", "segments", "summaries", "traces", "turns"]
+    assert sorted(store.tables.names()) == ["meta", "segments", "summaries", "traces", "turns"]
     assert store.counts() == {
         "turns": 0,
         "pending_turns": 0,

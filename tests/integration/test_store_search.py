@@ -332,7 +332,7 @@ def test_ann_index_built_past_threshold_keeps_results(tmp_path: Path) -> None:
         for start in range(0, 600, 200):
             commit_texts(store, emb, "u", texts[start : start + 200], segment_id=f"g{start}")
         store.optimize()
-        assert store._lance.has_vector_index("summaries")
+        assert store.tables.has_vector_index("summaries")
         hits = HybridSearcher(store, emb).search("note 123 about topic12 item123", user_id="u", k=5)
         assert hits[0].text == texts[123] and hits[0].dense_rank == 1
         assert HybridSearcher(store, emb).search("item5", user_id="other", k=5) == []
