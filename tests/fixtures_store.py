@@ -8,6 +8,7 @@
   Tantivy `Store` on tmp_path, and `InMemoryStore`), each with a read-only handle opener.
 * `RecordingStore`: the real `InMemoryStore`, recording the calls component tests assert on
   and failing on request; `all_summaries` / `stored_segments` read back what a component wrote.
+* `assert_store_consistent` / `assert_turns_agree`: the invariants every crash test ends on.
 """
 
 from __future__ import annotations
@@ -23,9 +24,10 @@ from hymem.embedders import Embedder, HashingEmbedder, SentenceTransformerEmbedd
 from hymem.indexes.memory.store import InMemoryStore
 from hymem.indexes.objects.open import RemoteSettings
 from hymem.indexes.open import open_store as open_any_store
-from hymem.indexes.protocol import Storage
+from hymem.indexes.protocol import RowScope, Storage
 from hymem.indexes.store.store import Store
 from hymem.types import (
+    Level,
     SegmentRecord,
     StatusChange,
     SummaryRecord,
@@ -340,6 +342,27 @@ def stored_segments(store: Storage, user_id: str) -> list[SegmentRecord]:
     """The segments that own the user's stored turns, in turn order."""
     turns = store.get_turns(user_id, status=TurnStatus.STORED)
     return store.get_segments(user_id, [t.segment_id for t in turns if t.segment_id])
+
+
+def assert_store_consistent(store: Store) -> None:
+    """User "u"'s store after a fault: LanceDB and Tantivy hold the same rows, no summary lacks
+    its segment, every row is found by its own first word (the `zq<N><x>` tokens the crash
+    tests write, segment g<N> holding zq<N>a), and turns agree with segments."""
+    for level, table in ((Level.SUMMARY, "summaries"), (Level.SEGMENT, "segments")):
+        # no Storage call counts the lexical index's documents: ask the index itself
+        assert store._lex.count(level) == store.tables.count(table), level
+    segments = {r["id"]: r for r in store.tables.rows("segments", None, ["id", "turn_ids"])}
+    summaries = store.tables.rows("summaries", None, ["id", "segment_id", "text"])
+    assert {s["segment_id"] for s in summaries} <= set(segments), "orphan summaries"
+    for s in summaries:
+        token = s["text"].split()[0]
+        found = store.lexical_search(RowScope("u", statuses=None), token, 5)
+        assert [i for i, _ in found] == [s["id"]], token
+    for seg_id in segments:
+        token = seg_id.replace("g", "zq") + "a"
+        found = store.lexical_search(RowScope("u", level=Level.SEGMENT), token, 5)
+        assert seg_id in [i for i, _ in found], token
+    assert_turns_agree(store, segments)
 
 
 def assert_turns_agree(store: Store, segments: dict[str, dict[str, Any]]) -> None:

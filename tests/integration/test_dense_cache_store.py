@@ -10,6 +10,7 @@ from datetime import timedelta
 import pytest
 from hymem.indexes.lance import schema as S
 from hymem.indexes.protocol import RowScope
+from hymem.indexes.store.commits import CommitWriter
 from hymem.indexes.store.store import Store
 from hymem.types import Level, StatusChange, SummaryStatus
 
@@ -60,7 +61,7 @@ def test_a_failed_commit_drops_the_cached_user(
     def boom(*args: object, **kwargs: object) -> None:
         raise OSError("disk full")
 
-    monkeypatch.setattr(store._commits, "commit_segments", boom)
+    monkeypatch.setattr(CommitWriter, "commit_segments", boom)
     with pytest.raises(OSError):
         store.commit_segments("u", [], [make_summary("u", "x", "lost")], [])
     assert store.dense_cache.get(S.SUMMARIES, "u") is None

@@ -81,8 +81,8 @@ class Builds:
         self.started = threading.Event()
         self.finished = threading.Event()
         self.gate.set()
-        self._real = store._lance.build_vector_index
-        monkeypatch.setattr(store._lance, "build_vector_index", self._build)
+        self._real = store.tables.build_vector_index
+        monkeypatch.setattr(store.tables, "build_vector_index", self._build)
 
     def _build(self, table: str) -> tuple[int, int]:
         self.threads.append(threading.current_thread().name)
@@ -116,12 +116,12 @@ def test_commit_crossing_the_threshold_returns_before_the_index_is_built(
     builds.gate.clear()
     rows.commit(store, 200)  # crosses MIN_ROWS: returns while the build is held
     assert builds.started.wait(WAIT_S)
-    assert not store._lance.vector_indexed(S.SUMMARIES)
+    assert not store.tables.vector_indexed(S.SUMMARIES)
     query = rows.vectors["g1-s3"].tolist()
     assert store.dense_search(RowScope("u"), query, 1)[0][0] == "g1-s3"  # flat search meanwhile
     builds.gate.set()
     wait_idle(store)
-    assert store._lance.vector_indexed(S.SUMMARIES)
+    assert store.tables.vector_indexed(S.SUMMARIES)
     assert builds.threads and all(n.startswith("hymem-index-") for n in builds.threads)
 
 
@@ -130,7 +130,7 @@ def test_background_index_is_used_and_recall_stays_high(store: Store) -> None:
     for _ in range(4):
         rows.commit(store, 150)
     wait_idle(store)
-    assert store._lance.vector_indexed(S.SUMMARIES)
+    assert store.tables.vector_indexed(S.SUMMARIES)
     ids = list(rows.vectors)
     matrix = np.stack([rows.vectors[i] for i in ids])
     recalls = []
@@ -156,7 +156,7 @@ def test_drifted_index_is_retrained_and_remembered_across_reopen(
     rows.commit(store, 200)  # 700 > 600: retrained on every row
     wait_idle(store)
     assert trained_rows(tmp_path / "m") == 700
-    assert store._lance.vector_index_rows(S.SUMMARIES) == 700
+    assert store.tables.vector_index_rows(S.SUMMARIES) == 700
     store.close()
     with capture_events() as events:
         again = make_store("m", vector_index_min_rows=MIN_ROWS, dense_cache_bytes=0)
@@ -212,10 +212,10 @@ def test_writes_during_a_background_build_lose_nothing(
         overlapped += not builds.finished.is_set()
     wait_idle(store)
     assert overlapped >= 1, "no write committed while the index trained"
-    assert store._lance.vector_indexed(S.SUMMARIES)
+    assert store.tables.vector_indexed(S.SUMMARIES)
     assert store.counts()["summaries"] == 5000 + 5 * during
-    assert store._lance.count(S.SUMMARIES, "status = 'deleted'") == during
-    assert {r["id"] for r in store._lance.rows(S.SUMMARIES, None, ["id"])} == set(rows.vectors)
+    assert store.tables.count(S.SUMMARIES, "status = 'deleted'") == during
+    assert {r["id"] for r in store.tables.rows(S.SUMMARIES, None, ["id"])} == set(rows.vectors)
     got = store.get_summaries("u", ids=[first[100 + i] for i in range(during)])
     assert [s.text for s in got] == [f"new {i}" for i in range(during)]
     assert store.lexical_search(RowScope("u"), f"new {during - 1}", 1)[0][0] == first[99 + during]
@@ -234,14 +234,14 @@ def test_close_waits_for_a_running_build_and_joins_the_thread(
     assert builds.finished.is_set()
     assert index_threads() == []
     again = make_store("m", vector_index_min_rows=MIN_ROWS, read_only=True, dense_cache_bytes=0)
-    assert again._lance.vector_indexed(S.SUMMARIES)
+    assert again.tables.vector_indexed(S.SUMMARIES)
     assert trained_rows(tmp_path / "m") == 300
 
 
 def test_a_failed_build_is_logged_and_retried_by_the_next_write(
     store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = store._lance.build_vector_index
+    real = store.tables.build_vector_index
     fail = [True]
 
     def build(table: str) -> tuple[int, int]:
@@ -249,7 +249,7 @@ def test_a_failed_build_is_logged_and_retried_by_the_next_write(
             raise RuntimeError("disk on fire")
         return real(table)
 
-    monkeypatch.setattr(store._lance, "build_vector_index", build)
+    monkeypatch.setattr(store.tables, "build_vector_index", build)
     rows = Rows()
     with capture_events() as events:
         rows.commit(store, 300)  # the commit itself succeeds
@@ -261,7 +261,7 @@ def test_a_failed_build_is_logged_and_retried_by_the_next_write(
     fail[0] = False
     rows.commit(store, 10)
     wait_idle(store)
-    assert store._lance.vector_indexed(S.SUMMARIES)
+    assert store.tables.vector_indexed(S.SUMMARIES)
 
 
 def test_optimize_does_due_work_synchronously(
@@ -271,9 +271,9 @@ def test_optimize_does_due_work_synchronously(
     monkeypatch.setattr(store._compactor.worker, "signal", lambda: None)  # no background run
     rows = Rows()
     rows.commit(store, 300)
-    assert not store._lance.vector_indexed(S.SUMMARIES)
+    assert not store.tables.vector_indexed(S.SUMMARIES)
     store.optimize()
-    assert store._lance.vector_indexed(S.SUMMARIES)
+    assert store.tables.vector_indexed(S.SUMMARIES)
     rows.commit(store, 400)
     store.optimize()  # 700 > 2 x 300: retrained here and now
     assert trained_rows(tmp_path / "store") == 700
@@ -284,7 +284,7 @@ def test_compaction_runs_on_the_cadence_in_the_background(store: Store) -> None:
     for i in range(OPTIMIZE_EVERY):
         store.append_turns(make_turns("u", 1, prefix=f"b{i}-"))
     wait_idle(store)
-    assert store._lance.fragments(S.TURNS) <= 2
+    assert store.tables.fragments(S.TURNS) <= 2
     assert store._compactor._writes == 0
 
 
@@ -297,13 +297,13 @@ def test_compaction_prunes_versions_past_the_retention_and_keeps_every_row(
     for i in range(20):
         store.append_turns(make_turns("u", 2, prefix=f"b{i}-"))
     files = tmp_path / "store" / "lance" / f"{S.TURNS}.lance"
-    before = len(store._lance.table(S.TURNS).list_versions())
+    before = len(store.tables.table(S.TURNS).list_versions())
     data_before = len(list((files / "data").iterdir()))
     assert before > 20
     monkeypatch.setattr(vectors, "VERSION_RETENTION", timedelta(milliseconds=1))
     time.sleep(0.01)
     store.optimize()
-    assert len(store._lance.table(S.TURNS).list_versions()) <= 2
+    assert len(store.tables.table(S.TURNS).list_versions()) <= 2
     assert len(list((files / "data").iterdir())) < data_before
     assert store.counts()["turns"] == 40
     assert len(store.get_turns("u")) == 40
@@ -316,9 +316,9 @@ def test_versions_inside_the_retention_survive_compaction(
     monkeypatch.setattr(store._compactor.worker, "signal", lambda: None)
     for i in range(5):
         store.append_turns(make_turns("u", 1, prefix=f"b{i}-"))
-    before = len(store._lance.table(S.TURNS).list_versions())
+    before = len(store.tables.table(S.TURNS).list_versions())
     store.optimize()
-    assert len(store._lance.table(S.TURNS).list_versions()) > before
+    assert len(store.tables.table(S.TURNS).list_versions()) > before
 
 
 def test_an_index_no_search_reads_is_built_only_when_asked_for(
@@ -330,12 +330,12 @@ def test_an_index_no_search_reads_is_built_only_when_asked_for(
     rows = Rows()
     rows.commit(store, 300)
     wait_idle(store)
-    assert not store._lance.vector_indexed(S.SUMMARIES)
+    assert not store.tables.vector_indexed(S.SUMMARIES)
     assert store.dense_search(RowScope("u"), rows.vectors["g0-s3"].tolist(), 1)[0][0] == "g0-s3"
     wait_idle(store)
-    assert not store._lance.vector_indexed(S.SUMMARIES)
+    assert not store.tables.vector_indexed(S.SUMMARIES)
     store.optimize()
-    assert store._lance.vector_indexed(S.SUMMARIES)
+    assert store.tables.vector_indexed(S.SUMMARIES)
 
 
 def test_a_user_too_big_for_the_cache_gets_the_index_built(
@@ -345,14 +345,14 @@ def test_a_user_too_big_for_the_cache_gets_the_index_built(
     rows = Rows()
     rows.commit(store, 300)  # ~1.7 kB a row: far over the 50 kB cache
     wait_idle(store)
-    assert not store._lance.vector_indexed(S.SUMMARIES)
+    assert not store.tables.vector_indexed(S.SUMMARIES)
     with capture_events() as events:
         hit = store.dense_search(RowScope("u"), rows.vectors["g0-s3"].tolist(), 1)
     assert hit[0][0] == "g0-s3"  # answered flat by LanceDB meanwhile
     assert [e["table"] for e in events if e["event"] == "dense.user_over_cache"] == [S.SUMMARIES]
     wait_idle(store)
-    assert store._lance.vector_indexed(S.SUMMARIES)
-    assert not store._lance.vector_indexed(S.SEGMENTS)  # no search needed that one
+    assert store.tables.vector_indexed(S.SUMMARIES)
+    assert not store.tables.vector_indexed(S.SEGMENTS)  # no search needed that one
 
 
 def test_read_only_and_idle_stores_start_no_maintainer(

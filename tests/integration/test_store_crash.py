@@ -17,13 +17,14 @@ from typing import Any
 
 import pytest
 from hymem.embedders import HashingEmbedder
-from hymem.indexes.lexical.index import LEXICAL_SCHEMA_VERSION
+from hymem.indexes.lexical.index import LEXICAL_SCHEMA_VERSION, LexicalIndex
 from hymem.indexes.protocol import RowScope
-from hymem.indexes.store.store import Store
-from hymem.types import Level, StatusChange, SummaryStatus, TurnStatus
+from hymem.indexes.store.commits import CommitWriter
+from hymem.indexes.store.recovery import Recovery
+from hymem.types import StatusChange, SummaryStatus, TurnStatus
 
 from tests.fixtures_store import (
-    assert_turns_agree,
+    assert_store_consistent,
     commit_texts,
     make_records,
     make_turns,
@@ -51,24 +52,6 @@ WRITER = textwrap.dedent("""
         store.commit_segments("u", [seg], sums, [t.id for t in turns])
         print(f"done {i}", flush=True)
 """)
-
-
-def _assert_consistent(store: Store) -> None:
-    """Both indexes agree, every stored row is searchable, and turns match their segments."""
-    for level, table in ((Level.SUMMARY, "summaries"), (Level.SEGMENT, "segments")):
-        assert store._lex.count(level) == store._lance.count(table)
-    segments = {r["id"]: r for r in store._lance.rows("segments", None, ["id", "turn_ids"])}
-    summaries = store._lance.rows("summaries", None, ["id", "segment_id", "text"])
-    assert {s["segment_id"] for s in summaries} <= set(segments), "orphan summaries"
-    for s in summaries:
-        token = s["text"].split()[0]
-        assert [i for i, _ in store.lexical_search(RowScope("u"), token, 5)] == [s["id"]]
-    for seg_id in segments:
-        token = seg_id.replace("g", "zq") + "a"
-        assert seg_id in [
-            i for i, _ in store.lexical_search(RowScope("u", level=Level.SEGMENT), token, 5)
-        ]
-    assert_turns_agree(store, segments)
 
 
 def _run_and_kill(folder: Path, start: int, after: int, rng: random.Random) -> list[int]:
@@ -108,8 +91,8 @@ def test_sigkill_mid_write_then_reopen_is_consistent(tmp_path: Path) -> None:
     committed = _run_and_kill(folder, 0, after=3, rng=rng)
     assert (folder / "journal.json").exists(), "the kill did not land inside a commit"
     with open_store(folder, emb) as store:  # reopen repairs whatever the kill left
-        _assert_consistent(store)
-        present = {r["id"] for r in store._lance.rows("segments", None, ["id"])}
+        assert_store_consistent(store)
+        present = {r["id"] for r in store.tables.rows("segments", None, ["id"])}
         assert {f"g{i}" for i in committed} <= present, "a committed write was lost"
         # at most the killed commit's two turns wait for the next flush
         assert len(store.get_turns("u", status=TurnStatus.PENDING)) <= 2
@@ -119,80 +102,90 @@ def _fail(*_: Any, **__: Any) -> None:
     raise OSError("injected fault")
 
 
-def test_failure_after_lancedb_write_rolls_forward_on_open(tmp_path: Path) -> None:
+def _dies(*_: Any, **__: Any) -> None:
+    """In place of the in-process rollback: the process died before it could run."""
+
+
+def test_failure_after_lancedb_write_rolls_forward_on_open(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     emb = HashingEmbedder(64)
     store = open_store(tmp_path / "m", emb)
     store.append_turns(make_turns("u", 2, prefix="t"))
-    store._lex.commit = _fail  # type: ignore[method-assign]  # crash before Tantivy commits
-    store._recovery.after_failure = lambda *_, **__: None  # type: ignore[method-assign]  # the process dies
-    with pytest.raises(OSError, match="injected"):
-        commit_texts(store, emb, "u", ["zq1a fact"], segment_id="g1", turn_ids=["t0", "t1"])
-    store.close()
+    with monkeypatch.context() as patch:
+        patch.setattr(LexicalIndex, "commit", _fail)  # crash before Tantivy commits
+        patch.setattr(Recovery, "after_failure", _dies)  # the process dies: no rollback
+        with pytest.raises(OSError, match="injected"):
+            commit_texts(store, emb, "u", ["zq1a fact"], segment_id="g1", turn_ids=["t0", "t1"])
+        store.close()
     with open_store(tmp_path / "m", emb) as store:
         assert store.counts("u")["pending_turns"] == 0
         assert {t.segment_id for t in store.get_turns("u")} == {"g1"}
-        _assert_consistent(store)
+        assert_store_consistent(store)
 
 
-def test_a_failure_in_a_live_process_rolls_back_at_once(tmp_path: Path) -> None:
+def test_a_failure_in_a_live_process_rolls_back_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The caller was told the commit failed, so its rows must not be served meanwhile and
     its turns must read as pending (the next flush redoes it), even if every row landed."""
     emb = HashingEmbedder(64)
     with open_store(tmp_path / "m", emb) as store:
         store.append_turns(make_turns("u", 2, prefix="t"))
-        real_commit = store._lex.commit
-        store._lex.commit = _fail  # type: ignore[method-assign]
-        with pytest.raises(OSError, match="injected"):
+        with monkeypatch.context() as patch, pytest.raises(OSError, match="injected"):
+            patch.setattr(LexicalIndex, "commit", _fail)
             commit_texts(store, emb, "u", ["zq1a fact"], segment_id="g1", turn_ids=["t0", "t1"])
-        store._lex.commit = real_commit  # type: ignore[method-assign]
         counts = store.counts("u")
         assert (counts["segments"], counts["summaries"], counts["pending_turns"]) == (0, 0, 2)
         assert store.dense_search(RowScope("u"), emb.embed(["zq1a fact"])[0], 5) == []
         assert not (tmp_path / "m" / "journal.json").exists()
         commit_texts(store, emb, "u", ["zq1a fact"], segment_id="g1", turn_ids=["t0", "t1"])
-        _assert_consistent(store)
+        assert_store_consistent(store)
 
 
 def test_failure_between_tables_rolls_back_and_recommit_does_not_duplicate(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     emb = HashingEmbedder(64)
     store = open_store(tmp_path / "m", emb)
     store.append_turns(make_turns("u", 2, prefix="t"))
-    real_add = store._lance.add
+    real_add = store.tables.add
 
     def add(name: str, data: Any) -> None:
         if name == "summaries":
             raise OSError("injected fault")
         real_add(name, data)
 
-    store._lance.add = add  # type: ignore[method-assign]
+    monkeypatch.setattr(store.tables, "add", add)  # this store's tables only
     with pytest.raises(OSError):
         commit_texts(store, emb, "u", ["zq1a fact"], segment_id="g1", turn_ids=["t0", "t1"])
     store.close()
     with open_store(tmp_path / "m", emb) as store:
         counts = store.counts("u")
         assert (counts["segments"], counts["summaries"], counts["pending_turns"]) == (0, 0, 2)
-        _assert_consistent(store)
+        assert_store_consistent(store)
         commit_texts(store, emb, "u", ["zq1a fact"], segment_id="g1", turn_ids=["t0", "t1"])
         commit_texts(store, emb, "u", ["zq1a fact"], segment_id="g1", turn_ids=["t0", "t1"])
         assert store.counts("u")["segments"] == 1 and store.counts("u")["summaries"] == 1
-        _assert_consistent(store)
+        assert_store_consistent(store)
 
 
-def test_interrupted_status_changes_are_completed_on_open(tmp_path: Path) -> None:
+def test_interrupted_status_changes_are_completed_on_open(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     emb = HashingEmbedder(64)
     store = open_store(tmp_path / "m", emb)
     _, (old,) = commit_texts(store, emb, "u", ["zq1a Alice lives in Paris"], segment_id="g1")
     _, (new,) = make_records(
         emb, "u", ["zq1b Alice lives in Berlin"], segment_id="g1", id_prefix="v2-"
     )
-    store._commits.apply_status = _fail  # type: ignore[method-assign]  # after the insert
-    with pytest.raises(OSError):
-        store.apply_summary_changes(
-            "u", [new], [StatusChange(summary_id=old.id, status=SummaryStatus.DELETED)]
-        )
-    store.close()
+    with monkeypatch.context() as patch:
+        patch.setattr(CommitWriter, "apply_status", _fail)  # after the insert
+        with pytest.raises(OSError):
+            store.apply_summary_changes(
+                "u", [new], [StatusChange(summary_id=old.id, status=SummaryStatus.DELETED)]
+            )
+        store.close()
     with open_store(tmp_path / "m", emb) as store:
         assert [s.id for s in store.get_summaries("u")] == [new.id]
         assert store.lexical_search(RowScope("u"), "Paris", 5) == []
@@ -215,9 +208,9 @@ def test_lexical_index_rebuilt_on_open_when_it_disagrees(tmp_path: Path, damage:
         sync.write_text(json.dumps({**record, "lexical_schema_version": 1}))
     else:  # LanceDB moved on without Tantivy (e.g. a crash right after the LanceDB write)
         with open_store(tmp_path / "m", emb) as store:
-            store._lance.delete("summaries", "id = 'g1-s1'")
+            store.tables.delete("summaries", "id = 'g1-s1'")  # bypasses Tantivy, on purpose
     with open_store(tmp_path / "m", emb) as store:
-        _assert_consistent(store)
+        assert_store_consistent(store)
         sync = json.loads((tmp_path / "m" / "lexical_sync.json").read_text())
         assert sync["lexical_schema_version"] == LEXICAL_SCHEMA_VERSION
         beta = [i for i, _ in store.lexical_search(RowScope("u"), "beta", 5)]
@@ -229,7 +222,7 @@ def test_reindex_rebuilds_from_lancedb(tmp_path: Path) -> None:
     emb = HashingEmbedder(64)
     with open_store(tmp_path / "m", emb) as store:
         commit_texts(store, emb, "u", ["zq1a alpha", "zq1b beta"], segment_id="g1")
-        store._lex.rebuild([])  # wipe the lexical index behind the store's back
+        store._lex.rebuild([])  # wipe the lexical index behind the store's back (no API may)
         assert store.lexical_search(RowScope("u"), "alpha", 5) == []
         assert store.reindex() == {"summary": 2, "segment": 1}
-        _assert_consistent(store)
+        assert_store_consistent(store)
