@@ -21,7 +21,8 @@ NOW = datetime(2026, 1, 1, 12, 0)
 
 
 @pytest.fixture
-def editor() -> Editor:
+def store() -> InMemoryStore:
+    """Two users, three linked segment/summary pairs each."""
     store = InMemoryStore(64)
     for user in ("alice", "bob"):
         store.append_turns(make_turns(user, 4))
@@ -36,6 +37,11 @@ def editor() -> Editor:
                 source_turn_ids=[f"t{i}"],
             )
             store.commit_segments(user, [seg], [summ], [f"t{i}"])
+    return store
+
+
+@pytest.fixture
+def editor(store: InMemoryStore) -> Editor:
     return Editor(store, HashingEmbedder(64), guard=WriteGuard(store), clock=lambda: NOW)
 
 
@@ -61,7 +67,9 @@ def test_unknown_and_other_users_ids_are_the_same_not_found(editor: Editor, memo
         editor.delete("sum1", "carol")
 
 
-def test_update_writes_a_new_version_and_delete_a_restorable_tombstone(editor: Editor) -> None:
+def test_update_writes_a_new_version_and_delete_a_restorable_tombstone(
+    editor: Editor, store: InMemoryStore
+) -> None:
     new = editor.update("sum0", "alice fact zero, corrected", "alice")
     assert (new.version, new.previous_id, new.origin, new.status.value) == (
         2,
@@ -86,7 +94,7 @@ def test_update_writes_a_new_version_and_delete_a_restorable_tombstone(editor: E
     active = editor.get_all("alice").items
     assert [r.id for r in active] == ["sum1", "sum2"]
     # restore() brings the corrected text back (the tombstone stays in the history)
-    records = {r.id: r for r in editor._store.get_summaries("alice", statuses=None)}
+    records = {r.id: r for r in store.get_summaries("alice", statuses=None)}
     reactivate, retire = plan_restore(new.id, records)
     assert reactivate.summary_id == new.id and retire is None
     assert editor.get("sum2", "bob").summary.text == "bob fact 2"  # bob untouched
@@ -132,9 +140,7 @@ def test_listing_arguments_are_checked(level: str, status: str | None, limit: ob
         check_listing(level, status, limit)
 
 
-def test_corrections_are_refused_on_a_read_only_store(editor: Editor) -> None:
-    store = editor._store
-    assert isinstance(store, InMemoryStore)
+def test_corrections_are_refused_on_a_read_only_store(store: InMemoryStore) -> None:
     view = store.read_only_view()
     reader = Editor(view, HashingEmbedder(64), guard=WriteGuard(view), clock=lambda: NOW)
     with pytest.raises(ReadOnlyStoreError):
