@@ -9,6 +9,9 @@
   malformed model reply); an exception instance as a reply is raised by the call.
 * `FakeEmbedder`, `FakeSearcher`: a constant 4-dimensional embedder and a canned searcher,
   both recording their calls, for the reader's unit tests.
+* `WordTokens`: a TokenEmbedder twin (one hashing vector per word, mean-pooled).
+* `ScheduleScript` with `drive`, `light`, `reflect`: the scheduler (hymem.read.scheduler)
+  driven by scripted outcomes, recording the steps it asked for.
 * `scripted_config(server, **overrides)`: the one config whose roles talk to the scripted
   OpenAI-compatible server (tests/llm_server.py): no retries, no repair, a 10 s timeout.
 * `summarise_reply(body)`: a scripted server's summarise reply, one fact per segment shown.
@@ -25,13 +28,14 @@ import re
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 import numpy as np
 from hymem.config import MemoryConfig
+from hymem.embedders import HashingEmbedder, TokenVectors
 from hymem.llm.roles import (
     ContextItem,
     DeepAnswerOutput,
@@ -45,6 +49,25 @@ from hymem.llm.roles import (
     SelectOutput,
     SummariseOutput,
     UpdateOutput,
+)
+from hymem.read.budget import Budget
+from hymem.read.scheduler import (
+    Cost,
+    DeepAnswerOutcome,
+    DeepAnswerStep,
+    DeepRetrieveStep,
+    LightOutcome,
+    LightStep,
+    Outcome,
+    ReadPlan,
+    ReflectOutcome,
+    ReflectStep,
+    RetrieveOutcome,
+    ScheduleResult,
+    SelectOutcome,
+    SelectStep,
+    Step,
+    schedule,
 )
 from hymem.search.scope import SearchScope
 from hymem.types import Hit, Level, RoleUsage
@@ -341,6 +364,85 @@ class FakeSearcher:
         self.levels.append(scope.level)
         self.time_ranges.append(scope.time_range)
         return [h for h in self.hits if h.level == scope.level][: scope.k]
+
+
+class WordTokens(HashingEmbedder):
+    """A TokenEmbedder twin: one 'token' per word, each the hashing vector of that word, and
+    a sentence vector that is their normalised mean (as MiniLM's mean pooling is)."""
+
+    def __init__(self) -> None:
+        super().__init__(64)
+        self.calls: list[list[str]] = []
+
+    def embed_with_tokens(self, texts: Sequence[str]) -> tuple[np.ndarray, list[TokenVectors]]:
+        self.calls.append(list(texts))
+        out, toks = [], []
+        for text in texts:
+            spans = [(m.start(), m.end()) for m in re.finditer(r"\w+", text)]
+            vecs = super().embed([text[s:e] for s, e in spans]) if spans else np.zeros((0, 64))
+            toks.append(TokenVectors(vecs.astype(np.float16), np.asarray(spans, np.int32)))
+            mean = vecs.mean(axis=0) if spans else np.zeros(64)
+            out.append(mean / max(np.linalg.norm(mean), 1e-12))
+        return np.asarray(out, np.float32), toks
+
+
+ONE_CALL = Cost(calls=1, tokens=10)
+
+
+class ScheduleScript:
+    """Answers each step from queues of scripted outcomes and records the steps it saw."""
+
+    def __init__(
+        self,
+        *,
+        light: list[LightOutcome] | None = None,
+        reflect: list[ReflectOutcome] | None = None,
+        candidates: int = 30,
+    ) -> None:
+        self.light: Iterator[LightOutcome] = iter(light or [])
+        self.reflect: Iterator[ReflectOutcome] = iter(reflect or [])
+        self.candidates = candidates
+        self.steps: list[Step] = []
+
+    def __call__(self, step: Step) -> Outcome:
+        self.steps.append(step)
+        if isinstance(step, LightStep):
+            return next(self.light)
+        if isinstance(step, DeepRetrieveStep):
+            return RetrieveOutcome(count=self.candidates)
+        if isinstance(step, SelectStep):
+            batches = -(-step.max_candidates // step.batch_size) if step.use_model else 0
+            return SelectOutcome(chosen=3, cost=Cost(calls=batches, tokens=10 * batches))
+        if isinstance(step, DeepAnswerStep):
+            return DeepAnswerOutcome(answer=f"deep{step.round}", cost=ONE_CALL)
+        assert isinstance(step, ReflectStep)
+        return next(self.reflect)
+
+    def kinds(self) -> list[str]:
+        return [type(s).__name__.removesuffix("Step") for s in self.steps]
+
+
+def drive(
+    script: Callable[[Step], Outcome], budget: Budget | None = None, **plan: Any
+) -> ScheduleResult:
+    """Run the scheduler for question "q0" under `plan`, answering each step with `script`."""
+    gen = schedule("q0", ReadPlan(**plan), budget=budget)
+    step = next(gen)
+    while True:
+        try:
+            step = gen.send(script(step))
+        except StopIteration as stop:
+            return stop.value
+
+
+def light(answer: str, complete: bool, fallback: bool = False) -> LightOutcome:
+    """A light-answer outcome costing one call."""
+    return LightOutcome(answer=answer, complete=complete, fallback=fallback, cost=ONE_CALL)
+
+
+def reflect(complete: bool, new_question: str | None = None) -> ReflectOutcome:
+    """A reflection outcome costing one call."""
+    return ReflectOutcome(complete=complete, new_question=new_question, cost=ONE_CALL)
 
 
 def scripted_config(server: Any, **overrides: Any) -> MemoryConfig:

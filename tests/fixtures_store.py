@@ -9,10 +9,12 @@
 * `RecordingStore`: the real `InMemoryStore`, recording the calls component tests assert on
   and failing on request; `all_summaries` / `stored_segments` read back what a component wrote.
 * `assert_store_consistent` / `assert_turns_agree`: the invariants every crash test ends on.
+* `drop_metadata` / `set_version`: take a folder's tables back to an older schema (migrations).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -21,6 +23,7 @@ from typing import Any
 
 import pytest
 from hymem.embedders import Embedder, HashingEmbedder, SentenceTransformerEmbedder
+from hymem.indexes.lance import schema as S
 from hymem.indexes.memory.store import InMemoryStore
 from hymem.indexes.objects.open import RemoteSettings
 from hymem.indexes.open import open_store as open_any_store
@@ -375,3 +378,21 @@ def assert_turns_agree(store: Store, segments: dict[str, dict[str, Any]]) -> Non
             assert turn.segment_id is None
             assert not any(turn.id in seg["turn_ids"] for seg in segments.values())
     assert not (store.path / "journal.json").exists()
+
+
+# --- migration helpers: a folder as an older release left it ---------------------------
+
+
+def drop_metadata(db: Any) -> None:
+    """Take every table back to before schema 4: no metadata columns."""
+    db.open_table(S.TURNS).drop_columns(["metadata"])
+    for name in (S.SEGMENTS, S.SUMMARIES):
+        db.open_table(name).drop_columns(["metadata", "meta_tokens", "meta_num"])
+
+
+def set_version(folder: Path, db: Any, version: int) -> None:
+    """Record `version` as the folder's schema version (meta table and meta.json)."""
+    meta_table = db.open_table(S.META)
+    meta_table.update(where="key = 'schema_version'", values={"value": str(version)})
+    meta = json.loads((folder / "meta.json").read_text())
+    (folder / "meta.json").write_text(json.dumps({**meta, "schema_version": version}))

@@ -20,7 +20,7 @@ from hymem.indexes.protocol import RowScope
 from hymem.indexes.store.store import Store
 from hymem.types import Attribution, Level
 
-from tests.fixtures_store import make_segment, make_summary
+from tests.fixtures_store import drop_metadata, make_segment, make_summary, set_version
 
 pytestmark = pytest.mark.integration
 
@@ -46,20 +46,6 @@ def _version_one_folder(make_store: Callable[..., Store], tmp_path: Path) -> Pat
     drop_metadata(db)
     set_version(folder, db, 1)
     return folder
-
-
-def drop_metadata(db: Any) -> None:
-    """Take every table back to before schema 4: no metadata columns."""
-    db.open_table(S.TURNS).drop_columns(["metadata"])
-    for name in (S.SEGMENTS, S.SUMMARIES):
-        db.open_table(name).drop_columns(["metadata", "meta_tokens", "meta_num"])
-
-
-def set_version(folder: Path, db: Any, version: int) -> None:
-    meta_table = db.open_table(S.META)
-    meta_table.update(where="key = 'schema_version'", values={"value": str(version)})
-    meta = json.loads((folder / "meta.json").read_text())
-    (folder / "meta.json").write_text(json.dumps({**meta, "schema_version": version}))
 
 
 def _provenance(store: Store) -> dict[str, tuple[list[str], Attribution]]:

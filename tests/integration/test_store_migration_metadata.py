@@ -18,8 +18,13 @@ from hymem.indexes.lance import schema as S
 from hymem.indexes.protocol import RowScope
 from hymem.indexes.store.store import Store
 
-from tests.fixtures_store import make_segment, make_summary, make_turns
-from tests.integration.test_store_migration import drop_metadata, set_version
+from tests.fixtures_store import (
+    drop_metadata,
+    make_segment,
+    make_summary,
+    make_turns,
+    set_version,
+)
 
 pytestmark = pytest.mark.integration
 

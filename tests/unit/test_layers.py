@@ -9,7 +9,9 @@ indexes/objects/open.py) know which concrete store they built: nothing else impo
 hymem.indexes.objects.store or asks `isinstance` of a concrete store class, and only
 indexes/open.py calls the per-kind openers.
 
-Every import counts: module level, inside functions, under `if TYPE_CHECKING:`.
+Every import counts: module level, inside functions, under `if TYPE_CHECKING:`. And the tests
+themselves share helpers through tests/doubles.py and tests/fixtures_*.py, never by importing
+another test module.
 """
 
 from __future__ import annotations
@@ -267,6 +269,34 @@ def test_only_the_openers_know_the_concrete_store() -> None:
     assert not bad, "only the opening modules may know the concrete store:\n" + "\n".join(bad)
 
 
+def _test_module_imports(code: str, label: str) -> list[str]:
+    """Imports in a file under tests/ that reach a test module (tests/**/test_*.py)."""
+    found = []
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            targets = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+        else:
+            continue
+        if any(t.startswith("tests.") and t.split(".")[-1].startswith("test_") for t in targets):
+            found.append(f"{label}:{node.lineno} imports {', '.join(targets)}")
+    return found
+
+
+def test_tests_import_fixtures_and_doubles_never_another_test_module() -> None:
+    """A shared helper lives in tests/doubles.py or a tests/fixtures_*.py module: importing a
+    test module runs its module code and ties one suite's refactors to another's."""
+    bad = [
+        hit
+        for path in sorted((ROOT / "tests").rglob("*.py"))
+        for hit in _test_module_imports(
+            path.read_text(encoding="utf-8"), path.relative_to(ROOT).as_posix()
+        )
+    ]
+    assert not bad, "a test module is imported:\n" + "\n".join(bad)
+
+
 # ---- the checks can fail: each rule, fed a module that breaks it --------------------------
 
 
@@ -313,3 +343,14 @@ def test_the_isinstance_check_sees_names_and_module_aliases() -> None:
     assert len(found) == 3 and all("hymem.memory_args" in f for f in found)
     harmless = _fake("engine/x.py", "def f(x: object) -> bool:\n    return isinstance(x, dict)\n")
     assert _isinstance_of_store(harmless, classes) == []
+
+
+def test_the_test_module_check_sees_both_import_forms() -> None:
+    code = (
+        "from tests.unit.test_reader_ask import make\n"
+        "from tests.unit import test_layers\n"
+        "import tests.integration.test_eval_llm\n"
+        "from tests.doubles import ScriptedRoles\n"
+    )
+    hits = _test_module_imports(code, "probe.py")
+    assert [h.split(" ")[0] for h in hits] == ["probe.py:1", "probe.py:2", "probe.py:3"]

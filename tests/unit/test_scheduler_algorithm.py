@@ -2,88 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from typing import Any
-
 import pytest
 from hymem.read.budget import Budget
 from hymem.read.scheduler import (
-    Cost,
-    DeepAnswerOutcome,
     DeepAnswerStep,
     DeepRetrieveStep,
-    LightOutcome,
     LightStep,
-    Outcome,
-    ReadPlan,
-    ReflectOutcome,
-    ReflectStep,
     RetrieveOutcome,
-    ScheduleResult,
-    SelectOutcome,
     SelectStep,
-    Step,
     schedule,
 )
 
-ONE_CALL = Cost(calls=1, tokens=10)
-
-
-class Script:
-    """Answers each step from queues of scripted outcomes and records the steps it saw."""
-
-    def __init__(
-        self,
-        *,
-        light: list[LightOutcome] | None = None,
-        reflect: list[ReflectOutcome] | None = None,
-        candidates: int = 30,
-    ) -> None:
-        self.light: Iterator[LightOutcome] = iter(light or [])
-        self.reflect: Iterator[ReflectOutcome] = iter(reflect or [])
-        self.candidates = candidates
-        self.steps: list[Step] = []
-
-    def __call__(self, step: Step) -> Outcome:
-        self.steps.append(step)
-        if isinstance(step, LightStep):
-            return next(self.light)
-        if isinstance(step, DeepRetrieveStep):
-            return RetrieveOutcome(count=self.candidates)
-        if isinstance(step, SelectStep):
-            batches = -(-step.max_candidates // step.batch_size) if step.use_model else 0
-            return SelectOutcome(chosen=3, cost=Cost(calls=batches, tokens=10 * batches))
-        if isinstance(step, DeepAnswerStep):
-            return DeepAnswerOutcome(answer=f"deep{step.round}", cost=ONE_CALL)
-        assert isinstance(step, ReflectStep)
-        return next(self.reflect)
-
-    def kinds(self) -> list[str]:
-        return [type(s).__name__.removesuffix("Step") for s in self.steps]
-
-
-def drive(
-    script: Callable[[Step], Outcome], budget: Budget | None = None, **plan: Any
-) -> ScheduleResult:
-    gen = schedule("q0", ReadPlan(**plan), budget=budget)
-    step = next(gen)
-    while True:
-        try:
-            step = gen.send(script(step))
-        except StopIteration as stop:
-            return stop.value
-
-
-def light(answer: str, complete: bool, fallback: bool = False) -> LightOutcome:
-    return LightOutcome(answer=answer, complete=complete, fallback=fallback, cost=ONE_CALL)
-
-
-def reflect(complete: bool, new_question: str | None = None) -> ReflectOutcome:
-    return ReflectOutcome(complete=complete, new_question=new_question, cost=ONE_CALL)
+from tests.doubles import ScheduleScript, drive, light, reflect
 
 
 def test_complete_light_verdict_never_escalates() -> None:
-    s = Script(light=[light("a", True)], reflect=[reflect(True)])
+    s = ScheduleScript(light=[light("a", True)], reflect=[reflect(True)])
     result = drive(s)
     assert s.kinds() == ["Light", "Reflect"]
     assert (result.path, result.escalated, result.escalation_reason) == ("light", False, None)
@@ -91,7 +25,7 @@ def test_complete_light_verdict_never_escalates() -> None:
 
 
 def test_incomplete_light_verdict_escalates_with_reason_verdict() -> None:
-    s = Script(light=[light("a", False)], reflect=[reflect(True)])
+    s = ScheduleScript(light=[light("a", False)], reflect=[reflect(True)])
     result = drive(s, k=5, n_deep=30, batch=10)
     assert s.kinds() == ["Light", "DeepRetrieve", "Select", "DeepAnswer", "Reflect"]
     assert s.steps[0] == LightStep(0, "q0", 5)
@@ -103,28 +37,28 @@ def test_incomplete_light_verdict_escalates_with_reason_verdict() -> None:
 
 
 def test_light_fallback_escalates_with_reason_fallback() -> None:
-    s = Script(light=[light("", False, fallback=True)], reflect=[reflect(True)])
+    s = ScheduleScript(light=[light("", False, fallback=True)], reflect=[reflect(True)])
     result = drive(s)
     assert result.escalation_reason == "fallback"
     assert result.path == "deep"
 
 
 def test_depth_light_never_escalates_and_keeps_incomplete_verdict() -> None:
-    s = Script(light=[light("a", False)])
+    s = ScheduleScript(light=[light("a", False)])
     result = drive(s, depth="light", max_iterations=0)
     assert s.kinds() == ["Light"]
     assert (result.path, result.escalated, result.complete) == ("light", False, False)
 
 
 def test_depth_deep_skips_light_path_with_reason_forced() -> None:
-    s = Script(reflect=[reflect(True)])
+    s = ScheduleScript(reflect=[reflect(True)])
     result = drive(s, depth="deep")
     assert s.kinds() == ["DeepRetrieve", "Select", "DeepAnswer", "Reflect"]
     assert (result.path, result.escalation_reason) == ("deep", "forced")
 
 
 def test_max_iterations_zero_is_one_round_without_reflection() -> None:
-    s = Script(light=[light("a", False)])
+    s = ScheduleScript(light=[light("a", False)])
     result = drive(s, max_iterations=0)
     assert "Reflect" not in s.kinds()
     assert result.iterations == 1
@@ -132,7 +66,7 @@ def test_max_iterations_zero_is_one_round_without_reflection() -> None:
 
 
 def test_reflection_rewrites_query_and_pools_answers() -> None:
-    s = Script(
+    s = ScheduleScript(
         light=[light("a0", True), light("a1", True)],
         reflect=[reflect(False, "sub question"), reflect(True)],
     )
@@ -144,7 +78,7 @@ def test_reflection_rewrites_query_and_pools_answers() -> None:
 
 
 def test_reflection_stops_at_the_cap() -> None:
-    s = Script(
+    s = ScheduleScript(
         light=[light(f"a{i}", True) for i in range(5)],
         reflect=[reflect(False, f"q{i + 1}") for i in range(5)],
     )
@@ -155,18 +89,18 @@ def test_reflection_stops_at_the_cap() -> None:
 
 
 def test_incomplete_reflection_without_new_question_stops() -> None:
-    s = Script(light=[light("a", True)], reflect=[reflect(False, None)])
+    s = ScheduleScript(light=[light("a", True)], reflect=[reflect(False, None)])
     result = drive(s, max_iterations=3)
     assert result.iterations == 1 and not result.complete
 
 
 def test_repeated_question_stops() -> None:
-    s = Script(light=[light("a", True)], reflect=[reflect(False, "q0")])
+    s = ScheduleScript(light=[light("a", True)], reflect=[reflect(False, "q0")])
     assert drive(s, max_iterations=3).iterations == 1
 
 
 def test_escalation_is_decided_per_round() -> None:
-    s = Script(
+    s = ScheduleScript(
         light=[light("a0", True), light("a1", False)],
         reflect=[reflect(False, "q1"), reflect(True)],
     )
@@ -176,7 +110,7 @@ def test_escalation_is_decided_per_round() -> None:
 
 
 def test_no_candidates_skips_selection_but_still_answers() -> None:
-    s = Script(light=[light("a", False)], reflect=[reflect(True)], candidates=0)
+    s = ScheduleScript(light=[light("a", False)], reflect=[reflect(True)], candidates=0)
     result = drive(s)
     assert s.kinds() == ["Light", "DeepRetrieve", "DeepAnswer", "Reflect"]
     assert result.path == "deep"
@@ -191,14 +125,14 @@ def test_driver_sending_the_wrong_outcome_is_a_type_error() -> None:
 
 def test_budget_is_charged_from_outcomes() -> None:
     budget = Budget()
-    drive(Script(light=[light("a", False)], reflect=[reflect(True)]), budget=budget)
+    drive(ScheduleScript(light=[light("a", False)], reflect=[reflect(True)]), budget=budget)
     # light 1 + select 3 batches + deep 1 + reflect 1
     assert budget.calls == 6 and budget.tokens == 60
     assert not budget.exhausted
 
 
 def test_later_rounds_carry_earlier_answers_in_the_pool() -> None:
-    s = Script(
+    s = ScheduleScript(
         light=[light("a0", True), light("a1", False)],
         reflect=[reflect(False, "q1"), reflect(True)],
     )

@@ -6,7 +6,7 @@ import pytest
 from hymem.read.budget import Budget
 from hymem.read.scheduler import LightStep, SelectStep
 
-from tests.unit.test_scheduler_algorithm import Script, drive, light, reflect
+from tests.doubles import ScheduleScript, drive, light, reflect
 
 
 def test_budget_counts_and_affords() -> None:
@@ -35,7 +35,7 @@ def test_nonpositive_limits_are_rejected(kwargs: dict[str, int]) -> None:
 
 
 def test_call_budget_stops_escalation() -> None:
-    s = Script(light=[light("a", False)], reflect=[reflect(True)])
+    s = ScheduleScript(light=[light("a", False)], reflect=[reflect(True)])
     result = drive(s, budget=Budget(max_calls=1))
     assert s.kinds() == ["Light"]
     assert not result.escalated and result.budget_exhausted
@@ -43,7 +43,7 @@ def test_call_budget_stops_escalation() -> None:
 
 
 def test_token_budget_stops_escalation() -> None:
-    s = Script(light=[light("a", False)], reflect=[reflect(True)])
+    s = ScheduleScript(light=[light("a", False)], reflect=[reflect(True)])
     result = drive(s, budget=Budget(max_tokens=10))
     assert s.kinds() == ["Light"]
     assert result.budget_exhausted and not result.escalated
@@ -51,7 +51,7 @@ def test_token_budget_stops_escalation() -> None:
 
 def test_budget_trims_selection_to_the_calls_left() -> None:
     # light 1, then 3 calls left: 2 selection batches + 1 deep answer; no reflection.
-    s = Script(light=[light("a", False)], reflect=[reflect(True)])
+    s = ScheduleScript(light=[light("a", False)], reflect=[reflect(True)])
     budget = Budget(max_calls=4)
     result = drive(s, n_deep=30, batch=10, budget=budget)
     select = next(st for st in s.steps if isinstance(st, SelectStep))
@@ -62,7 +62,7 @@ def test_budget_trims_selection_to_the_calls_left() -> None:
 
 
 def test_budget_without_spare_call_selects_by_similarity() -> None:
-    s = Script(light=[light("a", False)])
+    s = ScheduleScript(light=[light("a", False)])
     result = drive(s, batch=10, budget=Budget(max_calls=2))
     select = next(st for st in s.steps if isinstance(st, SelectStep))
     assert not select.use_model and select.max_candidates == 10
@@ -70,7 +70,7 @@ def test_budget_without_spare_call_selects_by_similarity() -> None:
 
 
 def test_budget_stops_reflection_and_further_rounds() -> None:
-    s = Script(
+    s = ScheduleScript(
         light=[light("a0", True), light("a1", True)],
         reflect=[reflect(False, "q1"), reflect(False, "q2")],
     )
@@ -81,7 +81,7 @@ def test_budget_stops_reflection_and_further_rounds() -> None:
 
 
 def test_deep_depth_always_answers_even_on_a_one_call_budget() -> None:
-    s = Script()
+    s = ScheduleScript()
     result = drive(s, depth="deep", budget=Budget(max_calls=1))
     assert s.kinds() == ["DeepRetrieve", "Select", "DeepAnswer"]
     assert result.answer == "deep0" and result.budget_exhausted

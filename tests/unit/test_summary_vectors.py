@@ -3,7 +3,6 @@ extractive summariser's sources, and when the write path falls back to embedding
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import datetime
 
 import numpy as np
@@ -16,27 +15,7 @@ from hymem.types import SummaryRecord
 from hymem.write.spans import added_words, locate, pooled_summary_vector, span_rows
 from hymem.write.summary_vectors import TOKEN_CACHE_ITEMS, SummarySource, SummaryVectors
 
-
-class WordTokens(HashingEmbedder):
-    """A TokenEmbedder twin: one 'token' per word, each the hashing vector of that word, and
-    a sentence vector that is their normalised mean (as MiniLM's mean pooling is)."""
-
-    def __init__(self) -> None:
-        super().__init__(64)
-        self.calls: list[list[str]] = []
-
-    def embed_with_tokens(self, texts: Sequence[str]) -> tuple[np.ndarray, list[TokenVectors]]:
-        self.calls.append(list(texts))
-        import re
-
-        out, toks = [], []
-        for text in texts:
-            spans = [(m.start(), m.end()) for m in re.finditer(r"\w+", text)]
-            vecs = super().embed([text[s:e] for s, e in spans]) if spans else np.zeros((0, 64))
-            toks.append(TokenVectors(vecs.astype(np.float16), np.asarray(spans, np.int32)))
-            mean = vecs.mean(axis=0) if spans else np.zeros(64)
-            out.append(mean / max(np.linalg.norm(mean), 1e-12))
-        return np.asarray(out, np.float32), toks
+from tests.doubles import WordTokens
 
 
 def _tokens(spans: list[tuple[int, int]], dim: int = 4) -> TokenVectors:
