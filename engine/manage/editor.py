@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from datetime import datetime
+from typing import cast
 
 import numpy as np
 from hymem.embedders import Embedder
@@ -53,7 +54,7 @@ def check_listing(level: object, status: object, limit: object) -> tuple[RecordL
         )
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= P.MAX_PAGE:
         raise UserInputError(f"limit must be an integer from 1 to {P.MAX_PAGE}")
-    return level, str(status), limit  # type: ignore[return-value]
+    return cast(RecordLevel, level), str(status), limit  # level is one of _STATUSES' keys
 
 
 class Editor:

@@ -354,8 +354,7 @@ class LexicalIndex:
             )
         try:
             found = index.searcher().search(q, 1, count=True)
-            # tantivy-py's stub omits SearchResult.count, which search(count=True) sets.
-            return int(found.count or 0)  # type: ignore[attr-defined]
+            return int(found.count or 0)  # type: ignore[attr-defined]  # set by count=True; stub lacks it
         except TANTIVY_ERRORS as exc:
             self._failed(index, "a count", exc)
             return 0

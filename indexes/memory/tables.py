@@ -32,7 +32,7 @@ def utc_record(rec: M) -> M:
         name: to_utc(value) for name, value in rec if isinstance(value, datetime)
     }
     if isinstance(getattr(rec, "metadata", None), dict):
-        update["metadata"] = dict(rec.metadata)  # type: ignore[attr-defined]
+        update["metadata"] = dict(rec.metadata)  # type: ignore[attr-defined]  # checked just above
     vector = getattr(rec, "vector", None)
     if vector is not None:
         update["vector"] = np.asarray(vector, dtype=np.float32).tolist()

@@ -125,7 +125,10 @@ class RemoteObjects:
         self.uri = uri
         config, client, retry = split_options(uri, storage_options)
         try:
-            self._store = from_url(uri, config=config, client_options=client, retry_config=retry)  # type: ignore[call-overload]
+            # obstore types from_url per scheme; the scheme is one of SCHEMES, checked above.
+            self._store = from_url(  # type: ignore[call-overload]  # scheme known only at run time
+                uri, config=config, client_options=client, retry_config=retry
+            )
         except obx.UnknownConfigurationKeyError as exc:
             raise ConfigError(f"storage_options for {uri!r}: {exc}") from exc
 
