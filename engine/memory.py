@@ -30,7 +30,7 @@ from hymem.llm.roles import Roles
 from hymem.logging import get_logger
 from hymem.manage.editor import Editor
 from hymem.manage.manager import Manager
-from hymem.memory_args import exc_free, remote_settings, sleep_journal_for, store_location
+from hymem.memory_args import exc_free, remote_settings, store_location
 from hymem.memory_args import with_overrides as _with_overrides
 from hymem.metadata import with_scopes
 from hymem.read.params import ask_params
@@ -117,7 +117,7 @@ class Memory:
             max_k=config.max_k,
             max_query_chars=config.max_query_chars,
         )
-        self._build_parts(config, sleep_journal_for(self._store, location))
+        self._build_parts(config, SleepJournal(self._store.sleep_log()))
         self._closed = False
         log.info(
             "memory.open",

@@ -12,8 +12,6 @@ from hymem.config import MemoryConfig
 from hymem.embedders import Embedder
 from hymem.indexes.location import StoreLocation, is_remote_uri, parse_location
 from hymem.indexes.objects.open import RemoteSettings
-from hymem.indexes.protocol import Storage
-from hymem.sleep.journal import SleepJournal
 
 
 def with_overrides(
@@ -61,7 +59,3 @@ def remote_settings(config: MemoryConfig) -> RemoteSettings:
         refresh_s=config.refresh_s,
     )
 
-
-def sleep_journal_for(store: Storage, location: StoreLocation) -> SleepJournal:
-    """The sleep journal over the store's own lines (`Storage.sleep_log`)."""
-    return SleepJournal(store.sleep_log())
