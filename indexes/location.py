@@ -14,7 +14,10 @@ and the record of what the replica matches. Losing the cache costs a rebuild, no
 Connection settings come from `storage_options` (LanceDB's and the `object_store` crate's key
 names: `aws_endpoint`, `aws_region`, `allow_http`, ...), then from the usual environment
 variables (`AWS_ENDPOINT_URL`, `AWS_REGION`, `AWS_ACCESS_KEY_ID`, ...), which both LanceDB and
-obstore also read themselves; the explicit ones win.
+obstore also read themselves; the explicit ones win. LanceDB's aliases (`endpoint`, `region`,
+`access_key_id`, ...) are read as their canonical `aws_*` names, so an alias and the same
+setting from the environment are one option; one option given twice with two values is a
+`ConfigError` naming both keys.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hymem.errors import UserInputError
+from hymem.errors import ConfigError, UserInputError
 
 REMOTE_SCHEMES = ("s3", "gs", "gcs", "az", "abfs", "abfss", "azure", "memory")
 # Environment variables read for S3-compatible stores, mapped to object_store's option names.
@@ -40,6 +43,42 @@ _S3_ENV = {
     "AWS_SESSION_TOKEN": "aws_session_token",
     "AWS_ALLOW_HTTP": "allow_http",
 }
+
+# The other names LanceDB and the `object_store` crate accept for an S3 option (LanceDB's docs
+# use `endpoint`, `region`, ...): each is read as its canonical `aws_*` name, so one setting
+# given twice (an alias here, the canonical name from the environment) is one key, not obstore's
+# "Duplicate key" error.
+_S3_ALIASES = {
+    "access_key_id": "aws_access_key_id",
+    "secret_access_key": "aws_secret_access_key",
+    "default_region": "aws_default_region",
+    "region": "aws_region",
+    "bucket": "aws_bucket",
+    "bucket_name": "aws_bucket",
+    "aws_bucket_name": "aws_bucket",
+    "endpoint": "aws_endpoint",
+    "endpoint_url": "aws_endpoint",
+    "aws_endpoint_url": "aws_endpoint",
+    "session_token": "aws_session_token",
+    "token": "aws_session_token",
+    "aws_token": "aws_session_token",
+    "virtual_hosted_style_request": "aws_virtual_hosted_style_request",
+    "s3_express": "aws_s3_express",
+    "imdsv1_fallback": "aws_imdsv1_fallback",
+    "metadata_endpoint": "aws_metadata_endpoint",
+    "unsigned_payload": "aws_unsigned_payload",
+    "checksum_algorithm": "aws_checksum_algorithm",
+    "skip_signature": "aws_skip_signature",
+    "conditional_put": "aws_conditional_put",
+    "disable_tagging": "aws_disable_tagging",
+    "request_payer": "aws_request_payer",
+}
+
+
+def canonical_option(scheme: str, key: str) -> str:
+    """The name an option is kept under: lower case, and for S3 its `aws_*` name."""
+    name = key.lower()
+    return _S3_ALIASES.get(name, name) if scheme == "s3" else name
 
 
 def default_cache_root() -> Path:
@@ -121,10 +160,19 @@ def parse_location(
     if not bucket:
         raise UserInputError(f"store URI {text!r} names no bucket")
     opts = options_from_env(scheme.lower())
+    given: dict[str, str] = {}  # canonical name -> the key the caller used for it
     for key, value in (storage_options or {}).items():
         if not isinstance(key, str) or not isinstance(value, str | int | float | bool):
             raise UserInputError(f"storage option {key!r} must map a name to a scalar value")
-        opts[key] = str(value).lower() if isinstance(value, bool) else str(value)
+        text_value = str(value).lower() if isinstance(value, bool) else str(value)
+        name = canonical_option(scheme.lower(), key)
+        if name in given and opts[name] != text_value:
+            raise ConfigError(
+                f"storage options {given[name]!r} and {key!r} both set {name!r}, to "
+                f"{opts[name]!r} and {text_value!r}: give it once"
+            )
+        given[name] = key
+        opts[name] = text_value  # explicit options win over the environment's
     uri = text.rstrip("/")
     digest = hashlib.sha256(uri.encode()).hexdigest()[:16]
     root = Path(cache_dir) if cache_dir is not None else default_cache_root()
@@ -134,6 +182,7 @@ def parse_location(
 __all__ = [
     "REMOTE_SCHEMES",
     "StoreLocation",
+    "canonical_option",
     "default_cache_root",
     "is_remote_uri",
     "options_from_env",

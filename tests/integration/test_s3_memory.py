@@ -221,3 +221,15 @@ def test_a_paused_writer_whose_lease_was_taken_writes_nothing(
     finally:
         b.close()
         a.close()
+
+
+def test_lancedb_option_aliases_work_beside_the_environment(
+    s3_store: S3Target, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")  # as on most AWS hosts
+    options = dict(s3_store.storage_options)
+    options["endpoint"] = options.pop("aws_endpoint")
+    options["region"] = options.pop("aws_region")
+    with open_memory(s3_store.uri, options, str(tmp_path / "w")) as mem:
+        mem.add("I keep bees on the roof.", user_id="ann")
+        assert [t.text for t in mem.pending(user_id="ann")] == ["I keep bees on the roof."]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 from hymem import MemoryConfig
-from hymem.errors import UserInputError
+from hymem.errors import ConfigError, UserInputError
 from hymem.indexes.location import options_from_env, parse_location
 from hymem.memory_args import store_location
 
@@ -58,3 +58,22 @@ def test_options_with_a_local_path_are_a_mistake_but_configured_ones_are_ignored
 def test_a_bad_option_value_is_refused() -> None:
     with pytest.raises(UserInputError, match="scalar"):
         parse_location("s3://b/p", storage_options={"aws_region": ["x"]})  # type: ignore[dict-item]
+
+
+def test_lancedb_aliases_are_read_as_their_canonical_names(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    loc = parse_location(
+        "s3://b/p", storage_options={"endpoint": "http://mine:9000", "Region": "eu-west-1"}
+    )
+    assert loc.storage_options["aws_endpoint"] == "http://mine:9000"
+    assert loc.storage_options["aws_region"] == "eu-west-1"  # explicit wins over the env
+    assert "region" not in loc.storage_options and "endpoint" not in loc.storage_options
+
+
+def test_one_option_given_twice_with_two_values_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="'region' and 'aws_region'"):
+        parse_location("s3://b/p", storage_options={"region": "a", "aws_region": "b"})
+    same = parse_location("s3://b/p", storage_options={"region": "a", "aws_region": "a"})
+    assert same.storage_options["aws_region"] == "a"
