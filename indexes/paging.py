@@ -23,6 +23,11 @@ TABLE_OF = {"turn": S.TURNS, "segment": S.SEGMENTS, "summary": S.SUMMARIES}
 ORDER_COLUMN = {"turn": "seq", "segment": "created_at", "summary": "created_at"}
 # The most records one page may hold, whatever a direct caller of the store asks.
 MAX_PAGE = 1_000
+# The most keys a store reads for one page: a full page plus the one record that tells the
+# caller another page follows (without it, a page of exactly MAX_PAGE would end the listing).
+MAX_FETCH = MAX_PAGE + 1
+# A turn's seq is an int64 in LanceDB; a page key outside it is no key hymem made.
+MAX_SEQ = 2**63 - 1
 
 
 def key_of(level: str, row: Mapping[str, Any]) -> PageKey:
@@ -42,6 +47,8 @@ def after_clause(level: str, after: PageKey | None) -> str | None:
     if level == "turn":
         if isinstance(value, bool) or not isinstance(value, int):
             raise TypeError("a turn page key starts with its seq")
+        if not -MAX_SEQ - 1 <= value <= MAX_SEQ:
+            raise ValueError("a turn page key's seq is an int64")
         bound = str(int(value))
     else:
         if not isinstance(value, datetime):
@@ -51,8 +58,18 @@ def after_clause(level: str, after: PageKey | None) -> str | None:
 
 
 def first(keys: Iterable[PageKey], limit: int) -> list[PageKey]:
-    """The `limit` smallest keys, in order."""
-    return sorted(keys)[: max(0, min(limit, MAX_PAGE))]
+    """The `limit` smallest keys (at most MAX_FETCH), in order."""
+    return sorted(keys)[: max(0, min(limit, MAX_FETCH))]
 
 
-__all__ = ["MAX_PAGE", "ORDER_COLUMN", "TABLE_OF", "PageKey", "after_clause", "first", "key_of"]
+__all__ = [
+    "MAX_FETCH",
+    "MAX_PAGE",
+    "MAX_SEQ",
+    "ORDER_COLUMN",
+    "TABLE_OF",
+    "PageKey",
+    "after_clause",
+    "first",
+    "key_of",
+]

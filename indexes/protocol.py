@@ -229,7 +229,8 @@ class Storage(Protocol):
         statuses: Sequence[str] | None = None,
         filters: Filter | None = None,
     ) -> list[TurnRecord | SegmentRecord | SummaryRecord]:
-        """Up to `limit` (at most `paging.MAX_PAGE`) records of the user at `level` ("turn",
+        """Up to `limit` (at most `paging.MAX_FETCH`: a page and one more, which tells the
+        caller another page follows) records of the user at `level` ("turn",
         "segment" or "summary") in paging order (`indexes.paging`), strictly after the key
         `after`, without vectors. `statuses` keeps summaries (active/superseded/deleted) or
         turns (pending/stored) of those statuses; None keeps all; segments have none.
