@@ -1,7 +1,9 @@
 """Opaque page cursors for `get_all`: the key of the last record a page returned, tagged with
 its level, as URL-safe base64 JSON. A cursor only ever becomes a typed key (an int, a datetime,
 an id string) that the store escapes, so a forged cursor can at worst start another page of
-the caller's own records; a malformed one is a UserInputError."""
+the caller's own records. Anything else (not base64 JSON of that shape, a seq outside int64, an
+id with a NUL or a lone surrogate, a date out of range) is a UserInputError, never another
+error (tests/adversarial/test_page_cursors.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +13,8 @@ import json
 from datetime import datetime
 
 from hymem.errors import UserInputError
-from hymem.indexes.paging import PageKey
+from hymem.indexes.paging import MAX_SEQ, PageKey
+from hymem.time import to_utc
 
 MAX_CURSOR_CHARS = 2_048
 
@@ -34,18 +37,29 @@ def decode(level: str, cursor: str | None) -> PageKey | None:
         value, id_ = data["v"], data["i"]
         if data["l"] != level:
             raise UserInputError(f"this cursor is for listing level {data['l']!r}, not {level!r}")
-        if not isinstance(id_, str) or "\x00" in id_:
+        if not isinstance(id_, str) or "\x00" in id_ or not id_:
             raise bad
+        id_.encode("utf-8")  # a lone surrogate is no id hymem made
         if level == "turn":
             if isinstance(value, bool) or not isinstance(value, int):
+                raise bad
+            if not 0 <= value <= MAX_SEQ:  # a seq is a non-negative int64
                 raise bad
             return (value, id_)
         if not isinstance(value, str):
             raise bad
-        return (datetime.fromisoformat(value), id_)
+        return (to_utc(datetime.fromisoformat(value)), id_)
     except UserInputError:
         raise
-    except (ValueError, KeyError, TypeError, binascii.Error, UnicodeDecodeError):
+    except (
+        ValueError,
+        KeyError,
+        TypeError,
+        OverflowError,
+        RecursionError,
+        binascii.Error,
+        UnicodeError,
+    ):
         raise bad from None
 
 
