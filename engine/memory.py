@@ -41,7 +41,7 @@ from hymem.search.hybrid import HybridSearcher, SearchMode
 from hymem.sleep.auto import AutoSleep
 from hymem.sleep.consolidator import Consolidator, SleepReport
 from hymem.sleep.journal import SleepJournal
-from hymem.time import utcnow
+from hymem.time import parse_time, utcnow
 from hymem.types import AddResult, Answer, Hit, Level, TurnRecord
 from hymem.validation import check_k, check_store_path, check_user_id
 from hymem.write.guard import WriteGuard
@@ -258,8 +258,8 @@ class Memory:
         k: int = 10,
         level: Level | str = Level.SUMMARY,
         mode: SearchMode = "hybrid",
-        since: datetime | None = None,
-        until: datetime | None = None,
+        since: datetime | str | None = None,
+        until: datetime | str | None = None,
         include_inactive: bool = False,
         as_of: datetime | str | None = None,
         filters: Mapping[str, Any] | Filter | None = None,
@@ -351,13 +351,17 @@ class Memory:
         with cache_owner(user_id):
             return self._reader.context(params)
 
-    def traces(self, *, user_id: str | None = None, since: datetime | None = None) -> list[Trace]:
-        """Per-ask traces as typed `Trace` records, oldest first (the dashboard's input)."""
+    def traces(
+        self, *, user_id: str | None = None, since: datetime | str | None = None
+    ) -> list[Trace]:
+        """Per-ask traces as typed `Trace` records, oldest first (the dashboard's input);
+        `since` takes what every time argument takes (`hymem.time.parse_time`)."""
         self._check_open()
         if user_id is not None:
             check_user_id(user_id)
+        bound = None if since is None else parse_time(since, "since")
         self._reader.flush_traces()  # trace rows are written in the background; wait for them
-        return traces_from_rows(self._store.read_traces(user_id=user_id, since=since))
+        return traces_from_rows(self._store.read_traces(user_id=user_id, since=bound))
 
     # --- sleep time ----------------------------------------------------------------------
     def sleep(

@@ -4,7 +4,8 @@
 * Naive datetimes are taken to be UTC already (never the machine's local time), so results do
   not depend on the time zone of the process that wrote or reads the store.
 * Every `*_at` column, turn timestamp, search bound (`since`/`until`), `traces(since=)` and lock
-  file stamp goes through this module.
+  file stamp goes through this module; every time argument a caller gives goes through
+  `parse_time`, so each takes the same forms and the same value gets the same answer everywhere.
 
 Accepted timestamp inputs (`parse_timestamp`), tried in this order:
 
@@ -16,7 +17,8 @@ Accepted timestamp inputs (`parse_timestamp`), tried in this order:
   than a date that depends on when the code happened to run (English month names only:
   detecting the language of a date string costs seconds on the first call).
 
-Anything else raises `UserInputError`.
+Anything else raises `UserInputError`, as does an instant outside `datetime`'s range (years
+1..9999) once converted to UTC (`0001-01-01T00:00:00+14:00`): refused, never clamped.
 """
 
 from __future__ import annotations
@@ -32,8 +34,11 @@ from hymem.errors import UserInputError
 _DATEPARSER_SETTINGS = {
     "PARSERS": ["custom-formats", "absolute-time"],
     "REQUIRE_PARTS": ["day", "month", "year"],
-    "RETURN_AS_TIMEZONE_AWARE": False,
+    # aware, so an offset in the text is applied rather than dropped; text without one is UTC
+    "RETURN_AS_TIMEZONE_AWARE": True,
+    "TIMEZONE": "UTC",
 }
+_ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}(?!\d)")
 _ON = re.compile(r"\bon\b", re.IGNORECASE)  # "1:56 pm on 8 May" -> dateparser reads "1:56 pm 8 May"
 
 
@@ -56,7 +61,9 @@ def to_utc(value: datetime) -> datetime:
     try:
         return value.astimezone(UTC).replace(tzinfo=None)
     except OverflowError:
-        raise UserInputError(f"datetime {value!r} is out of range once converted to UTC") from None
+        raise UserInputError(
+            f"datetime {value.isoformat()} is out of range once converted to UTC"
+        ) from None
 
 
 def to_utc_or_none(value: datetime | None) -> datetime | None:
@@ -78,16 +85,26 @@ def _from_string(text: str) -> datetime:
         raise UserInputError("timestamp is an empty string")
     iso = stripped[:-1] + "+00:00" if stripped.endswith(("Z", "z")) else stripped
     try:
-        return to_utc(datetime.fromisoformat(iso))
+        parsed_iso = datetime.fromisoformat(iso)
     except ValueError:
         pass
+    else:  # out of range once in UTC is refused here, never re-read by dateparser
+        return to_utc(parsed_iso)
+    if _ISO_DAY.match(stripped):  # "2024-13-01" is no date, not 13 January read the US way
+        try:
+            date.fromisoformat(stripped[:10])
+        except ValueError:
+            raise UserInputError(f"timestamp {text!r} is not a valid ISO 8601 date") from None
     if re.search(r"\d", stripped) is None:  # a date without a digit is relative or not a date
         raise UserInputError(f"unparseable timestamp {text!r}")
     import dateparser  # slow to import; only reached by non-ISO formats
 
-    parsed = dateparser.parse(
-        _ON.sub(" ", stripped), languages=["en"], settings=_DATEPARSER_SETTINGS
-    )
+    try:
+        parsed = dateparser.parse(
+            _ON.sub(" ", stripped), languages=["en"], settings=_DATEPARSER_SETTINGS
+        )
+    except OverflowError:  # dateparser moves the value to UTC itself
+        raise UserInputError(f"timestamp {text!r} is out of range once converted to UTC") from None
     if parsed is None:
         raise UserInputError(f"unparseable timestamp {text!r}")
     return to_utc(parsed)
@@ -106,6 +123,17 @@ def parse_timestamp(value: object) -> datetime:
     if isinstance(value, str):
         return _from_string(value)
     raise UserInputError(f"unsupported timestamp type {type(value).__name__}")
+
+
+def parse_time(value: object, name: str) -> datetime:
+    """The one rule for every time argument a caller gives (`add(timestamp=)` and each
+    message's timestamp, `search(since=, until=, as_of=)`, `ask`/`context(as_of=)`,
+    `traces(since=)`): any form `parse_timestamp` accepts, as naive UTC; anything else, or an
+    instant outside year 1..9999 once in UTC, raises UserInputError naming the argument."""
+    try:
+        return parse_timestamp(value)
+    except UserInputError as exc:
+        raise UserInputError(f"{name}: {exc}") from None
 
 
 def try_parse_timestamp(value: object) -> datetime | None:
@@ -131,6 +159,7 @@ __all__ = [
     "Clock",
     "format_line_time",
     "micros",
+    "parse_time",
     "parse_timestamp",
     "to_utc",
     "to_utc_or_none",

@@ -8,7 +8,8 @@ argument). The layers below (`HybridSearcher.find`, the reader's `Run`, the stor
 take the scope as given and never check it again; `hymem.read.params` does the same for an ask,
 whose searches share one scope. httpx turns `timeout=5` into a `Timeout` the same way.
 
-Normalised on the way in: bounds are naive UTC (`hymem.time`), `as_of` is folded into `until`
+Normalised on the way in: bounds are naive UTC (`hymem.time.parse_time`, the one rule for
+every time argument: the same forms as `add(timestamp=)`), `as_of` is folded into `until`
 (nothing after the moment a question is asked is retrieved), and `filters` with the `agent_id` /
 `run_id` shortcuts is one parsed `Filter`.
 """
@@ -23,7 +24,7 @@ from typing import Any, Literal
 from hymem.errors import UserInputError
 from hymem.filters import Filter, scoped
 from hymem.indexes.protocol import ACTIVE_ONLY, RowScope, TimeRange
-from hymem.time import parse_timestamp, to_utc
+from hymem.time import parse_time
 from hymem.types import Level
 from hymem.validation import (
     MAX_K,
@@ -117,7 +118,7 @@ def check_mode(mode: object) -> SearchMode:
 
 def as_of_utc(value: object) -> datetime | None:
     """The moment a question is asked: any timestamp hymem accepts, as naive UTC."""
-    return None if value is None else parse_timestamp(value)
+    return None if value is None else parse_time(value, "as_of")
 
 
 def time_bounds(
@@ -125,20 +126,14 @@ def time_bounds(
 ) -> tuple[datetime | None, datetime | None]:
     """(since, until) as naive UTC, `until` lowered to `as_of` when that is earlier. The bounds
     are compared in UTC, so one aware and one naive bound are fine rather than a TypeError."""
-    low, high, moment = _bound(since), _bound(until), as_of_utc(as_of)
+    low = None if since is None else parse_time(since, "since")
+    high = None if until is None else parse_time(until, "until")
+    moment = as_of_utc(as_of)
     if moment is not None:
         high = moment if high is None else min(high, moment)
     if low is not None and high is not None and low > high:
         raise UserInputError("the time range starts after it ends (since > until, or as_of)")
     return low, high
-
-
-def _bound(value: object) -> datetime | None:
-    if value is None:
-        return None
-    if not isinstance(value, datetime):
-        raise UserInputError(f"since and until must be datetimes or None, got {value!r}")
-    return to_utc(value)
 
 
 __all__ = [

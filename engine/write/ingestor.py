@@ -33,7 +33,7 @@ from hymem.llm.roles import RolesProvider, SegmentInput
 from hymem.llm.tokens import count_tokens
 from hymem.logging import get_logger
 from hymem.metadata import Metadata
-from hymem.time import Clock, parse_timestamp, utcnow
+from hymem.time import Clock, parse_time, utcnow
 from hymem.types import AddResult, SegmentRecord, TurnRecord, TurnStatus
 from hymem.validation import check_session_id
 from hymem.write.buffer import BufferedSegment, plan_flush
@@ -105,7 +105,7 @@ class Ingestor:
         """Persist the call's turns as pending, then flush whatever buffers are full.
         `metadata`, checked by the caller (`hymem.metadata.with_scopes`), goes on every turn."""
         check_session_id(session_id)
-        call_time = parse_timestamp(timestamp) if timestamp is not None else self._clock()
+        call_time = parse_time(timestamp, "timestamp") if timestamp is not None else self._clock()
         accepted = normalise_messages(messages, default_time=call_time)
         meta = dict(sorted((metadata or {}).items()))  # the stored, canonical key order
         with self._guard.writing(user_id), self._lock, self._reload_on_error(user_id):

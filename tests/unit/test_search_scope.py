@@ -63,7 +63,7 @@ def test_rows_carry_the_scope_to_the_store() -> None:
         ({"k": True}, "k must be"),
         ({"mode": "fuzzy"}, "mode"),
         ({"level": "turn"}, "unknown level"),
-        ({"until": "2023-01-01"}, "datetimes"),
+        ({"until": "the day after"}, "until"),
         ({"run_id": "  "}, "run_id"),
     ],
 )
