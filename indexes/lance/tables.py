@@ -17,13 +17,14 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Iterator, Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 from hymem.indexes.protocol import Vector
 from hymem.logging import get_logger
+from hymem.time import utcnow
 
 log = get_logger("hymem.indexes.lance.tables")
 
@@ -44,6 +45,16 @@ LIST_INDEX_COLUMNS = frozenset({"meta_tokens"})  # indexed LABEL_LIST, not BTREE
 # re-checks the newest version on every read, so only a query running while a compaction prunes
 # the version it started on can lose files: it fails with StoreError, and the next read works.
 VERSION_RETENTION = timedelta(minutes=5)
+
+
+def prune_age(now: datetime) -> timedelta:
+    """The age LanceDB's cleanup takes (it measures it back from its own wall clock) that
+    prunes exactly the versions committed before the cutoff `now - VERSION_RETENTION`: a
+    cutoff fixed by the caller's clock, so a test's injected clock decides what is pruned,
+    not how long the machine took to get there. Never negative (0: all but the latest)."""
+    return max(timedelta(0), utcnow() - (now - VERSION_RETENTION))
+
+
 # PQ codes one byte per sub-vector: 8 dimensions each (48 bytes per 384-d MiniLM vector) keeps
 # recall high with refine; a dimension 8 does not divide falls back to its largest divisor up
 # to MAX_SUB_VECTORS (LanceDB requires dim % sub_vectors == 0).
@@ -212,11 +223,16 @@ class LanceTables:
         return found
 
     # --- maintenance --------------------------------------------------------------------------
-    def compact(self, name: str, *, scalar_columns: Sequence[str]) -> None:
+    def compact(
+        self, name: str, *, scalar_columns: Sequence[str], now: datetime | None = None
+    ) -> None:
         """Create missing BTREE indexes past SCALAR_INDEX_MIN_ROWS, then compact fragments, prune
-        versions older than VERSION_RETENTION and fold new rows into the existing indexes. The
-        compaction is a Lance Rewrite, which can conflict with a concurrent delete or
-        merge_insert: the caller holds the write lock."""
+        versions committed before `now - VERSION_RETENTION` (`now`: the caller's clock, default
+        the wall clock) and fold new rows into the existing indexes. The compaction is a Lance
+        Rewrite, which can conflict with a concurrent delete or merge_insert: the caller holds
+        the write lock."""
+        import warnings
+
         from lancedb.index import BTree, LabelList
 
         table = self._tables[name]
@@ -227,7 +243,10 @@ class LanceTables:
                     # a list column (metadata tokens) takes a LABEL_LIST index: array_has(_any)
                     kind = LabelList() if col in LIST_INDEX_COLUMNS else BTree()
                     table.create_index(col, config=kind)
-        table.optimize(cleanup_older_than=VERSION_RETENTION)
+        keep = prune_age(utcnow() if now is None else now)
+        with warnings.catch_warnings():  # "cleanup_older_than=0 removes every version": asked
+            warnings.simplefilter("ignore", UserWarning)
+            table.optimize(cleanup_older_than=keep)
         self.refresh_indexed(name)
 
     def purge_deleted(self, name: str, *, keep: timedelta) -> None:

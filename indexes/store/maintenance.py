@@ -40,7 +40,7 @@ from hymem.indexes.lance.tables import LanceTables
 from hymem.indexes.lexical.feed import LexicalFeed
 from hymem.indexes.store.index_worker import IndexWorker
 from hymem.logging import get_logger
-from hymem.time import utcnow
+from hymem.time import Clock, utcnow
 
 log = get_logger("hymem.indexes.store.maintenance")
 
@@ -117,12 +117,14 @@ class Compactor:
         drift: float = VECTOR_INDEX_DRIFT,
         needs_ann: Callable[[str], bool] | None = None,
         automatic: bool = True,
+        clock: Clock = utcnow,
     ) -> None:
         """`write_lock` is the store's; `background=False` (read-only stores) never starts a
         thread, and a write noted then does its maintenance inline. `needs_ann(table)` says
         whether a search could read the table's ANN index (default: always). `automatic=False`
         (an object store, whose many writers would race to compact): writes never trigger
-        maintenance; only `optimize` runs it."""
+        maintenance; only `optimize` runs it. `clock` says when a compaction runs: versions
+        committed more than `VERSION_RETENTION` before it are pruned (tests inject one)."""
         self._lance = lance
         self._sync = sync
         self.vector_index_min_rows = vector_index_min_rows
@@ -136,6 +138,7 @@ class Compactor:
         self._background = background
         self._automatic = automatic
         self._needs_ann = needs_ann or (lambda table: True)
+        self.clock = clock
 
     @property
     def worker(self) -> IndexWorker:
@@ -211,8 +214,9 @@ class Compactor:
 
     def _compact(self) -> None:
         with self._write_lock:
+            now = self.clock()  # one cutoff for every table of this compaction
             for table, cols in _SCALAR_COLUMNS.items():
-                self._lance.compact(table, scalar_columns=cols)
+                self._lance.compact(table, scalar_columns=cols, now=now)
             self._writes = 0
             self._renew_sync()
 

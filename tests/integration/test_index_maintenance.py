@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from collections.abc import Callable, Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -18,6 +17,7 @@ from hymem.indexes.lance import tables as vectors
 from hymem.indexes.protocol import RowScope
 from hymem.indexes.store.maintenance import OPTIMIZE_EVERY, STATE_FILE
 from hymem.indexes.store.store import Store
+from hymem.time import utcnow
 from hymem.types import StatusChange, SummaryRecord, SummaryStatus
 
 from tests.fixtures_store import DIM, make_segment, make_summary, make_turns
@@ -292,7 +292,9 @@ def test_compaction_prunes_versions_past_the_retention_and_keeps_every_row(
     store: Store, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """LanceDB keeps every commit's version 7 days by default: a long ingest left 18x its data
-    on disk and made each compaction walk thousands of manifests."""
+    on disk and made each compaction walk thousands of manifests. The compactor's clock is set
+    past the retention (no sleep: a 1 ms retention and a 10 ms sleep once left every file on a
+    busy machine)."""
     monkeypatch.setattr(store._compactor.worker, "signal", lambda: None)  # no background run
     for i in range(20):
         store.append_turns(make_turns("u", 2, prefix=f"b{i}-"))
@@ -300,8 +302,8 @@ def test_compaction_prunes_versions_past_the_retention_and_keeps_every_row(
     before = len(store.tables.table(S.TURNS).list_versions())
     data_before = len(list((files / "data").iterdir()))
     assert before > 20
-    monkeypatch.setattr(vectors, "VERSION_RETENTION", timedelta(milliseconds=1))
-    time.sleep(0.01)
+    later = utcnow() + vectors.VERSION_RETENTION + timedelta(minutes=1)
+    monkeypatch.setattr(store._compactor, "clock", lambda: later)
     store.optimize()
     assert len(store.tables.table(S.TURNS).list_versions()) <= 2
     assert len(list((files / "data").iterdir())) < data_before
@@ -312,13 +314,24 @@ def test_compaction_prunes_versions_past_the_retention_and_keeps_every_row(
 def test_versions_inside_the_retention_survive_compaction(
     store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """What `hymem repair` rolls back to: recent versions are not pruned."""
+    """What `hymem repair` rolls back to: recent versions are not pruned. The clock stands
+    where the writes began, so no wait however long, on a busy machine, prunes them."""
     monkeypatch.setattr(store._compactor.worker, "signal", lambda: None)
+    began = utcnow()
+    monkeypatch.setattr(store._compactor, "clock", lambda: began)
     for i in range(5):
         store.append_turns(make_turns("u", 1, prefix=f"b{i}-"))
     before = len(store.tables.table(S.TURNS).list_versions())
     store.optimize()
     assert len(store.tables.table(S.TURNS).list_versions()) > before
+
+
+def test_the_prune_cutoff_is_the_clock_minus_the_retention() -> None:
+    """LanceDB measures the age back from its wall clock; the cutoff is the caller's."""
+    now = utcnow()
+    assert abs(vectors.prune_age(now) - vectors.VERSION_RETENTION) < timedelta(seconds=5)
+    assert vectors.prune_age(now + timedelta(days=1)) == timedelta(0)
+    assert vectors.prune_age(now - timedelta(days=1)) >= timedelta(days=1)
 
 
 def test_an_index_no_search_reads_is_built_only_when_asked_for(
