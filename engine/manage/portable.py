@@ -14,6 +14,9 @@ Links are the records' own fields: a turn's `segment_id`, a segment's `turn_ids`
 belong to an embedder, and the importing store re-embeds with its own (turn vectors pooled into
 segment vectors as the write path does; summaries embedded from their text). The `end` line
 makes a truncated file detectable; import refuses one. Times are ISO 8601, naive UTC.
+
+Import is all or nothing: `import_check` checks every line, link and count before the first
+write, and `import_file` says what a failure during the writes leaves.
 """
 
 from __future__ import annotations
@@ -28,12 +31,13 @@ import numpy as np
 from hymem.embedders import Embedder
 from hymem.errors import UserInputError
 from hymem.indexes.protocol import Storage
+from hymem.manage.import_check import FORMAT_VERSION, ImportCheck
 from hymem.time import utcnow
 from hymem.types import SegmentRecord, SummaryRecord, TurnRecord, TurnStatus
+from hymem.validation import check_user_id
 from hymem.write.pooling import pooled_vector
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
-FORMAT_VERSION = 1
 PAGE = 1_000
 COMMIT_SEGMENTS = 200  # segments (with their summaries) per journaled commit on import
 Record = TurnRecord | SegmentRecord | SummaryRecord
@@ -108,64 +112,49 @@ def export_user(store: Storage, user_id: str, out: Path) -> ExportReport:
 def read_export_user(path: Path) -> str:
     """The user id an export's header names (the whole file is validated by `read_export`)."""
     try:
-        with path.open("r", encoding="utf-8") as fh:
+        with path.open("r", encoding="utf-8", newline="\n") as fh:
             header = json.loads(fh.readline())
         user = header.get("user_id")
-    except (OSError, UnicodeDecodeError, ValueError, AttributeError) as exc:
+    except (OSError, UnicodeDecodeError, ValueError, AttributeError, RecursionError) as exc:
         raise UserInputError(f"cannot read {path}: not a hymem export ({exc})") from exc
-    if not isinstance(user, str) or not user:
+    if user is None:
         raise UserInputError(f"{path}, line 1: the header names no user_id")
-    return user
+    try:
+        return check_user_id(user)
+    except UserInputError as exc:
+        raise UserInputError(f"{path}, line 1: {exc}") from None
 
 
 def read_export(path: Path, user_id: str | None) -> tuple[str, dict[str, list[Any]]]:
-    """Parse and validate a whole export; returns (user id to import as, records by kind).
-    Any malformed line, a record of another user, or a missing end line is a UserInputError
-    naming the line, and nothing is written."""
-    found: dict[str, list[Any]] = {k: [] for k in _MODELS}
-    source: str | None = None
-    ended = False
+    """Parse and check a whole export (`import_check`); returns (user id to import as, records
+    by kind). Any refused line, link or count is a UserInputError naming the line, raised
+    before anything is written. Lines are split at "\n" only, as `export_user` writes them (a
+    U+2028 in a text is not a line break)."""
+    check = ImportCheck(path)
+    n = 0
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserInputError(f"cannot read {path}: {exc}") from exc
-    for n, line in enumerate(lines, 1):
-        where = f"{path}, line {n}"
-        try:
-            data = json.loads(line)
-            kind = data.pop("kind")
-        except (ValueError, KeyError, TypeError, AttributeError):
-            raise UserInputError(f"{where}: not a hymem export record") from None
-        if n == 1:
-            if kind != "header" or data.get("format") != FORMAT_VERSION:
-                raise UserInputError(f"{where}: not a hymem export (format {FORMAT_VERSION})")
-            source = data.get("user_id")
-            if not isinstance(source, str) or not source:
-                raise UserInputError(f"{where}: the header names no user_id")
-            continue
-        if ended or kind not in (*_MODELS, "end"):
-            raise UserInputError(f"{where}: unexpected record {kind!r}")
-        if kind == "end":
-            ended = True
-            continue
-        try:
-            rec: Record = _MODELS[kind].model_validate(data)
-        except ValidationError as exc:
-            raise UserInputError(f"{where}: invalid {kind}: {exc.errors()[0]['msg']}") from None
-        if rec.user_id != source:
-            raise UserInputError(f"{where}: the {kind} belongs to another user than the header")
-        found[kind].append(rec)
-    if source is None or not ended:
-        raise UserInputError(f"{path} is truncated (no end line): export it again")
-    target = user_id or source
-    if target != source:
-        found = {k: [r.model_copy(update={"user_id": target}) for r in v] for k, v in found.items()}
-    return target, found
+        with path.open("r", encoding="utf-8", newline="\n") as fh:
+            for n, raw in enumerate(fh, 1):
+                check.line(n, raw)
+    except UnicodeDecodeError as exc:
+        raise UserInputError(f"{path}, line {n + 1}: not UTF-8 ({exc.reason})") from None
+    except OSError as exc:
+        raise UserInputError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    return check.finish(user_id)
 
 
 def import_file(
     store: Storage, embedder: Embedder, path: Path, *, user_id: str | None
 ) -> ImportReport:
+    """All or nothing: the whole file is checked before the first write (`read_export`), so
+    what can still fail is the store or the embedder. Turns are written pending and become
+    stored only in the commit of their segment, so no turn is ever stored without one. When
+    the target user held nothing before (no turns, segments, summaries or traces), a failure
+    during the writes erases the user again: the store is as it was. A user who already holds
+    part of this file (a process killed mid-import) cannot be rolled back through the Storage
+    protocol without losing that part; there the failure leaves pending turns and whole
+    commits, and running the import again finishes it exactly (every write is idempotent by
+    id)."""
     target, found = read_export(path, user_id)
     turns: list[TurnRecord] = found["turn"]
     mine = {t.id for t in store.get_turns(target)}
@@ -174,25 +163,54 @@ def import_file(
             f"user {target!r} already holds other turns in this memory: import into a new "
             "user id (user_id=...), or erase that user first"
         )
+    blank = not any(store.counts(target).values())
+    vectors = _turn_vectors(embedder, turns)  # before the first write: the model may fail too
+    try:
+        return _write(store, embedder, target, found, vectors)
+    except Exception as exc:
+        if not blank:
+            exc.add_note(
+                f"the import into {target!r} stopped part-way: run it again to finish it "
+                "(what landed is kept; imports are idempotent)"
+            )
+            raise
+        try:
+            store.erase_user(target)
+        except Exception as undo:
+            exc.add_note(
+                f"rolling the import back (erasing {target!r}) failed too: {undo}; the erase "
+                "is journaled and finishes on the next open, or run the import again"
+            )
+        raise
+
+
+def _write(
+    store: Storage,
+    embedder: Embedder,
+    target: str,
+    found: dict[str, list[Any]],
+    vectors: dict[str, np.ndarray],
+) -> ImportReport:
+    turns: list[TurnRecord] = found["turn"]
     report = ImportReport(user_id=target)
-    report.turns = len(store.append_turns(turns))
-    vectors = _turn_vectors(embedder, turns)
+    pending = [
+        t.model_copy(update={"status": TurnStatus.PENDING, "segment_id": None}) for t in turns
+    ]
+    report.turns = len(store.append_turns(pending))
     by_segment: dict[str, list[SummaryRecord]] = {}
     for rec in found["summary"]:
         by_segment.setdefault(rec.segment_id, []).append(rec)
     segments: list[SegmentRecord] = found["segment"]
-    stored = {t.id for t in turns if t.status is TurnStatus.STORED}
+    stored_in = {t.id: t.segment_id for t in turns if t.status is TurnStatus.STORED}
     for i in range(0, len(segments), COMMIT_SEGMENTS):
         chunk = segments[i : i + COMMIT_SEGMENTS]
+        ids = {seg.id for seg in chunk}
         sums = [s for seg in chunk for s in by_segment.pop(seg.id, [])]
         _embed(embedder, chunk, sums, vectors)
-        covered = [tid for seg in chunk for tid in seg.turn_ids if tid in stored]
+        covered = [tid for seg in chunk for tid in seg.turn_ids if stored_in.get(tid) in ids]
         store.commit_segments(target, chunk, sums, list(dict.fromkeys(covered)))
         report.segments += len(chunk)
         report.summaries += len(sums)
-    if by_segment:
-        orphans = sum(len(v) for v in by_segment.values())
-        raise UserInputError(f"{path}: {orphans} summaries link to segments the file lacks")
     return report
 
 

@@ -108,6 +108,12 @@ def _one(index: int, msg: object, default_time: datetime) -> NormalisedMessage:
     return NormalisedMessage(speaker=speaker, text=text, timestamp=when, id=msg_id)
 
 
+def normalise_message(msg: object, *, default_time: datetime, index: int = 0) -> NormalisedMessage:
+    """One message checked and normalised exactly as `add()` does (import reuses it for every
+    turn of a file); raises `InvalidMessageError`."""
+    return _one(index, msg, default_time)
+
+
 Messages = Sequence[Mapping[str, Any]] | Mapping[str, Any] | str
 """What `add()` takes: a list of message mappings, one mapping, or one user message's text."""
 

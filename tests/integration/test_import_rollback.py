@@ -1,0 +1,57 @@
+"""Issue #27 (2) on the LanceDB + Tantivy store: a storage fault between an import's commits
+is rolled back (the new user erased again), so the store answers as before, and the retry
+imports the file whole."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hymem import Memory, MemoryConfig
+from hymem.embedders import HashingEmbedder
+from hymem.errors import StorageFullError
+from hymem.indexes.store.store import Store
+from hymem.manage import portable
+
+
+def _open(folder: Path) -> Memory:
+    config = MemoryConfig(llm="extractive", embedder="hashing")  # type: ignore[arg-type]
+    return Memory(folder, config=config, embedder=HashingEmbedder(64))
+
+
+def test_a_fault_between_commits_leaves_the_store_as_before(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "u.jsonl"
+    with _open(tmp_path / "m") as mem:
+        for i, said in enumerate(["I adopted a dog named Rex", "I moved to Lisbon in May"]):
+            turns = [{"speaker": "Ann", "text": said}, {"speaker": "Bo", "text": "Nice"}]
+            mem.add(turns, user_id="u", session_id=f"s{i}")
+        mem.flush(user_id="u")
+        exported = mem.export(out, user_id="u")
+        assert exported.segments >= 2
+        before = mem.stats()
+        monkeypatch.setattr(portable, "COMMIT_SEGMENTS", 1)
+        real = Store.commit_segments
+        calls: list[int] = []
+
+        def second_fails(self: Store, *args: Any, **kwargs: Any) -> None:
+            calls.append(1)
+            if len(calls) == 2:
+                raise StorageFullError("injected: the disk is full")
+            real(self, *args, **kwargs)
+
+        monkeypatch.setattr(Store, "commit_segments", second_fails)
+        with pytest.raises(StorageFullError):
+            mem.import_records(out, user_id="v")
+        assert mem.stats() == before
+        assert mem.stats(user_id="v") == dict.fromkeys(mem.stats(user_id="v"), 0)
+        assert mem.search("dog Rex", user_id="v") == []
+        report = mem.import_records(out, user_id="v")  # the retry imports it whole
+        assert (report.turns, report.segments, report.summaries) == (
+            exported.turns,
+            exported.segments,
+            exported.summaries,
+        )
+        assert mem.stats(user_id="v")["pending_turns"] == 0
