@@ -40,6 +40,18 @@ def write_user(
         out.put((user, acked))
 
 
+def open_at_once(uris: list[str], options: dict[str, str], cache: str, line: Any, out: Any) -> None:
+    """Open each of `uris` (new prefixes) in turn, together with the other workers waiting
+    on the barrier `line`; report per URI the identity this worker read, or the error."""
+    for n, uri in enumerate(uris):
+        line.wait(120)
+        try:
+            with open_memory(uri, options, f"{cache}-{n}") as mem:
+                out.put((n, "ok", json.dumps(mem.store.meta(), sort_keys=True, default=str)))
+        except Exception as exc:  # the test reports it
+            out.put((n, "error", f"{type(exc).__name__}: {exc}"))
+
+
 def find_after_refresh(
     uri: str, options: dict[str, str], cache: str, user: str, query: str, out: Any
 ) -> None:

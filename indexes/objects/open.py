@@ -19,15 +19,20 @@ What differs from a folder (`hymem.indexes.location` has the layout):
 
 from __future__ import annotations
 
+import json
 import os
+import random
 import socket
 import threading
+import time
 import uuid
 from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Any
 
+from hymem.errors import HymemError
 from hymem.indexes.dense.cache import DenseCache
 from hymem.indexes.dense.rows import DenseRows
 from hymem.indexes.lance.sleep_log import TableLines
@@ -38,15 +43,19 @@ from hymem.indexes.location import StoreLocation
 from hymem.indexes.objects.access import LeaseAccess
 from hymem.indexes.objects.journals import ObjectJournals
 from hymem.indexes.objects.leases import LeaseManager
+from hymem.indexes.objects.objects import Objects
 from hymem.indexes.objects.obstore import RemoteObjects
 from hymem.indexes.objects.replica_sync import CacheSlot, ReplicaSync
 from hymem.indexes.store.assemble import KindParts, Maintenance, StoreParts, assemble
 from hymem.indexes.store.faults import storage_faults
-from hymem.indexes.store.meta import MetaKeeper
+from hymem.indexes.store.meta import Claim, MetaKeeper
 from hymem.indexes.store.store import Store
 from hymem.logging import get_logger
 
 log = get_logger("hymem.indexes.objects")
+
+IDENTITY_KEY = "_hymem/identity.json"  # the first opener's claim on a new store's identity
+OPEN_ATTEMPTS = 6  # a new store's tables being created by several openers at once
 
 
 @dataclass(frozen=True)
@@ -79,6 +88,44 @@ class _Reloader:
             self.parts.recovery.settle_leftover(user_id)
         kind.dense_cache.invalidate(user_id)
         kind.feed.catch_up()
+
+
+def _claim_identity(objects: Objects) -> Claim:
+    """A new store's identity is claimed by one conditional create: the first opener wins,
+    every other opener of the same new prefix takes the winner's (one store, one identity)."""
+
+    mine = uuid.uuid4().hex  # tells our own claim (a retried one included) from another's
+
+    def claim(meta: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+        ours = json.dumps({"meta": meta, "claimant": mine}, sort_keys=True).encode()
+        objects.create(IDENTITY_KEY, ours)
+        found = objects.get(IDENTITY_KEY)
+        try:
+            stored = json.loads(found.data) if found is not None else None
+        except ValueError:
+            stored = None
+        if not isinstance(stored, dict) or not isinstance(stored.get("meta"), dict):
+            return meta, True  # deleted or garbled under us: ours stands
+        return stored["meta"], stored.get("claimant") == mine
+
+    return claim
+
+
+def _open_meta(keeper: MetaKeeper, read_only: bool) -> dict[str, Any]:
+    """`keeper.open`, retried while other openers are creating the same new store's tables
+    (LanceDB reports their concurrent creations as commit conflicts or half-made tables)."""
+    for attempt in range(OPEN_ATTEMPTS):
+        try:
+            meta, _created = keeper.open(None, None)
+            return meta
+        except HymemError:
+            raise
+        except Exception as exc:
+            if read_only or attempt == OPEN_ATTEMPTS - 1:
+                raise
+            log.info("store.open_retry", attempt=attempt + 1, error=str(exc)[:200])
+            time.sleep(random.uniform(0.1, 0.3) * 2**attempt)
+    raise AssertionError("unreachable")
 
 
 def _no_background_ann(dense: DenseRows) -> Callable[[str], bool]:
@@ -127,8 +174,9 @@ def open_object_store(
                 embedder_name=embedder_name,
                 dim=dim,
                 meta_file=None,
+                claim=None if read_only else _claim_identity(objects),
             )
-            meta, _created = keeper.open(None, None)
+            meta = _open_meta(keeper, read_only)
             keeper.check(meta)
             lex = LexicalIndex(slot.folder / "tantivy", writable=True, expected=False)
             undo.callback(lex.close)

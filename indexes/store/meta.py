@@ -9,6 +9,8 @@ copy. A store that lost both is a `StoreCorruptedError`: guessing its embedder i
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +24,10 @@ from hymem.indexes.lance.tables import LanceTables
 from hymem.logging import get_logger
 
 _TABLES = (S.TURNS, S.SEGMENTS, S.SUMMARIES, S.TRACES)
+# A claim on a new store's identity (`objects/open.py`): given the identity this opener would
+# write, the one that won (this one, or a concurrent opener's) and whether this opener won.
+Claim = Callable[[dict[str, Any]], tuple[dict[str, Any], bool]]
+CLAIM_WAIT_S = 30.0  # how long a losing opener waits for the winner to write the meta table
 
 log = get_logger("hymem.indexes.store.meta")
 
@@ -38,15 +44,19 @@ class MetaKeeper:
         embedder_name: str,
         dim: int,
         meta_file: Path | None,
+        claim: Claim | None = None,
     ) -> None:
         """`label` names the store in errors; `meta_file` is a folder's meta.json, kept in
-        step with the table (None on an object store: the `meta` table is the only copy)."""
+        step with the table (None on an object store: the `meta` table is the only copy).
+        `claim`: several processes may create the store at once (an object store's workers);
+        only the winner of the claim writes the meta table, the others read what it wrote."""
         self._folder = label
         self._meta_file = meta_file
         self._lance = lance
         self._read_only = read_only
         self._embedder_name = embedder_name
         self._dim = dim
+        self._claim = claim
 
     def check(self, meta: dict[str, Any]) -> None:
         """`check_meta`, except that a writer accepts an older schema it can upgrade
@@ -96,8 +106,30 @@ class MetaKeeper:
         if meta is not None:
             return meta, False
         meta = new_meta(S.SCHEMA_VERSION, self._embedder_name, self._dim)
-        self._write(meta)
-        return meta, True
+        if self._claim is None:
+            self._write(meta)
+            return meta, True
+        meta, won = self._claim(meta)
+        if won or not self._await_winner():
+            self._write(meta)  # the winner died before writing it: the same rows, once more
+        found = self._from_table(None)
+        if found is None:
+            raise StoreError(f"{self._folder}: its identity could not be written; retry")
+        return found, won
+
+    def _await_winner(self) -> bool:
+        """Wait for the opener that won the claim to write the meta table; False if it did
+        not within CLAIM_WAIT_S (it may have died between the claim and the write)."""
+        deadline = time.monotonic() + CLAIM_WAIT_S
+        delay = 0.05
+        while True:
+            self._lance.refresh()
+            if meta_from_rows(self._lance.rows(S.META, None)) is not None:
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(delay)
+            delay = min(delay * 2, 1.0)
 
     def _open_tables(self) -> None:
         if self._read_only:
@@ -135,4 +167,4 @@ class MetaKeeper:
         return meta
 
 
-__all__ = ["MetaKeeper"]
+__all__ = ["Claim", "MetaKeeper"]

@@ -233,3 +233,38 @@ def test_lancedb_option_aliases_work_beside_the_environment(
     with open_memory(s3_store.uri, options, str(tmp_path / "w")) as mem:
         mem.add("I keep bees on the roof.", user_id="ann")
         assert [t.text for t in mem.pending(user_id="ann")] == ["I keep bees on the roof."]
+
+
+def test_workers_opening_a_new_store_together_all_succeed_and_agree(
+    s3_store: S3Target, tmp_path: Path
+) -> None:
+    from tests.fixtures_s3 import new_bucket
+    from tests.s3_workers import open_at_once
+
+    workers, rounds = 8, 5
+    targets = [new_bucket(s3_store.endpoint, prefix=f"new{n}") for n in range(rounds)]
+    line, out = SPAWN.Barrier(workers), SPAWN.Queue()
+    uris = [t.uri for t in targets]
+    procs = [
+        SPAWN.Process(
+            target=open_at_once,
+            args=(uris, s3_store.storage_options, str(tmp_path / f"w{i}"), line, out),
+        )
+        for i in range(workers)
+    ]
+    for p in procs:
+        p.start()
+    results: dict[int, list[tuple[str, str]]] = {n: [] for n in range(rounds)}
+    for _ in range(workers * rounds):
+        n, kind, what = out.get(timeout=120)
+        results[n].append((kind, what))
+    for p in procs:
+        p.join(60)
+    for n, target in enumerate(targets):
+        errors = [what for kind, what in results[n] if kind == "error"]
+        assert not errors, "\n".join(errors)
+        assert len({what for _, what in results[n]}) == 1, results[n]  # one identity for all
+        with _mem(target, tmp_path, f"check{n}") as mem:
+            rows = mem.store.tables.rows("meta", None)
+            assert len(rows) == len({r["key"] for r in rows}), rows
+            assert json.dumps(mem.store.meta(), sort_keys=True, default=str) == results[n][0][1]
