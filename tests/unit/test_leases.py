@@ -256,12 +256,28 @@ def test_threads_of_one_manager_take_turns(objects: MemoryObjects) -> None:
 
 
 def test_heartbeat_thread_and_close(objects: MemoryObjects) -> None:
+    """The heartbeat renews the lease before it expires. Waits for the renewal itself, then
+    looks as a worker whose clock stands past the first expiry (before: a 0.3 s ttl and a
+    0.35 s sleep, which a busy machine could outlast before the heartbeat thread ran)."""
     a = LeaseManager(objects, holder="a", ttl_s=0.3, linger_s=10)
     a.acquire("u")
     assert any(t.name == "hymem-leases" and t.daemon for t in threading.enumerate())
-    time.sleep(0.35)  # past the first expiry: renewed meanwhile
+
+    def expiry() -> float:
+        value = body(objects)["expires_at"]
+        assert isinstance(value, int | float)
+        return float(value)
+
+    first_expiry = expiry()
+    deadline = time.monotonic() + 30
+    while expiry() <= first_expiry:
+        assert time.monotonic() < deadline, "the heartbeat never renewed the lease"
+        time.sleep(0.01)
+    past_first_expiry = first_expiry + 0.01
     with pytest.raises(StoreLockedError):
-        LeaseManager(objects, holder="b", wait_s=0, heartbeat=False).acquire("u")
+        LeaseManager(
+            objects, holder="b", wait_s=0, heartbeat=False, clock=lambda: past_first_expiry
+        ).acquire("u")
     a.close()
     assert not any(t.name == "hymem-leases" for t in threading.enumerate())
     assert body(objects)["released"] is True
