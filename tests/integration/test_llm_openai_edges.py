@@ -39,7 +39,10 @@ def test_waiting_for_a_request_slot_counts_against_the_deadline(
     slow = make_scripted_roles(llm_server, slots=one_slot, llm_timeout_s=5.0)
     holder = threading.Thread(target=lambda: slow.reflect("first", "a"))
     holder.start()
-    time.sleep(0.2)
+    deadline = time.monotonic() + 30  # the first request is at the server: it holds the slot
+    while not llm_server.requests_for("reflect"):
+        assert time.monotonic() < deadline, "the first request never reached the server"
+        time.sleep(0.01)
     started = time.monotonic()
     with pytest.raises(LLMUnavailable, match="no free request slot"):
         roles.reflect("second", "a")
