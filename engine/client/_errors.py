@@ -26,6 +26,11 @@ _WIRE_ONLY: dict[str, type[E.HymemError]] = {
     "Forbidden": E.AuthError,
     "RequestValidationError": E.UserInputError,
     "PayloadTooLarge": E.UserInputError,
+    # A route or method this hymem server does not have: a base_url with a wrong path, or a
+    # client newer than its server. The server's message names the route.
+    "RouteNotFound": E.HymemError,
+    "MethodNotAllowed": E.HymemError,
+    "HTTPError": E.HymemError,
 }
 _NOT_FOUND = re.compile(r"no (\S+) (.+) for this user", re.DOTALL)
 _INVALID_MESSAGE = re.compile(r"message (\d+)(?: \(id=(.+?)\))?: (.*)", re.DOTALL)

@@ -19,8 +19,9 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from hymem.errors import HymemError
 from hymem.serve.auth import Binding, KeyRing
-from hymem.serve.errors import http_error
+from hymem.serve.errors import ERROR_RESPONSES, WIRE_NAMES, http_error
 from hymem.serve.routes import Denied, router
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 DEFAULT_MAX_BODY_BYTES = 1 << 20  # 1 MiB: a few hundred messages per add
 
@@ -60,7 +61,7 @@ def create_app(
         lifespan=lifespan,
     )
     app.state.hymem = Settings(memory, keys, open_mode=open_mode)
-    app.include_router(router)
+    app.include_router(router, responses=ERROR_RESPONSES)
 
     @app.exception_handler(HymemError)
     async def hymem_error(_: Request, exc: HymemError) -> JSONResponse:
@@ -78,6 +79,27 @@ def create_app(
         errors = [{"loc": e.get("loc"), "msg": e.get("msg")} for e in exc.errors()][:20]
         body = {"error": "RequestValidationError", "message": "invalid request", "detail": errors}
         return JSONResponse(body, status_code=422)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_exception(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        if exc.status_code == 400:  # FastAPI could not parse the body (deep, bad UTF-8, ...)
+            body = {"error": "RequestValidationError", "message": f"invalid request: {exc.detail}"}
+            return JSONResponse(body, status_code=422)
+        name = WIRE_NAMES.get(exc.status_code, "HTTPError")
+        message = str(exc.detail)
+        if name in ("RouteNotFound", "MethodNotAllowed"):
+            route = f"{request.method} {request.url.path}"
+            message = f"{message}: no route {route} on this hymem server (is base_url right?)"
+        return JSONResponse(
+            {"error": name, "message": message},
+            status_code=exc.status_code,
+            headers=dict(exc.headers or {}),
+        )
+
+    @app.exception_handler(Exception)
+    async def internal(_: Request, exc: Exception) -> JSONResponse:
+        # A bug: answered in hymem's shape, and still logged with its traceback by Starlette.
+        return JSONResponse({"error": "HymemError", "message": "internal server error"}, 500)
 
     @app.middleware("http")
     async def limit_body(

@@ -67,7 +67,9 @@ AsOf = Annotated[
     datetime | None,
     Field(description="ask as of this instant: nothing later is retrieved (default: now)"),
 ]
-K = Annotated[int, Field(ge=1, description="how many results (at most the store's max_k)")]
+K = Annotated[
+    int, Field(ge=1, strict=True, description="how many results (at most the store's max_k)")
+]
 Depth = Annotated[
     Literal["auto", "light", "deep"],
     Field(description="light reads summaries, deep also raw dialogue, auto escalates if needed"),
@@ -157,7 +159,11 @@ def _add_write_tools(server: MCPServer, memory: Any, user: str) -> None:
             str | None, Field(description="when, for turns without their own timestamp")
         ] = None,
         flush: Annotated[
-            bool, Field(description="summarise pending turns now, so they are searchable at once")
+            bool,
+            Field(
+                strict=True,
+                description="summarise pending turns now, so they are searchable at once",
+            ),
         ] = False,
     ) -> AddResult:
         """Store conversation turns in the user's memory. Turns wait in a short-term buffer
@@ -188,7 +194,7 @@ def _add_read_tools(server: MCPServer, memory: Any, user: str) -> None:
         since: Moment = None,
         until: Moment = None,
         include_inactive: Annotated[
-            bool, Field(description="also return superseded and deleted versions")
+            bool, Field(strict=True, description="also return superseded and deleted versions")
         ] = False,
         as_of: AsOf = None,
     ) -> list[Hit]:
@@ -212,7 +218,7 @@ def _add_read_tools(server: MCPServer, memory: Any, user: str) -> None:
     async def ask_memory(
         question: Annotated[str, Field(description="a question about the user's past")],
         depth: Depth = "auto",
-        k: Annotated[int | None, Field(ge=1, description="summaries to read")] = None,
+        k: Annotated[int | None, Field(ge=1, strict=True, description="summaries to read")] = None,
         as_of: AsOf = None,
     ) -> Answer:
         """Answer a question from the user's memory, with the evidence it rests on."""
@@ -234,7 +240,9 @@ def _add_manage_tools(server: MCPServer, memory: Any, user: str) -> None:
             Literal["active", "superseded", "deleted", "pending", "stored", "all"] | None,
             Field(description="default: active summaries, every turn"),
         ] = None,
-        limit: Annotated[int, Field(ge=1, description="records per page (at most 1,000)")] = 100,
+        limit: Annotated[
+            int, Field(ge=1, strict=True, description="records per page (at most 1,000)")
+        ] = 100,
         cursor: Annotated[str | None, Field(description="next_cursor of the previous page")] = None,
     ) -> Page:
         """One page of the user's records in a stable order; pass next_cursor for the next."""

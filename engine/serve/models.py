@@ -1,14 +1,15 @@
 """Request bodies of the REST API. Each mirrors the keyword arguments of the `Memory` method it
 calls (a test holds them equal), and responses are the library's own models, so the API, the
 library and `hymem.client` cannot drift apart. Values are checked by the library, exactly as
-for an in-process caller; these models only give the wire format its types."""
+for an in-process caller; these models only give the wire format its types, as strictly as the
+library takes them: a count is a JSON integer (not "5", 5.0 or true), a flag a JSON boolean."""
 
 from __future__ import annotations
 
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
 
 Depth = Literal["auto", "light", "deep"]
 
@@ -47,12 +48,12 @@ class UpdateRequest(_Body):
 class SearchRequest(_Scoped):
     user_id: str
     query: str
-    k: int = 10
+    k: StrictInt = 10
     level: Literal["summary", "segment"] = "summary"
     mode: Literal["hybrid", "dense", "lexical"] = "hybrid"
     since: datetime | None = None
     until: datetime | None = None
-    include_inactive: bool = False
+    include_inactive: StrictBool = False
     as_of: datetime | str | None = None
 
 
@@ -60,10 +61,10 @@ class AskRequest(_Scoped):
     user_id: str
     question: str
     depth: Depth = "auto"
-    k: int | None = None
-    N: int | None = None
-    d: int | None = None
-    max_iterations: int | None = None
+    k: StrictInt | None = None
+    N: StrictInt | None = None
+    d: StrictInt | None = None
+    max_iterations: StrictInt | None = None
     as_of: datetime | str | None = None
 
 
@@ -76,7 +77,7 @@ class ContextRequest(_Scoped):
 
 class SleepRequest(_Body):
     user_id: str | None = Field(None, description="one user; None sleeps every user (admin key)")
-    dry_run: bool = False
+    dry_run: StrictBool = False
 
 
 __all__ = [
