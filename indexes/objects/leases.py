@@ -25,7 +25,17 @@ must agree to well within ttl (NTP gives milliseconds; ttl is 30 s).
 A heartbeat thread (`hymem-leases`, daemon) calls `tick()`: it renews held leases every ttl/3
 and releases those idle for `linger_s`, so a worker that writes one user in bursts keeps the
 lease between calls without holding it forever. A lease whose renewal fails is dropped and
-logged; its holder's next `fence` raises `LeaseLostError`.
+logged; its holder's next `fence` takes it back when the object still names it with its token
+(nobody held the user meanwhile, e.g. the renewal failed in an object-store outage), raises
+`StoreUnavailableError` while the store is still down, and `LeaseLostError` saying what happened
+(its renewal failed, then another worker, named, took it over) otherwise.
+
+Fairness: a waiting writer leaves a note beside the lease (`want_key`, refreshed while it
+polls). A holder looks for one at the end of a call (at most once per min(ttl/3, wait_s/4)),
+and if another writer waits, releases at once instead of lingering and does not take the lease
+back while the note is fresh. So a writer of one user in back-to-back calls cannot starve a
+second one: that one gets the lease, or `StoreLockedError`, within its `lease_wait_s` (one
+deadline for the whole wait, another thread's turn in this process included).
 """
 
 from __future__ import annotations
@@ -49,11 +59,18 @@ log = get_logger("hymem.indexes.objects.leases")
 LEASE_PREFIX = "_hymem/leases/"
 FIRST_POLL_S = 0.05  # first wait for a busy lease; doubles, with jitter, up to MAX_POLL_S
 MAX_POLL_S = 1.0
+WANT_TTL_S = 4 * MAX_POLL_S  # a waiter's note stays fresh this long after its last poll
 
 
 def lease_key(user_id: str) -> str:
     """The lease object's key: hashed, so any user id makes a valid, fixed-length key."""
     return f"{LEASE_PREFIX}{hashlib.sha256(user_id.encode()).hexdigest()[:40]}.json"
+
+
+def want_key(user_id: str) -> str:
+    """A waiting writer's note beside the lease: the holder lets it in at the end of its
+    current call instead of keeping the lease for its next one (fairness)."""
+    return lease_key(user_id)[: -len(".json")] + ".want.json"
 
 
 @dataclass(frozen=True)
@@ -109,6 +126,10 @@ class _UserState:
     last_token: int | None = None  # the token this manager held last
     busy: int = 0
     idle_since: float = 0.0
+    lost: str | None = None  # why the grant was dropped, when not by a takeover
+    want_checked: float = float("-inf")  # when this holder last looked for a waiter's note
+    want_put: float = float("-inf")  # when this waiter last wrote its note
+    yield_until: float = 0.0  # this holder let a waiter in: it does not take the lease back
 
 
 class LeaseManager:
@@ -152,6 +173,7 @@ class LeaseManager:
         the heartbeat keeps it, idle again on exit. Re-entrant in a thread; threads of this
         process take turns on one user."""
         st = self._state(user_id)
+        started = self._clock()
         if not st.gate.acquire(timeout=max(self.wait_s, 0.0)):
             raise StoreLockedError(
                 f"user {user_id!r} is being written by another thread of this process; "
@@ -161,7 +183,9 @@ class LeaseManager:
             with self._lock:
                 st.busy += 1
             try:
-                yield self.acquire(user_id)
+                # One lease_wait_s for the whole wait, the other thread's turn included.
+                waited = max(0.0, self._clock() - started)
+                yield self.acquire(user_id, wait_s=max(0.0, self.wait_s - waited))
             finally:
                 with self._lock:
                     st.busy -= 1
@@ -169,30 +193,40 @@ class LeaseManager:
                     done = st.busy == 0
                 if done and self.linger_s <= 0:
                     self.release(user_id)
+                elif done:
+                    self._let_waiter_in(user_id, st)
         finally:
             st.gate.release()
 
-    def acquire(self, user_id: str) -> Lease:
+    def acquire(self, user_id: str, *, wait_s: float | None = None) -> Lease:
         """This user's lease: ours already, free, released or expired (taken over with token+1).
-        Waits up to wait_s while another live holder has it, then raises StoreLockedError."""
+        Waits up to wait_s (default: the manager's) while another live holder has it, then
+        raises StoreLockedError. While it waits, a note tells the holder to let it in at the
+        end of the holder's current call (`want_key`)."""
         st = self._state(user_id)
+        wait = self.wait_s if wait_s is None else wait_s
         with st.io:
             if st.grant is not None and self._still_ours(user_id, st):
                 return self._lease(st.grant.body, stale=False)
-            deadline = self._clock() + self.wait_s
-            for attempt in itertools.count():
-                got = self._try_take(user_id, st)
-                if isinstance(got, Lease):
-                    lease = got
-                    break
-                remaining = deadline - self._clock()
-                if remaining <= 0:
-                    raise StoreLockedError(
-                        f"user {user_id!r} is being written by another worker ({got.holder}, "
-                        f"lease until {got.expires_at:.0f}); waited {self.wait_s:g} s"
-                    )
-                delay = min(MAX_POLL_S, FIRST_POLL_S * 2 ** min(attempt, 10))
-                self._sleep(min(remaining, delay * self._random.uniform(0.5, 1.0)))
+            deadline = self._clock() + wait
+            try:
+                for attempt in itertools.count():
+                    got = self._try_take(user_id, st)
+                    if isinstance(got, Lease):
+                        lease = got
+                        break
+                    remaining = deadline - self._clock()
+                    if remaining <= 0:
+                        raise StoreLockedError(
+                            f"user {user_id!r} is being written by another worker "
+                            f"({got.holder}, lease until {got.expires_at:.0f}); waited "
+                            f"{self.wait_s:g} s (lease_wait_s)"
+                        )
+                    self._want(user_id, st)
+                    delay = min(MAX_POLL_S, FIRST_POLL_S * 2 ** min(attempt, 10))
+                    self._sleep(min(remaining, delay * self._random.uniform(0.5, 1.0)))
+            finally:
+                self._unwant(user_id, st)
         with self._lock:
             if st.busy == 0:  # a bare acquire() lingers from now, like the end of a hold()
                 st.idle_since = self._clock()
@@ -211,11 +245,12 @@ class LeaseManager:
         LeaseLostError if someone took it over or we do not hold it."""
         st = self._state(user_id)
         with st.io:
-            if st.grant is None or not self._renew(st):
-                raise LeaseLostError(
-                    f"the write lease on user {user_id!r} was lost (it expired and another "
-                    "worker took it over); nothing was written; retrying re-acquires it"
-                )
+            if st.grant is None:
+                if not self._take_back(user_id, st):
+                    raise LeaseLostError(self._lost_message(user_id, st))
+            elif not self._renew(st):
+                raise LeaseLostError(self._lost_message(user_id, st))
+            assert st.grant is not None
             return self._lease(st.grant.body, stale=False)
 
     def release(self, user_id: str) -> None:
@@ -242,6 +277,7 @@ class LeaseManager:
                     renewed = self._renew(st)
                 except StoreError as exc:
                     st.grant, renewed = None, False
+                    st.lost = f"its renewal failed while the object store was unavailable ({exc})"
                     log.warning("lease.renew_failed", user_id=user_id, error=str(exc))
                 if not renewed:
                     log.warning("lease.lost", user_id=user_id, token=grant.body.token)
@@ -257,6 +293,105 @@ class LeaseManager:
             self.release(user_id)
 
     # -- internals ------------------------------------------------------------------------
+
+    def _take_back(self, user_id: str, st: _UserState) -> bool:
+        """A grant dropped after a failed renewal (an outage) is ours again if the lease object
+        still names us with our token: nobody held the user since. Taken back by a conditional
+        write; an object store still down raises StoreUnavailableError."""
+        if st.last_token is None or st.lost is None:
+            return False
+        key = lease_key(user_id)
+        cur = self.objects.get(key)
+        prev = _Body.decode(key, cur.data) if cur else None
+        if cur is None or prev is None or prev.holder != self.holder:
+            return False
+        if prev.token != st.last_token or prev.released:
+            return False
+        now = self._clock()
+        body = _Body(user_id, self.holder, prev.token, now + self.ttl_s, released=False)
+        etag = self._write(key, body, cur.etag)
+        if etag is None:
+            return False
+        st.grant, st.lost = _Grant(body, etag, now), None
+        log.info("lease.taken_back", user_id=user_id, token=prev.token)
+        return True
+
+    def _lost_message(self, user_id: str, st: _UserState) -> str:
+        """What happened to a lease this writer no longer holds, as far as the object says."""
+        try:
+            cur = self.objects.get(lease_key(user_id))
+            now = _Body.decode(lease_key(user_id), cur.data) if cur else None
+        except StoreError:
+            now = None
+        why = st.lost or "it expired"
+        if st.last_token is None:
+            what = "this worker does not hold it"
+        elif now is not None and now.holder != self.holder:
+            what = f"{why}, and another worker ({now.holder}) took it over"
+        else:
+            what = f"{why}, and it could not be taken back"
+        return (
+            f"the write lease on user {user_id!r} was lost ({what}); nothing was written; "
+            "retrying re-acquires it"
+        )
+
+    def _want(self, user_id: str, st: _UserState) -> None:
+        """Leave (or refresh) this waiter's note for the holder. Best effort."""
+        now = self._clock()
+        if now - st.want_put < MAX_POLL_S:
+            return
+        note = json.dumps({"holder": self.holder, "expires_at": now + WANT_TTL_S}).encode()
+        try:
+            self.objects.put(want_key(user_id), note)
+            st.want_put = now
+        except StoreError as exc:
+            log.info("lease.want_failed", user_id=user_id, error=str(exc))
+
+    def _unwant(self, user_id: str, st: _UserState) -> None:
+        if st.want_put == float("-inf"):
+            return
+        st.want_put = float("-inf")
+        try:
+            if self._waiter(user_id) is not None:
+                return  # another waiter's note now: leave it
+            self.objects.delete(want_key(user_id))
+        except StoreError as exc:
+            log.info("lease.want_failed", user_id=user_id, error=str(exc))
+
+    def _waiter(self, user_id: str) -> str | None:
+        """The holder named by a fresh note of another waiter for this user, if any."""
+        found = self.objects.get(want_key(user_id))
+        if found is None:
+            return None
+        try:
+            note = json.loads(found.data)
+            holder, expires = str(note["holder"]), float(note["expires_at"])
+        except (ValueError, KeyError, TypeError):
+            return None
+        if holder == self.holder or expires <= self._clock():
+            return None
+        return holder
+
+    def _let_waiter_in(self, user_id: str, st: _UserState) -> None:
+        """At the end of a call: if another writer waits for this user, release the lease now
+        (not after lease_linger_s) and do not take it back while its note is fresh. Looked at
+        most once per min(ttl/3, lease_wait_s/4), so a burst of calls pays one read per period."""
+        now = self._clock()
+        if now - st.want_checked < min(self.ttl_s / 3, self.wait_s / 4):
+            return
+        st.want_checked = now
+        try:
+            waiter = self._waiter(user_id)
+        except StoreError:
+            return
+        if waiter is None:
+            return
+        with self._lock:
+            if st.busy > 0:
+                return
+        st.yield_until = now + WANT_TTL_S
+        log.info("lease.yield", user_id=user_id, to=waiter)
+        self.release(user_id)
 
     def _state(self, user_id: str) -> _UserState:
         with self._lock:
@@ -312,6 +447,11 @@ class LeaseManager:
         takeable = prev is None or prev.released or prev.expires_at <= now
         if prev is not None and not takeable and prev.holder != self.holder:
             return prev
+        if now < st.yield_until and takeable:
+            waiter = self._waiter(user_id)  # we let it in: it goes first while it waits
+            if waiter is not None:
+                return _Body(user_id, waiter, 0, st.yield_until, released=False)
+            st.yield_until = 0.0
         token = (prev.token if prev else 0) + 1
         body = _Body(user_id, self.holder, token, now + self.ttl_s, released=False)
         etag = self._write(key, body, cur.etag if cur else None)
