@@ -173,3 +173,29 @@ def test_rest_answers_a_forged_cursor_with_400(tmp_path: Path) -> None:
         assert ok.status_code == 200
     finally:
         srv.stop()
+
+
+def test_mcp_answers_a_forged_cursor_with_user_input_error(tmp_path: Path) -> None:
+    import anyio
+    from hymem.serve.mcp_server import build_mcp_server
+    from mcp import Client
+
+    memory: Memory = hashing_memory(tmp_path / "mcp")
+    memory._store.append_turns(make_turns(USER, 3))
+    server = build_mcp_server(memory, USER)
+
+    async def texts() -> list[str]:
+        out = []
+        async with Client(server) as client:
+            for cursor in FORGED[:6]:
+                args = {"level": "turn", "cursor": cursor}
+                result = await client.call_tool("list_memories", args)
+                assert result.is_error
+                out.append(" ".join(getattr(b, "text", "") for b in result.content))
+        return out
+
+    try:
+        for text in anyio.run(texts):
+            assert "UserInputError: " in text and "cursor" in text, text
+    finally:
+        memory.close()
