@@ -60,11 +60,11 @@ class Message(BaseModel):
 
 MemoryId = Annotated[str, Field(description="id of a memory (a summary), as tools return it")]
 Moment = Annotated[
-    datetime | None,
-    Field(description="ISO 8601 instant; without an offset it is taken as UTC"),
+    datetime | str | None,
+    Field(description="an instant (ISO 8601 or a date); without an offset it is taken as UTC"),
 ]
 AsOf = Annotated[
-    datetime | None,
+    datetime | str | None,
     Field(description="ask as of this instant: nothing later is retrieved (default: now)"),
 ]
 K = Annotated[

@@ -51,8 +51,8 @@ class SearchRequest(_Scoped):
     k: StrictInt = 10
     level: Literal["summary", "segment"] = "summary"
     mode: Literal["hybrid", "dense", "lexical"] = "hybrid"
-    since: datetime | None = None
-    until: datetime | None = None
+    since: datetime | str | None = None
+    until: datetime | str | None = None
     include_inactive: StrictBool = False
     as_of: datetime | str | None = None
 

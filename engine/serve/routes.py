@@ -165,7 +165,7 @@ def context(body: ContextRequest, request: Request, key: Caller) -> list[Hit]:
 
 @router.get("/v1/traces")
 def traces(
-    request: Request, key: Caller, user_id: UserQuery, since: datetime | None = None
+    request: Request, key: Caller, user_id: UserQuery, since: datetime | str | None = None
 ) -> list[Any]:
     return memory_for(request, key, user_id).traces(user_id=user_id, since=since)
 

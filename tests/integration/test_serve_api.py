@@ -193,3 +193,27 @@ def test_a_model_backend_that_is_down_is_503_with_retry_after(
         assert hits.status_code == 200  # model-free reads keep working
     finally:
         srv.stop()
+
+
+def test_time_arguments_take_the_librarys_forms_over_http(served: Served) -> None:
+    """The server passes every time argument to `Memory`, whose one rule parses it: a date in
+    words works as `since` as it does for `as_of`, and a value out of range is a 400."""
+    http = served.http
+    _seed(http)
+    for body in (
+        {"since": "8 May 2023", "until": "2999-01-01"},
+        {"as_of": "8 May 2999"},
+    ):
+        found = http.post(
+            "/v1/search", json={"user_id": "alice", "query": "beagle", **body}, headers=A
+        )
+        assert found.status_code == 200 and found.json(), body
+    ok = http.get("/v1/traces", params={"user_id": "alice", "since": "8 May 2023"}, headers=A)
+    assert ok.status_code == 200
+    bad = http.post(
+        "/v1/search",
+        json={"user_id": "alice", "query": "beagle", "since": "0001-01-01T00:00:00+14:00"},
+        headers=A,
+    )
+    assert bad.status_code == 400 and bad.json()["error"] == "UserInputError"
+    assert "since" in bad.json()["message"]
