@@ -36,6 +36,9 @@ class FlakyProxy:
         self._lock = threading.Lock()
         self._fail_left = 0
         self._fail_until = 0.0
+        self._lose: tuple[str, str, int] | None = None  # (method, path part, how many left)
+        self._then_fail_for = 0.0
+        self.lost = 0
         self.seen = 0
         self.failed = 0
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
@@ -56,11 +59,38 @@ class FlakyProxy:
         with self._lock:
             self._fail_until = time.monotonic() + seconds
 
+    def lose_answers(
+        self, method: str, path_part: str, n: int = 1, *, then_fail_for: float = 0.0
+    ) -> None:
+        """Forward the next `n` requests of `method` whose path holds `path_part`, then answer
+        503 instead of the server's answer: the request took effect, the client cannot know.
+        `then_fail_for`: from the first such request on, fail every request for that long (an
+        outage that began just after the request landed)."""
+        with self._lock:
+            self._lose = (method, path_part, n)
+            self._then_fail_for = then_fail_for
+
+    def should_lose(self, method: str, path: str) -> bool:
+        """True when this forwarded request's answer must be replaced by a 503."""
+        with self._lock:
+            if self._lose is None:
+                return False
+            want, part, left = self._lose
+            if method != want or part not in path or left <= 0:
+                return False
+            self._lose = (want, part, left - 1)
+            self.lost += 1
+            if self._then_fail_for > 0:
+                self._fail_until = time.monotonic() + self._then_fail_for
+                self._then_fail_for = 0.0
+            return True
+
     def heal(self) -> None:
         """Forward everything again."""
         with self._lock:
             self._fail_left = 0
             self._fail_until = 0.0
+            self._lose = None
 
     def should_fail(self) -> bool:
         """Count one request; True when it must be answered with 503."""
@@ -128,6 +158,9 @@ def _handler_for(proxy: FlakyProxy) -> type[BaseHTTPRequestHandler]:
                 conn.endheaders(body)
                 resp = conn.getresponse()
                 data = resp.read()
+                if proxy.should_lose(self.command, self.path):
+                    self._answer(503, [("Content-Type", "application/xml")], SLOW_DOWN)
+                    return
                 headers = [(k, v) for k, v in resp.getheaders() if k.lower() not in HOP_BY_HOP]
                 self._answer(resp.status, headers, data)
             finally:

@@ -45,6 +45,14 @@ class TurnLog:
     ) -> list[TurnRecord]:
         """Insert turns whose (user_id, id) is new, in one LanceDB add; returns those. Ids in
         `fresh_ids` are known unused and not looked up."""
+        new = self.new_of(turns, fresh_ids=fresh_ids)
+        self.add(new)
+        return new
+
+    def new_of(
+        self, turns: Sequence[TurnRecord], *, fresh_ids: Collection[str] = ()
+    ) -> list[TurnRecord]:
+        """The turns whose (user_id, id) the log does not hold yet (first of each)."""
         fresh: dict[tuple[str, str], TurnRecord] = {}
         for t in turns:
             fresh.setdefault((t.user_id, t.id), t)
@@ -57,9 +65,22 @@ class TurnLog:
             for chunk in F.chunks(ids):
                 for row in self._lance.rows(S.TURNS, F.user_ids(user, chunk), ["id"]):
                     fresh.pop((user, row["id"]), None)
-        new = list(fresh.values())
-        self._lance.add(S.TURNS, S.turns_to_arrow(new))
-        return new
+        return list(fresh.values())
+
+    def add(self, new: Sequence[TurnRecord]) -> None:
+        """Insert these turns (known new) in one LanceDB add."""
+        self._lance.add(S.TURNS, S.turns_to_arrow(list(new)))
+
+    def count_present(self, turns: Sequence[TurnRecord]) -> int:
+        """How many of these turns the log holds, read at the table's newest version."""
+        by_user: dict[str, list[str]] = {}
+        for t in turns:
+            by_user.setdefault(t.user_id, []).append(t.id)
+        found = 0
+        for user, ids in by_user.items():
+            for chunk in F.chunks(sorted(set(ids))):
+                found += self._lance.count(S.TURNS, F.user_ids(user, chunk))
+        return found
 
     def set_status(self, user_id: str, seg_of: dict[str, str | None], status: TurnStatus) -> None:
         """Set status of existing turns (and segment_id: `seg_of[id]` when stored, None when

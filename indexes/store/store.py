@@ -22,13 +22,14 @@ Every public method's promise is written once, on `Storage` (`protocol.py`). Sto
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from hymem.errors import ReadOnlyStoreError, StoreClosedError
+from hymem.errors import ReadOnlyStoreError, StoreClosedError, StoreUnavailableError
 from hymem.filters import Filter
 from hymem.indexes.lance import schema as S
 from hymem.indexes.lance.tables import LanceTables
@@ -56,6 +57,17 @@ from hymem.types import (
 )
 
 log = get_logger("hymem.indexes.store")
+
+# How long an add whose turns commit met an outage waits for the store to answer again, to
+# learn whether the turns landed, before it reports the outcome as unknown.
+APPEND_RESOLVE_S = 15.0
+APPEND_RESOLVE_POLL_S = 1.0
+UNKNOWN_APPEND = (
+    "the object store stopped answering during the commit and did not answer again in time, "
+    "so whether these turns were stored is unknown; retry the same add() once the store is "
+    "back: messages with ids are stored once by id, and an add() without ids repeated within "
+    "retry_window_s is recognised as a retry"
+)
 
 
 class Store:
@@ -160,10 +172,44 @@ class Store:
             return []
         for user in sorted({t.user_id for t in turns}):
             self._access.fence(user)
-        with self._write_lock, storage_faults(self.path, "appending turns"):
-            new = self._turns.append(turns, fresh_ids=fresh_ids)
+        with self._write_lock:
+            with storage_faults(self.path, "appending turns"):
+                new = self._turns.new_of(turns, fresh_ids=fresh_ids)
+            try:
+                with storage_faults(self.path, "appending turns"):
+                    self._turns.add(new)
+            except StoreUnavailableError as exc:
+                if not self._landed(new, exc):
+                    raise
             self._compactor.note_write(vector_tables=False)
         return [t.id for t in new]
+
+    def _landed(self, new: Sequence[TurnRecord], exc: StoreUnavailableError) -> bool:
+        """After an outage during a turns commit, whose outcome the object store may not have
+        told: read the table once the store answers again (within APPEND_RESOLVE_S). True: every
+        turn landed, the add succeeded. False: none did, the error stands as it is. Still
+        unreadable (or partly there, which one commit cannot be): StoreUnavailableError saying
+        the outcome is unknown and how a retry stores each turn once."""
+        deadline = time.monotonic() + APPEND_RESOLVE_S
+        while True:
+            try:
+                with storage_faults(self.path, "reading turns"):
+                    self._lance.refresh()
+                    found = self._turns.count_present(new)
+                if found == len(new):
+                    log.warning("store.append_resolved", landed=True, turns=len(new))
+                    return True
+                if found == 0:
+                    log.warning("store.append_resolved", landed=False, turns=len(new))
+                    return False
+            except StoreUnavailableError:
+                pass
+            if time.monotonic() >= deadline:
+                break
+            time.sleep(APPEND_RESOLVE_POLL_S)
+        raise StoreUnavailableError(
+            f"appending turns to {self.path}: {UNKNOWN_APPEND} (the failure: {exc})"
+        ) from exc
 
     # --- journaled writes ----------------------------------------------------------------
     def commit_segments(

@@ -268,3 +268,45 @@ def test_workers_opening_a_new_store_together_all_succeed_and_agree(
             rows = mem.store.tables.rows("meta", None)
             assert len(rows) == len({r["key"] for r in rows}), rows
             assert json.dumps(mem.store.meta(), sort_keys=True, default=str) == results[n][0][1]
+
+
+MANIFEST = "/turns.lance/_versions/"
+
+
+def test_an_add_whose_commit_outcome_was_lost_in_an_outage_is_resolved(
+    s3_store: S3Target, tmp_path: Path
+) -> None:
+    """The turns commit landed, then the store went down before LanceDB learnt it had: once
+    the store answers again, add() reads the table and reports the success it was."""
+    with FlakyProxy(s3_store.endpoint) as proxy:
+        target = s3_store.with_endpoint(proxy.endpoint)
+        with _mem(target, tmp_path) as mem:
+            mem.add([{"speaker": "ann", "text": "One.", "id": "t1"}], user_id="ann")
+            proxy.lose_answers("PUT", MANIFEST, then_fail_for=8.0)  # past LanceDB's own checks
+            result = mem.add([{"speaker": "ann", "text": "Two.", "id": "t2"}], user_id="ann")
+            assert proxy.lost == 1 and result.turn_ids == ["t2"]
+            assert [t.id for t in mem.store.get_turns("ann")] == ["t1", "t2"]
+
+
+def test_an_add_whose_outcome_stays_unknown_says_so_and_a_retry_stores_it_once(
+    s3_store: S3Target, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import hymem.indexes.store.store as store_module
+
+    monkeypatch.setattr(store_module, "APPEND_RESOLVE_S", 1.0, raising=False)
+    with FlakyProxy(s3_store.endpoint) as proxy:
+        target = s3_store.with_endpoint(proxy.endpoint)
+        with _mem(target, tmp_path) as mem:
+            proxy.lose_answers("PUT", MANIFEST, then_fail_for=60.0)
+            message = [{"speaker": "ann", "text": "Two.", "id": "t2"}]
+            with pytest.raises(StoreUnavailableError, match="whether these turns were stored is"):
+                mem.add(message, user_id="ann")
+            proxy.heal()
+            assert mem.add(message, user_id="ann").turn_ids == ["t2"]
+            proxy.lose_answers("PUT", MANIFEST, then_fail_for=60.0)
+            with pytest.raises(StoreUnavailableError, match="unknown"):
+                mem.add("Three, without an id.", user_id="ann")
+            proxy.heal()
+            mem.add("Three, without an id.", user_id="ann")  # the retry, within the window
+            texts = [t.text for t in mem.store.get_turns("ann")]
+    assert texts == ["Two.", "Three, without an id."]
