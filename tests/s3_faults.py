@@ -38,6 +38,7 @@ class FlakyProxy:
         self._fail_until = 0.0
         self._lose: tuple[str, str, int] | None = None  # (method, path part, how many left)
         self._then_fail_for = 0.0
+        self._outage_after: tuple[int, float] | None = None
         self.lost = 0
         self.seen = 0
         self.failed = 0
@@ -85,17 +86,27 @@ class FlakyProxy:
                 self._then_fail_for = 0.0
             return True
 
+    def fail_after(self, n: int, seconds: float) -> None:
+        """Forward the next `n` requests, then answer every request with 503 for `seconds`
+        (an outage that begins at a chosen step of whatever runs next)."""
+        with self._lock:
+            self._outage_after = (self.seen + n, seconds)
+
     def heal(self) -> None:
         """Forward everything again."""
         with self._lock:
             self._fail_left = 0
             self._fail_until = 0.0
             self._lose = None
+            self._outage_after = None
 
     def should_fail(self) -> bool:
         """Count one request; True when it must be answered with 503."""
         with self._lock:
             self.seen += 1
+            if self._outage_after is not None and self.seen > self._outage_after[0]:
+                self._fail_until = time.monotonic() + self._outage_after[1]
+                self._outage_after = None
             fail = self._fail_left > 0 or time.monotonic() < self._fail_until
             if self._fail_left > 0:
                 self._fail_left -= 1

@@ -56,6 +56,14 @@ class Recovery:
         self._turns = turns
         self._lance = lance
         self._eraser = eraser
+        # Users whose failed commit could not be rolled back at once (the store was down): the
+        # caller was told it failed, so its journal is rolled back, never forward, before the
+        # user's next write reads or writes anything.
+        self._roll_back_due: set[str | None] = set()
+
+    def due(self, user_id: str | None) -> bool:
+        """Whether a failed commit of this user still waits to be rolled back."""
+        return user_id in self._roll_back_due
 
     def repair_on_open(self, *, read_only: bool) -> None:
         if read_only:
@@ -91,20 +99,21 @@ class Recovery:
         one overwrites the record of it."""
         journal = self._journals.of(user_id)
         entry = journal.pending()
-        if entry is not None:
+        if entry is not None and user_id in self._roll_back_due:
+            self.roll_back(entry)
+            journal.clear()
+        elif entry is not None:
             self.settle(entry, user_id)
             journal.clear()
+        self._roll_back_due.discard(user_id)
 
     def after_failure(self, user_id: str | None = None, *, roll_back: bool = False) -> None:
         """After a failed journaled write: settle it now if the store lets us (a disk still
         full may not); otherwise the journal stays for the next write or open to settle.
         `roll_back`: undo it even if every row landed (its caller was told it failed)."""
+        if roll_back:
+            self._roll_back_due.add(user_id)  # until it is done, here or on the next write
         try:
-            journal = self._journals.of(user_id)
-            entry = journal.pending()
-            if entry is not None and roll_back:
-                self.roll_back(entry)
-                journal.clear()
             self.settle_leftover(user_id)
         except Exception as exc:  # the original failure is what the caller must see
             log.warning("store.settle_deferred", path=str(self._folder), error=repr(exc))

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Collection, Iterator, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -145,7 +145,21 @@ class Store:
     # --- many writers --------------------------------------------------------------------
     def writing(self, user_id: str) -> AbstractContextManager[bool]:
         self._check_open()
-        return self._access.writing(user_id)
+        return self._writing(user_id)
+
+    @contextmanager
+    def _writing(self, user_id: str) -> Iterator[bool]:
+        """The user's right to write; first, a failed commit of the user that could not be
+        rolled back then (an outage) is rolled back now, before the writer reads its pending
+        turns: they are re-segmented from a store where no part of that commit is live."""
+        with self._access.writing(user_id) as stale:
+            if not self.read_only and self._recovery.due(user_id):
+                with self._write_lock, storage_faults(self.path, "settling a failed commit"):
+                    try:
+                        self._recovery.settle_leftover(user_id)
+                    finally:
+                        self.dense_cache.invalidate(user_id)
+            yield stale
 
     def catch_up(self) -> dict[str, int]:
         self._check_open()

@@ -1,0 +1,108 @@
+"""An outage at any step of a flush's commit (issue #27 case 5): the store stops answering at
+the k-th LanceDB call of the commit and stays down through the rollback the failure attempts;
+once it is back, the writer goes on. Each turn ends in exactly one segment, no summary is active
+twice. Faults are injected into LanceDB calls on a local store, which takes the same commit and
+recovery path as an object store (its journal is a file, the rest is the same)."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hymem import Memory, MemoryConfig
+from hymem.embedders import HashingEmbedder
+from hymem.errors import StoreUnavailableError
+from hymem.indexes.lance.tables import LanceTables
+from hymem.types import TurnStatus
+
+pytestmark = pytest.mark.integration
+
+CALLS = ("add", "delete", "upsert", "rows", "count", "query")
+
+
+class Outage:
+    """Counts LanceDB calls once armed; from the k-th on, calls fail: `length` of them (the
+    store comes back by itself, e.g. in the middle of the rollback), or all until healed."""
+
+    def __init__(self) -> None:
+        self.left: int | None = None
+        self.length: int | None = None
+        self.down = False
+
+    def arm(self, k: int, length: int | None) -> None:
+        self.left, self.length, self.down = k, length, False
+
+    def heal(self) -> None:
+        self.left, self.down = None, False
+
+    def check(self) -> None:
+        if self.left is not None and not self.down:
+            if self.left <= 0:
+                self.down = True
+            self.left -= 1
+        if self.down and self.length is not None:
+            self.length -= 1
+            if self.length < 0:
+                self.heal()
+        if self.down:
+            raise StoreUnavailableError("the object store stopped answering (test)")
+
+
+@pytest.fixture
+def outage(monkeypatch: pytest.MonkeyPatch) -> Outage:
+    state = Outage()
+    for name in CALLS:
+        original = getattr(LanceTables, name)
+
+        def wrapped(
+            self: LanceTables, *a: Any, _f: Callable[..., Any] = original, **kw: Any
+        ) -> Any:
+            state.check()
+            return _f(self, *a, **kw)
+
+        monkeypatch.setattr(LanceTables, name, wrapped)
+    return state
+
+
+def _problems(mem: Memory, user: str) -> list[str]:
+    found: list[str] = []
+    segments = {s["id"]: s for s in mem.store.tables.rows("segments", f"user_id = '{user}'")}
+    turns = mem.store.get_turns(user)
+    owned = {t.segment_id for t in turns if t.status == TurnStatus.STORED}
+    for turn in turns:
+        seg = segments.get(turn.segment_id or "")
+        if turn.status == TurnStatus.STORED and (seg is None or turn.id not in seg["turn_ids"]):
+            found.append(f"stored turn {turn.id} points at {turn.segment_id}, not live")
+        if turn.status == TurnStatus.PENDING:
+            found.append(f"turn {turn.id} pending after a good flush")
+    for seg_id in segments:
+        if seg_id not in owned:
+            found.append(f"segment {seg_id} owns none of its turns")
+    texts = [s.text for s in mem.store.get_summaries(user)]
+    found += [f"summary {t!r} active twice" for t in set(texts) if texts.count(t) > 1]
+    return found
+
+
+@pytest.mark.parametrize("length", [None, 1, 2, 4])
+def test_an_outage_at_any_step_of_a_commit_duplicates_nothing(
+    tmp_path: Path, outage: Outage, length: int | None
+) -> None:
+    cfg = MemoryConfig.defaults(llm="extractive")
+    found: list[str] = []
+    with Memory(tmp_path / "m", embedder=HashingEmbedder(64), config=cfg) as mem:
+        for k in range(0, 36):
+            user = f"u{k}"
+            for i in range(6):
+                mem.add(f"{user} rowed the red boat on lake {i} at dawn.", user_id=user)
+            outage.arm(k, length)
+            with contextlib.suppress(StoreUnavailableError):
+                mem.flush(user_id=user)
+            outage.heal()
+            for i in range(6, 9):
+                mem.add(f"{user} hiked the grey hill {i} at noon.", user_id=user)
+            mem.flush(user_id=user)
+            found += [f"k={k}: {p}" for p in _problems(mem, user)]
+    assert not found, "\n".join(found)
