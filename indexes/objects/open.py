@@ -35,7 +35,7 @@ from typing import Any
 from hymem.errors import HymemError
 from hymem.indexes.dense.cache import DenseCache
 from hymem.indexes.dense.rows import DenseRows
-from hymem.indexes.lance.sleep_log import TableLines
+from hymem.indexes.lance.sleep_log import SLEEP_LOG, TableLines, sleep_log_schema
 from hymem.indexes.lance.tables import LanceTables
 from hymem.indexes.lexical.index import LexicalIndex
 from hymem.indexes.lexical.replica import LexicalReplica
@@ -111,12 +111,15 @@ def _claim_identity(objects: Objects) -> Claim:
     return claim
 
 
-def _open_meta(keeper: MetaKeeper, read_only: bool) -> dict[str, Any]:
-    """`keeper.open`, retried while other openers are creating the same new store's tables
-    (LanceDB reports their concurrent creations as commit conflicts or half-made tables)."""
+def _open_meta(keeper: MetaKeeper, lance: LanceTables, read_only: bool) -> dict[str, Any]:
+    """`keeper.open` (and the sleep journal's table), retried while other openers are creating
+    the same new store's tables (LanceDB reports their concurrent creations as commit
+    conflicts or half-made tables)."""
     for attempt in range(OPEN_ATTEMPTS):
         try:
             meta, _created = keeper.open(None, None)
+            if not read_only:
+                lance.ensure(SLEEP_LOG, sleep_log_schema())
             return meta
         except HymemError:
             raise
@@ -176,7 +179,7 @@ def open_object_store(
                 meta_file=None,
                 claim=None if read_only else _claim_identity(objects),
             )
-            meta = _open_meta(keeper, read_only)
+            meta = _open_meta(keeper, lance, read_only)
             keeper.check(meta)
             lex = LexicalIndex(slot.folder / "tantivy", writable=True, expected=False)
             undo.callback(lex.close)
