@@ -221,8 +221,10 @@ class Store:
             if time.monotonic() >= deadline:
                 break
             time.sleep(APPEND_RESOLVE_POLL_S)
+        # The generic "(nothing unacknowledged was stored)" is exactly what is not known here.
+        failure = str(exc).replace(" (nothing unacknowledged was stored)", "")
         raise StoreUnavailableError(
-            f"appending turns to {self.path}: {UNKNOWN_APPEND} (the failure: {exc})"
+            f"appending turns to {self.path}: {UNKNOWN_APPEND} (the failure: {failure})"
         ) from exc
 
     # --- journaled writes ----------------------------------------------------------------
