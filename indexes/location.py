@@ -7,6 +7,7 @@ object-store root) keeps everything durable under the URI:
     <uri>/_hymem/leases/         one lease object per user being written (`leases.py`)
     <uri>/_hymem/journal/        one commit journal object per user with a write in flight
     <uri>/_hymem/erasures.json   bumped by every erasure, so replicas drop the erased bytes
+    <uri>/_hymem/identity.json   the first opener's claim on a new store's identity
 
 and each worker keeps only derived state in a local cache folder (`cache`): its Tantivy replica
 and the record of what the replica matches. Losing the cache costs a rebuild, nothing else.
