@@ -24,6 +24,9 @@ from hymem.errors import (
 )
 
 T = TypeVar("T")
+# What an unavailable store's error promises: every write is keyed by id (turns, segments,
+# summaries) or journaled and settled by the next write of the user, so a retry never doubles.
+RETRY_HINT = "retry the call later; a retry stores nothing twice"
 _FULL_ERRNOS = {errno.ENOSPC, errno.EDQUOT}
 _FULL_TEXT = ("no space left on device", "os error 28", "disk quota exceeded", "os error 122")
 
@@ -99,7 +102,7 @@ def storage_faults(folder: Path | str, action: str) -> Iterator[None]:
             first = str(exc).split(", /rustc/")[0][:400]
             raise StoreUnavailableError(
                 f"{action} failed: the store at {folder} is unavailable or contended ({first}); "
-                "this is transient: retry later (nothing unacknowledged was stored)"
+                f"this is transient: {RETRY_HINT}"
             ) from exc
         if is_damage(exc):
             raise StoreCorruptedError(damage_message(folder, action, exc)) from exc

@@ -43,7 +43,7 @@ from hymem.indexes.protocol import (
     Vector,
 )
 from hymem.indexes.store.assemble import StoreParts
-from hymem.indexes.store.faults import guarded, storage_faults
+from hymem.indexes.store.faults import RETRY_HINT, guarded, storage_faults
 from hymem.indexes.store.repair import RowRepair, RowSettler
 from hymem.logging import get_logger
 from hymem.types import (
@@ -221,8 +221,7 @@ class Store:
             if time.monotonic() >= deadline:
                 break
             time.sleep(APPEND_RESOLVE_POLL_S)
-        # The generic "(nothing unacknowledged was stored)" is exactly what is not known here.
-        failure = str(exc).replace(" (nothing unacknowledged was stored)", "")
+        failure = str(exc).replace(f"; this is transient: {RETRY_HINT}", "")
         raise StoreUnavailableError(
             f"appending turns to {self.path}: {UNKNOWN_APPEND} (the failure: {failure})"
         ) from exc

@@ -9,7 +9,7 @@ from hymem.errors import LeaseLostError, StoreLockedError, StoreUnavailableError
 from hymem.indexes.objects.leases import LeaseManager
 from hymem.indexes.objects.objects import MemoryObjects, Stored
 
-from tests.unit.test_leases import TTL, FakeClock, body, manager
+from tests.fixtures_leases import TTL, FakeClock, body, manager
 
 
 class FlakyObjects(MemoryObjects):
