@@ -159,7 +159,7 @@ def test_segment_hits_link_to_themselves() -> None:
         ({"mode": "fuzzy"}, "mode"),
         ({"since": datetime(2024, 1, 1), "until": datetime(2023, 1, 1)}, "starts after"),
         ({"since": datetime(2024, 1, 1), "as_of": "2023-06-01"}, "starts after"),
-        ({"since": "2023"}, "datetimes"),
+        ({"since": "2023"}, "since: unparseable"),
         ({"as_of": "not a date"}, "timestamp"),
         ({"agent_id": ""}, "agent_id"),
         ({"filters": {"bad key!": 1}}, "key"),
