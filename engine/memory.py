@@ -1,12 +1,8 @@
 """`Memory`: the facade users hold. It owns the store and the model, checks each call's
 arguments into typed values (`hymem.search.scope`, `hymem.read.params`) and hands it to the
-component that implements it: ingestor, searcher, reader, consolidator, and the `Manager` for
-listing, corrections, erasure, export and import, whose methods it exposes as generated
-one-line delegations (`get = _managed(Manager.get)`, as `AsyncMemory` makes its twins).
-
-`__init__` is the only place that knows all the parts: it opens the store and builds each
-component with exactly what it uses (store, embedder, searcher, a lazy roles provider, config,
-clock, journal, and the one `WriteGuard` every writer shares); none holds the Memory."""
+component that implements it (ingestor, searcher, reader, consolidator, and the `Manager`,
+whose methods it exposes as generated one-line delegations). `__init__` alone knows all the
+parts and builds each with exactly what it uses; none holds the Memory."""
 
 from __future__ import annotations
 

@@ -30,106 +30,36 @@ logged; its holder's next `fence` takes it back when the object still names it w
 `StoreUnavailableError` while the store is still down, and `LeaseLostError` saying what happened
 (its renewal failed, then another worker, named, took it over) otherwise.
 
-Fairness: a waiting writer leaves a note beside the lease (`want_key`, refreshed while it
-polls). A holder looks for one at the end of a call (at most once per min(ttl/3, wait_s/4)),
-and if another writer waits, releases at once instead of lingering and does not take the lease
-back while the note is fresh. So a writer of one user in back-to-back calls cannot starve a
-second one: that one gets the lease, or `StoreLockedError`, within its `lease_wait_s` (one
-deadline for the whole wait, another thread's turn in this process included).
+Fairness: a waiting writer leaves a note beside the lease (`lease_records.WaiterNotes`); a
+holder that sees it at the end of a call releases at once, so a second writer gets the lease or
+`StoreLockedError` within its `lease_wait_s` (one deadline for the whole wait).
 """
 
 from __future__ import annotations
 
-import hashlib
 import itertools
-import json
 import random
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 
-from hymem.errors import LeaseLostError, StoreCorruptedError, StoreError, StoreLockedError
+from hymem.errors import LeaseLostError, StoreError, StoreLockedError
+from hymem.indexes.objects.lease_records import (
+    FIRST_POLL_S,
+    MAX_POLL_S,
+    WANT_TTL_S,
+    Grant,
+    Lease,
+    LeaseBody,
+    UserState,
+    WaiterNotes,
+    lease_key,
+)
 from hymem.indexes.objects.objects import Objects
 from hymem.logging import get_logger
 
 log = get_logger("hymem.indexes.objects.leases")
-
-LEASE_PREFIX = "_hymem/leases/"
-FIRST_POLL_S = 0.05  # first wait for a busy lease; doubles, with jitter, up to MAX_POLL_S
-MAX_POLL_S = 1.0
-WANT_TTL_S = 4 * MAX_POLL_S  # a waiter's note stays fresh this long after its last poll
-
-
-def lease_key(user_id: str) -> str:
-    """The lease object's key: hashed, so any user id makes a valid, fixed-length key."""
-    return f"{LEASE_PREFIX}{hashlib.sha256(user_id.encode()).hexdigest()[:40]}.json"
-
-
-def want_key(user_id: str) -> str:
-    """A waiting writer's note beside the lease: the holder lets it in at the end of its
-    current call instead of keeping the lease for its next one (fairness)."""
-    return lease_key(user_id)[: -len(".json")] + ".want.json"
-
-
-@dataclass(frozen=True)
-class Lease:
-    user_id: str
-    token: int  # fencing token: +1 on every acquisition by anyone
-    expires_at: float  # unix seconds (holder's clock)
-    stale: bool  # someone else held this user since this manager last did: reload cached state
-
-
-@dataclass(frozen=True)
-class _Body:
-    """The lease object's content."""
-
-    user_id: str
-    holder: str
-    token: int
-    expires_at: float
-    released: bool
-
-    def encode(self) -> bytes:
-        return json.dumps(self.__dict__, sort_keys=True).encode()
-
-    @classmethod
-    def decode(cls, key: str, data: bytes) -> _Body:
-        try:
-            raw = json.loads(data)
-            return cls(
-                str(raw["user_id"]),
-                str(raw["holder"]),
-                int(raw["token"]),
-                float(raw["expires_at"]),
-                bool(raw["released"]),
-            )
-        except (ValueError, KeyError, TypeError) as exc:
-            raise StoreCorruptedError(f"lease object {key} is not a lease: {exc}") from exc
-
-
-@dataclass
-class _Grant:
-    """A lease this manager holds: what it wrote and the etag to change it by."""
-
-    body: _Body
-    etag: str
-    renewed_at: float
-
-
-@dataclass
-class _UserState:
-    gate: threading.RLock = field(default_factory=threading.RLock)  # one hold() per process
-    io: threading.Lock = field(default_factory=threading.Lock)  # one request on the object
-    grant: _Grant | None = None
-    last_token: int | None = None  # the token this manager held last
-    busy: int = 0
-    idle_since: float = 0.0
-    lost: str | None = None  # why the grant was dropped, when not by a takeover
-    want_checked: float = float("-inf")  # when this holder last looked for a waiter's note
-    want_put: float = float("-inf")  # when this waiter last wrote its note
-    yield_until: float = 0.0  # this holder let a waiter in: it does not take the lease back
 
 
 class LeaseManager:
@@ -153,6 +83,7 @@ class LeaseManager:
     ) -> None:
         self.objects = objects
         self.holder = holder
+        self._notes = WaiterNotes(objects, holder)
         self.ttl_s = ttl_s
         self.wait_s = wait_s
         self.linger_s = linger_s
@@ -160,7 +91,7 @@ class LeaseManager:
         self._sleep = sleep
         self._heartbeat = heartbeat
         self._lock = threading.Lock()
-        self._users: dict[str, _UserState] = {}
+        self._users: dict[str, UserState] = {}
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._random = random.Random()
@@ -294,7 +225,7 @@ class LeaseManager:
 
     # -- internals ------------------------------------------------------------------------
 
-    def _take_back(self, user_id: str, st: _UserState) -> bool:
+    def _take_back(self, user_id: str, st: UserState) -> bool:
         """A grant dropped after a failed renewal (an outage) is ours again if the lease object
         still names us with our token: nobody held the user since. Taken back by a conditional
         write; an object store still down raises StoreUnavailableError."""
@@ -302,25 +233,25 @@ class LeaseManager:
             return False
         key = lease_key(user_id)
         cur = self.objects.get(key)
-        prev = _Body.decode(key, cur.data) if cur else None
+        prev = LeaseBody.decode(key, cur.data) if cur else None
         if cur is None or prev is None or prev.holder != self.holder:
             return False
         if prev.token != st.last_token or prev.released:
             return False
         now = self._clock()
-        body = _Body(user_id, self.holder, prev.token, now + self.ttl_s, released=False)
+        body = LeaseBody(user_id, self.holder, prev.token, now + self.ttl_s, released=False)
         etag = self._write(key, body, cur.etag)
         if etag is None:
             return False
-        st.grant, st.lost = _Grant(body, etag, now), None
+        st.grant, st.lost = Grant(body, etag, now), None
         log.info("lease.taken_back", user_id=user_id, token=prev.token)
         return True
 
-    def _lost_message(self, user_id: str, st: _UserState) -> str:
+    def _lost_message(self, user_id: str, st: UserState) -> str:
         """What happened to a lease this writer no longer holds, as far as the object says."""
         try:
             cur = self.objects.get(lease_key(user_id))
-            now = _Body.decode(lease_key(user_id), cur.data) if cur else None
+            now = LeaseBody.decode(lease_key(user_id), cur.data) if cur else None
         except StoreError:
             now = None
         why = st.lost or "it expired"
@@ -335,53 +266,29 @@ class LeaseManager:
             "retrying re-acquires it"
         )
 
-    def _want(self, user_id: str, st: _UserState) -> None:
+    def _want(self, user_id: str, st: UserState) -> None:
         """Leave (or refresh) this waiter's note for the holder. Best effort."""
         now = self._clock()
         if now - st.want_put < MAX_POLL_S:
             return
-        note = json.dumps({"holder": self.holder, "expires_at": now + WANT_TTL_S}).encode()
-        try:
-            self.objects.put(want_key(user_id), note)
+        if self._notes.put(user_id, now):
             st.want_put = now
-        except StoreError as exc:
-            log.info("lease.want_failed", user_id=user_id, error=str(exc))
 
-    def _unwant(self, user_id: str, st: _UserState) -> None:
+    def _unwant(self, user_id: str, st: UserState) -> None:
         if st.want_put == float("-inf"):
             return
         st.want_put = float("-inf")
-        try:
-            if self._waiter(user_id) is not None:
-                return  # another waiter's note now: leave it
-            self.objects.delete(want_key(user_id))
-        except StoreError as exc:
-            log.info("lease.want_failed", user_id=user_id, error=str(exc))
+        self._notes.remove(user_id, self._clock())
 
-    def _waiter(self, user_id: str) -> str | None:
-        """The holder named by a fresh note of another waiter for this user, if any."""
-        found = self.objects.get(want_key(user_id))
-        if found is None:
-            return None
-        try:
-            note = json.loads(found.data)
-            holder, expires = str(note["holder"]), float(note["expires_at"])
-        except (ValueError, KeyError, TypeError):
-            return None
-        if holder == self.holder or expires <= self._clock():
-            return None
-        return holder
-
-    def _let_waiter_in(self, user_id: str, st: _UserState) -> None:
-        """At the end of a call: if another writer waits for this user, release the lease now
-        (not after lease_linger_s) and do not take it back while its note is fresh. Looked at
-        most once per min(ttl/3, lease_wait_s/4), so a burst of calls pays one read per period."""
+    def _let_waiter_in(self, user_id: str, st: UserState) -> None:
+        """After a call: a waiter's fresh note makes this holder release now and not take the
+        lease back; looked for once per min(ttl/3, wait/4), so a burst pays one read."""
         now = self._clock()
         if now - st.want_checked < min(self.ttl_s / 3, self.wait_s / 4):
             return
         st.want_checked = now
         try:
-            waiter = self._waiter(user_id)
+            waiter = self._notes.waiter(user_id, now)
         except StoreError:
             return
         if waiter is None:
@@ -393,11 +300,11 @@ class LeaseManager:
         log.info("lease.yield", user_id=user_id, to=waiter)
         self.release(user_id)
 
-    def _state(self, user_id: str) -> _UserState:
+    def _state(self, user_id: str) -> UserState:
         with self._lock:
-            return self._users.setdefault(user_id, _UserState())
+            return self._users.setdefault(user_id, UserState())
 
-    def _lease(self, body: _Body, *, stale: bool) -> Lease:
+    def _lease(self, body: LeaseBody, *, stale: bool) -> Lease:
         return Lease(body.user_id, body.token, body.expires_at, stale)
 
     def _release(self, user_id: str, *, only_idle: bool) -> None:
@@ -409,13 +316,13 @@ class LeaseManager:
                     return
             grant, st.grant = st.grant, None
             old = grant.body
-            body = _Body(old.user_id, old.holder, old.token, self._clock(), released=True)
+            body = LeaseBody(old.user_id, old.holder, old.token, self._clock(), released=True)
             try:
                 self.objects.replace(lease_key(user_id), body.encode(), grant.etag)
             except StoreError as exc:
                 log.warning("lease.release_failed", user_id=user_id, error=str(exc))
 
-    def _still_ours(self, user_id: str, st: _UserState) -> bool:
+    def _still_ours(self, user_id: str, st: UserState) -> bool:
         """Reuse a held grant; past its expiry only if a conditional renewal proves nobody
         took it over. Drops it otherwise."""
         assert st.grant is not None
@@ -427,42 +334,42 @@ class LeaseManager:
             st.grant = None
             raise
 
-    def _renew(self, st: _UserState) -> bool:
+    def _renew(self, st: UserState) -> bool:
         """Conditional extension to now+ttl; False (and the grant dropped) on conflict."""
         assert st.grant is not None
         old = st.grant.body
         now = self._clock()
-        body = _Body(old.user_id, self.holder, old.token, now + self.ttl_s, released=False)
+        body = LeaseBody(old.user_id, self.holder, old.token, now + self.ttl_s, released=False)
         etag = self._write(lease_key(old.user_id), body, st.grant.etag)
-        st.grant = _Grant(body, etag, now) if etag else None
+        st.grant = Grant(body, etag, now) if etag else None
         return etag is not None
 
-    def _try_take(self, user_id: str, st: _UserState) -> Lease | _Body:
+    def _try_take(self, user_id: str, st: UserState) -> Lease | LeaseBody:
         """One attempt: our new Lease (recorded in st), or the body that stops us (a live
         holder, or the winner of a race we lost) to wait on and look again."""
         key = lease_key(user_id)
         now = self._clock()
         cur = self.objects.get(key)
-        prev = _Body.decode(key, cur.data) if cur else None
+        prev = LeaseBody.decode(key, cur.data) if cur else None
         takeable = prev is None or prev.released or prev.expires_at <= now
         if prev is not None and not takeable and prev.holder != self.holder:
             return prev
         if now < st.yield_until and takeable:
-            waiter = self._waiter(user_id)  # we let it in: it goes first while it waits
+            waiter = self._notes.waiter(user_id, now)  # we let it in: it goes first while it waits
             if waiter is not None:
-                return _Body(user_id, waiter, 0, st.yield_until, released=False)
+                return LeaseBody(user_id, waiter, 0, st.yield_until, released=False)
             st.yield_until = 0.0
         token = (prev.token if prev else 0) + 1
-        body = _Body(user_id, self.holder, token, now + self.ttl_s, released=False)
+        body = LeaseBody(user_id, self.holder, token, now + self.ttl_s, released=False)
         etag = self._write(key, body, cur.etag if cur else None)
         if etag is None:
             return prev or body
         stale = st.last_token is None or prev is None or prev.token != st.last_token
-        st.grant = _Grant(body, etag, now)
+        st.grant = Grant(body, etag, now)
         st.last_token = token
         return self._lease(body, stale=stale)
 
-    def _write(self, key: str, body: _Body, etag: str | None) -> str | None:
+    def _write(self, key: str, body: LeaseBody, etag: str | None) -> str | None:
         """Conditional create/replace. A lost race is told apart from a write of ours whose
         answer was lost and retried (it then reads back as our exact bytes)."""
         data = body.encode()
