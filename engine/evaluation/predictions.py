@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+from abc import abstractmethod
 from pathlib import Path
 from typing import Any, Generic, TypeVar, overload
 
@@ -23,8 +24,9 @@ class KeyedRecord(BaseModel):
     """A JSONL row with an identity: a repeated key is a repeat of the same finished item."""
 
     @property
+    @abstractmethod
     def key(self) -> Key:
-        raise NotImplementedError
+        """What makes two rows the same finished item (each record kind says)."""
 
 
 R = TypeVar("R", bound=KeyedRecord)
