@@ -58,4 +58,3 @@ def remote_settings(config: MemoryConfig) -> RemoteSettings:
         lease_linger_s=config.lease_linger_s,
         refresh_s=config.refresh_s,
     )
-

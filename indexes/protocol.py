@@ -269,6 +269,16 @@ class Storage(Protocol):
         ...
 
     # --- erasure ---------------------------------------------------------------------------
+    def withdraw(
+        self, user_id: str, turn_ids: Sequence[str], segment_ids: Sequence[str]
+    ) -> dict[str, int]:
+        """Remove exactly these turns, these segments and every summary version linked to
+        them (how an import that failed part-way is undone without touching what the user held
+        before). Turns kept that a removed segment had stored read as pending again. All or
+        nothing: journaled, finished by the next open after a crash. Returns how many of each
+        were removed (ids not held count nothing)."""
+        ...
+
     def erase_user(self, user_id: str) -> dict[str, int]:
         """Remove every record of the user (turns, segments, summaries of every version,
         traces and lexical documents) and then rewrite what still held

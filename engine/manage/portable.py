@@ -148,13 +148,10 @@ def import_file(
 ) -> ImportReport:
     """All or nothing: the whole file is checked before the first write (`read_export`), so
     what can still fail is the store or the embedder. Turns are written pending and become
-    stored only in the commit of their segment, so no turn is ever stored without one. When
-    the target user held nothing before (no turns, segments, summaries or traces), a failure
-    during the writes erases the user again: the store is as it was. A user who already holds
-    part of this file (a process killed mid-import) cannot be rolled back through the Storage
-    protocol without losing that part; there the failure leaves pending turns and whole
-    commits, and running the import again finishes it exactly (every write is idempotent by
-    id)."""
+    stored only in the commit of their segment, so no turn is ever stored without one. A
+    failure during the writes withdraws exactly what this run wrote (`Storage.withdraw`):
+    the store is as it was before it, including what an earlier, interrupted import of the
+    same file had left (segments already there are not written again)."""
     target, found = read_export(path, user_id)
     turns: list[TurnRecord] = found["turn"]
     mine = {t.id for t in store.get_turns(target)}
@@ -163,23 +160,24 @@ def import_file(
             f"user {target!r} already holds other turns in this memory: import into a new "
             "user id (user_id=...), or erase that user first"
         )
-    blank = not any(store.counts(target).values())
+    held = {s.id for s in store.get_segments(target, [s.id for s in found["segment"]])}
     vectors = _turn_vectors(embedder, turns)  # before the first write: the model may fail too
+    written: dict[str, list[str]] = {"turns": [], "segments": []}
     try:
-        return _write(store, embedder, target, found, vectors)
+        return _write(store, embedder, target, found, vectors, held, written)
     except Exception as exc:
-        if not blank:
-            exc.add_note(
-                f"the import into {target!r} stopped part-way: run it again to finish it "
-                "(what landed is kept; imports are idempotent)"
-            )
-            raise
         try:
-            store.erase_user(target)
+            store.withdraw(
+                target, [t for t in written["turns"] if t not in mine], written["segments"]
+            )
+            exc.add_note(
+                f"the import into {target!r} was rolled back (nothing it wrote is kept): "
+                "remove the cause and run it again"
+            )
         except Exception as undo:
             exc.add_note(
-                f"rolling the import back (erasing {target!r}) failed too: {undo}; the erase "
-                "is journaled and finishes on the next open, or run the import again"
+                f"rolling the import back failed too: {undo}; the roll back is journaled "
+                "and finishes on the next open, or run the import again to finish it"
             )
         raise
 
@@ -190,24 +188,33 @@ def _write(
     target: str,
     found: dict[str, list[Any]],
     vectors: dict[str, np.ndarray],
+    held: set[str],
+    written: dict[str, list[str]],
 ) -> ImportReport:
+    """`held`: segments the store already has (an earlier run's commits, each whole), skipped.
+    `written` collects what this run wrote, for the roll back; the report counts it too."""
     turns: list[TurnRecord] = found["turn"]
     report = ImportReport(user_id=target)
     pending = [
         t.model_copy(update={"status": TurnStatus.PENDING, "segment_id": None}) for t in turns
     ]
+    written["turns"] = [t.id for t in pending]  # before the call: it may land and then fail
     report.turns = len(store.append_turns(pending))
     by_segment: dict[str, list[SummaryRecord]] = {}
     for rec in found["summary"]:
         by_segment.setdefault(rec.segment_id, []).append(rec)
     segments: list[SegmentRecord] = found["segment"]
+    for sid in held:
+        by_segment.pop(sid, None)
+    fresh = [seg for seg in segments if seg.id not in held]
     stored_in = {t.id: t.segment_id for t in turns if t.status is TurnStatus.STORED}
-    for i in range(0, len(segments), COMMIT_SEGMENTS):
-        chunk = segments[i : i + COMMIT_SEGMENTS]
+    for i in range(0, len(fresh), COMMIT_SEGMENTS):
+        chunk = fresh[i : i + COMMIT_SEGMENTS]
         ids = {seg.id for seg in chunk}
         sums = [s for seg in chunk for s in by_segment.pop(seg.id, [])]
         _embed(embedder, chunk, sums, vectors)
         covered = [tid for seg in chunk for tid in seg.turn_ids if stored_in.get(tid) in ids]
+        written["segments"].extend(ids)
         store.commit_segments(target, chunk, sums, list(dict.fromkeys(covered)))
         report.segments += len(chunk)
         report.summaries += len(sums)

@@ -95,5 +95,16 @@ class TurnLog:
             data = pa.Table.from_pylist(rows, schema=S.turns_schema())
             self._lance.upsert(S.TURNS, data, on=["user_id", "id"])
 
+    def delete(self, user_id: str, ids: Sequence[str]) -> int:
+        """Delete these turns of the user; returns how many were there."""
+        gone = 0
+        for chunk in F.chunks(sorted(set(ids))):
+            where = F.user_ids(user_id, chunk)
+            n = self._lance.count(S.TURNS, where)
+            if n:
+                self._lance.delete(S.TURNS, where)
+                gone += n
+        return gone
+
 
 __all__ = ["TurnLog"]

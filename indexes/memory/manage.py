@@ -10,7 +10,7 @@ from hymem.filters import Filter
 from hymem.indexes import paging as P
 from hymem.indexes.memory.tables import MemoryTables
 from hymem.indexes.paging import PageKey
-from hymem.types import Level, SegmentRecord, SummaryRecord, TurnRecord
+from hymem.types import Level, SegmentRecord, SummaryRecord, TurnRecord, TurnStatus
 
 Record = TurnRecord | SegmentRecord | SummaryRecord
 
@@ -64,6 +64,22 @@ def erase_from(t: MemoryTables, user_id: str) -> dict[str, int]:
     t.traces[:] = [r for r in t.traces if r["user_id"] != user_id]
     t.sleep_lines.delete_user(user_id)
     return removed
+
+
+def withdraw_from(
+    t: MemoryTables, user_id: str, turn_ids: Sequence[str], segment_ids: Sequence[str]
+) -> dict[str, int]:
+    seg_ids = [s for s in dict.fromkeys(segment_ids) if (user_id, s) in t.segments]
+    before = len(t.of_user(t.summaries, user_id))
+    t.drop_segments(user_id, seg_ids)
+    turns = [k for k in ((user_id, tid) for tid in dict.fromkeys(turn_ids)) if k in t.turns]
+    for key in turns:
+        del t.turns[key]
+    for turn in t.of_user(t.turns, user_id):
+        if turn.segment_id in seg_ids:
+            turn.status, turn.segment_id = TurnStatus.PENDING, None
+    summaries = before - len(t.of_user(t.summaries, user_id))
+    return {"turns": len(turns), "segments": len(seg_ids), "summaries": summaries}
 
 
 def _no_vector(level: str) -> dict[str, None]:

@@ -26,7 +26,7 @@ from hymem.indexes.lance import schema as S
 from hymem.indexes.lexical.index import query_terms
 from hymem.indexes.lexical.sync import PROGRESS_EVERY
 from hymem.indexes.memory.lines import MemoryLines
-from hymem.indexes.memory.manage import check_page_key, erase_from, page_of
+from hymem.indexes.memory.manage import check_page_key, erase_from, page_of, withdraw_from
 from hymem.indexes.memory.tables import MemoryTables, hit_row, in_range, utc_record
 from hymem.indexes.paging import PageKey
 from hymem.indexes.protocol import ACTIVE_ONLY, SCAN_BATCH_ROWS, Row, RowScope, Vector
@@ -344,6 +344,12 @@ class InMemoryStore:
                 statuses=statuses,
                 filters=filters,
             )
+
+    def withdraw(
+        self, user_id: str, turn_ids: Sequence[str], segment_ids: Sequence[str]
+    ) -> dict[str, int]:
+        with self._check_writable():
+            return withdraw_from(self._t, user_id, turn_ids, segment_ids)
 
     def erase_user(self, user_id: str) -> dict[str, int]:
         with self._check_writable():

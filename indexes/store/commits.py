@@ -43,6 +43,8 @@ from hymem.types import (
 
 log = get_logger("hymem.indexes.store.store")
 
+WITHDRAW_OP = "withdraw"
+
 
 def check_owner(user_id: str, records: Sequence[SegmentRecord | SummaryRecord]) -> None:
     for rec in records:
@@ -164,6 +166,46 @@ class CommitWriter:
         for chunk in F.chunks(ids):
             self._lance.delete(S.SUMMARIES, F.user_ids(user_id, chunk))
 
+    # --- withdrawing what an aborted import wrote ---------------------------------------
+    def withdraw(
+        self, user_id: str, turn_ids: Sequence[str], segment_ids: Sequence[str]
+    ) -> dict[str, int]:
+        """See `Storage.withdraw`. Journaled; a crash part-way is finished on the next open
+        (`finish_withdraw` is idempotent)."""
+        entry = {
+            "op": WITHDRAW_OP,
+            "user_id": user_id,
+            "turn_ids": list(turn_ids),
+            "segment_ids": list(segment_ids),
+        }
+        self._journals.of(user_id).begin(entry)
+        removed = self.finish_withdraw(entry)
+        self._finish(user_id)
+        log.info("store.withdrawn", user_id=user_id, **removed)
+        return removed
+
+    def finish_withdraw(self, entry: dict[str, Any]) -> dict[str, int]:
+        user = entry["user_id"]
+        seg_ids = entry["segment_ids"]
+        segments = 0
+        for chunk in F.chunks(seg_ids):
+            segments += self._lance.count(S.SEGMENTS, F.user_ids(user, chunk))
+        stale = self.replace_rows(user, seg_ids, [])
+        turns = self._turns.delete(user, entry["turn_ids"])
+        orphans: dict[str, str | None] = {}
+        for chunk in F.chunks(seg_ids):
+            linked = F.user_ids(user, chunk, column="segment_id")
+            orphans.update((r["id"], None) for r in self._lance.rows(S.TURNS, linked, ["id"]))
+        self._turns.set_status(user, orphans, TurnStatus.PENDING)
+
+        def index() -> None:
+            self._lex.delete(Level.SUMMARY, user, stale)
+            self._lex.delete(Level.SEGMENT, user, set(seg_ids))
+            self._lex.commit()
+
+        self._index(index)
+        return {"turns": turns, "segments": segments, "summaries": len(stale)}
+
     # --- sleep-time versioning -----------------------------------------------------------
     def apply_summary_changes(
         self, user_id: str, new: Sequence[SummaryRecord], changes: Sequence[StatusChange]
@@ -227,4 +269,4 @@ class CommitWriter:
         return found == len(want)
 
 
-__all__ = ["CommitWriter", "check_owner", "covering_segments"]
+__all__ = ["WITHDRAW_OP", "CommitWriter", "check_owner", "covering_segments"]

@@ -26,7 +26,7 @@ from hymem.indexes.lance import schema as S
 from hymem.indexes.lance.tables import LanceTables
 from hymem.indexes.lance.turn_log import TurnLog
 from hymem.indexes.lexical.feed import LexicalFeed
-from hymem.indexes.store.commits import CommitWriter
+from hymem.indexes.store.commits import WITHDRAW_OP, CommitWriter
 from hymem.indexes.store.erasure import ERASE_OP, Eraser
 from hymem.indexes.store.journals import Journals
 from hymem.indexes.store.repair import RowSettler, well_formed
@@ -127,6 +127,9 @@ class Recovery:
         elif entry["op"] == ERASE_OP:
             self._eraser.finish(entry["user_id"])
             log.warning("store.journal_settled", op=ERASE_OP, user_id=entry["user_id"])
+        elif entry["op"] == WITHDRAW_OP:
+            self._writer.finish_withdraw(entry)
+            log.warning("store.journal_settled", op=WITHDRAW_OP, user_id=entry["user_id"])
         else:
             if entry["op"] == "commit_segments":
                 complete = self._settle_commit(entry)

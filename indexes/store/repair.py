@@ -58,6 +58,8 @@ def well_formed(entry: dict[str, Any]) -> bool:
         )
     if entry.get("op") == "apply_summary_changes":
         return _strs(entry.get("new_ids")) and _changes(entry.get("changes"))
+    if entry.get("op") == "withdraw":
+        return _strs(entry.get("turn_ids")) and _strs(entry.get("segment_ids"))
     return entry.get("op") == "erase_user"
 
 

@@ -259,6 +259,20 @@ class Store:
             finally:  # statuses moved: the user's summaries are read afresh on next search
                 self.dense_cache.invalidate(user_id, [S.SUMMARIES])
 
+    def withdraw(
+        self, user_id: str, turn_ids: Sequence[str], segment_ids: Sequence[str]
+    ) -> dict[str, int]:
+        self._check_writable(user_id)
+        with self._write_lock, storage_faults(self.path, "withdrawing records"):
+            try:
+                self._recovery.settle_leftover(user_id)
+                return self._commits.withdraw(user_id, turn_ids, segment_ids)
+            except BaseException:
+                self._recovery.after_failure(user_id)
+                raise
+            finally:
+                self.dense_cache.invalidate(user_id)
+
     def erase_user(self, user_id: str) -> dict[str, int]:
         self._check_writable()
         # The maintenance thread compacts under this lock too; waiting it out first keeps a

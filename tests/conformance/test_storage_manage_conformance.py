@@ -119,6 +119,43 @@ def test_erase_user_is_refused_on_a_read_only_handle(storage_kit: StorageKit) ->
     assert storage_kit.store.counts("alice")["turns"] == 1
 
 
+def test_withdraw_removes_exactly_the_given_records(storage_kit: StorageKit) -> None:
+    """What an aborted import wrote goes; what the user held before and other users stay."""
+    store = storage_kit.store
+    _fill(store, "alice", 4)
+    _fill(store, "bob", 2)
+    store.apply_summary_changes(  # a second version linked to seg02 goes with it
+        "alice",
+        [make_summary("alice", "sum02b", "fact alice 2 again", segment_id="seg02")],
+        [StatusChange(summary_id="sum02", status=SummaryStatus.SUPERSEDED, superseded_by="sum02b")],
+    )
+    removed = store.withdraw("alice", ["t2", "t9"], ["seg02", "seg03", "nope"])
+    assert removed == {"turns": 1, "segments": 2, "summaries": 3}
+    kept = {t.id: (t.status, t.segment_id) for t in store.get_turns("alice")}
+    assert kept == {
+        "t0": (TurnStatus.STORED, "seg00"),
+        "t1": (TurnStatus.STORED, "seg01"),
+        "t3": (TurnStatus.PENDING, None),  # its segment went: it waits for one again
+    }
+    assert sorted(s.id for s in store.get_summaries("alice", statuses=None)) == ["sum00", "sum01"]
+    assert store.get_segments("alice", ["seg00", "seg02"])[0].id == "seg00"
+    assert len(store.get_segments("alice", ["seg02", "seg03"])) == 0
+    hits = store.lexical_search(RowScope("alice", level=Level.SUMMARY), "fact alice", 10)
+    assert sorted(i for i, _ in hits) == ["sum00", "sum01"]
+    query = storage_kit.embedder.embed(["fact alice 3"])[0]
+    assert {i for i, _ in store.dense_search(RowScope("alice"), query, 10)} <= {"sum00", "sum01"}
+    assert store.counts("bob")["summaries"] == 2 and store.counts("bob")["turns"] == 2
+    assert store.withdraw("alice", ["t2"], ["seg02"]) == {
+        "turns": 0,
+        "segments": 0,
+        "summaries": 0,
+    }
+    reader = storage_kit.open_reader()
+    with pytest.raises(ReadOnlyStoreError):
+        reader.withdraw("alice", ["t0"], [])
+    assert store.counts("alice")["turns"] == 3
+
+
 @pytest.mark.parametrize("level", ["turn", "segment", "summary"])
 def test_pages_filter_by_metadata_before_the_cut(storage_kit: StorageKit, level: str) -> None:
     from hymem.filters import Filter

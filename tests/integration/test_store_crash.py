@@ -194,6 +194,28 @@ def test_interrupted_status_changes_are_completed_on_open(
         ]
 
 
+def test_an_interrupted_withdraw_is_finished_on_open(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    emb = HashingEmbedder(64)
+    store = open_store(tmp_path / "m", emb)
+    store.append_turns(make_turns("u", 4, prefix="t"))
+    commit_texts(store, emb, "u", ["zq1a fact"], segment_id="g1", turn_ids=["t0", "t1"])
+    commit_texts(store, emb, "u", ["zq2a fact"], segment_id="g2", turn_ids=["t2", "t3"])
+    with monkeypatch.context() as patch:
+        patch.setattr(LexicalIndex, "commit", _fail)  # rows gone, Tantivy not yet
+        patch.setattr(Recovery, "after_failure", _dies)  # the process dies there
+        with pytest.raises(OSError, match="injected"):
+            store.withdraw("u", ["t2", "t3"], ["g2"])
+        store.close()
+    with open_store(tmp_path / "m", emb) as store:
+        assert [t.id for t in store.get_turns("u")] == ["t0", "t1"]
+        assert store.counts("u")["segments"] == 1
+        assert store.lexical_search(RowScope("u"), "zq2a", 5) == []
+        assert not (tmp_path / "m" / "journal.json").exists()
+        assert_store_consistent(store)
+
+
 @pytest.mark.parametrize("damage", ["delete_index", "stale_sync", "old_lexical_version"])
 def test_lexical_index_rebuilt_on_open_when_it_disagrees(tmp_path: Path, damage: str) -> None:
     emb = HashingEmbedder(64)
