@@ -38,7 +38,7 @@ def test_every_library_block_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     try:
         for i, block in enumerate(library_blocks()):
             code = compile(block, f"README.md library block {i + 1}", "exec")
-            exec(code, namespace)  # noqa: S102 - running the README is the test
+            exec(code, namespace)  # running the README is the test
     finally:
         mem = namespace.get("mem")
         if mem is not None and hasattr(mem, "close"):
