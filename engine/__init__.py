@@ -7,6 +7,7 @@ from hymem.async_memory import AsyncMemory
 from hymem.config import MemoryConfig
 from hymem.errors import (
     AuthError,
+    CommitConflictError,
     ConfigError,
     EmbedderMismatchError,
     HymemError,
@@ -56,6 +57,7 @@ __all__ = [
     "AsyncMemory",
     "Attribution",
     "AuthError",
+    "CommitConflictError",
     "ConfigError",
     "EmbedderMismatchError",
     "ErasureReport",

@@ -121,6 +121,12 @@ class LeaseLostError(StoreError):
     lease and reloads that user's state first, so a retry is always safe."""
 
 
+class CommitConflictError(StoreError):
+    """A segment commit claimed turns another live segment of the user already holds (a
+    writer working from a stale view of its pending turns). Nothing was written, so no turn
+    ends in two segments; the next flush reads the pending turns afresh."""
+
+
 class ServerUnavailable(StoreError):
     """`hymem.client` could not reach the memory server, or it did not answer in time, or a
     proxy in front of it answered 502/503/504. A StoreError, because the server is where the

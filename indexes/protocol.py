@@ -178,7 +178,9 @@ class Storage(Protocol):
         Every record must belong to `user_id` and carry a finite vector of the store's
         dimension (else `UserInputError`, nothing written). Re-committing a segment id replaces
         that segment and every summary linked to it, and a summary id replaces its earlier
-        copy, so a re-flush after a crash never duplicates. Readers see all of it or none."""
+        copy, so a re-flush after a crash never duplicates. A turn already stored in a segment
+        not among `segments` is refused (`CommitConflictError`, nothing written): no turn is
+        ever in two live segments. Readers see all of it or none."""
         ...
 
     # --- reads ---------------------------------------------------------------------------

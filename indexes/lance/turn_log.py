@@ -95,6 +95,18 @@ class TurnLog:
             data = pa.Table.from_pylist(rows, schema=S.turns_schema())
             self._lance.upsert(S.TURNS, data, on=["user_id", "id"])
 
+    def owners(self, user_id: str, ids: Sequence[str]) -> dict[str, str]:
+        """Each of these turns that is stored -> the segment holding it."""
+        found: dict[str, str] = {}
+        for chunk in F.chunks(sorted(set(ids))):
+            where = F.conjunction(
+                [F.user_ids(user_id, chunk), F.eq("status", TurnStatus.STORED.value)]
+            )
+            for r in self._lance.rows(S.TURNS, where, ["id", "segment_id"]):
+                if r["segment_id"] is not None:
+                    found[r["id"]] = r["segment_id"]
+        return found
+
     def delete(self, user_id: str, ids: Sequence[str]) -> int:
         """Delete these turns of the user; returns how many were there."""
         gone = 0

@@ -30,7 +30,7 @@ from hymem.indexes.memory.manage import check_page_key, erase_from, page_of, wit
 from hymem.indexes.memory.tables import MemoryTables, hit_row, in_range, utc_record
 from hymem.indexes.paging import PageKey
 from hymem.indexes.protocol import ACTIVE_ONLY, SCAN_BATCH_ROWS, Row, RowScope, Vector
-from hymem.indexes.store.commits import check_owner, covering_segments
+from hymem.indexes.store.commits import check_owner, check_unclaimed, covering_segments
 from hymem.time import to_utc, utcnow
 from hymem.types import (
     Level,
@@ -177,6 +177,14 @@ class InMemoryStore:
             seg_vecs = S.vector_matrix(segments, self.dim)  # validates before any change
             sum_vecs = S.vector_matrix(summaries, self.dim)
             seg_of = covering_segments(segments, stored_turn_ids)
+            owners = {
+                tid: turn.segment_id
+                for tid in seg_of
+                if (turn := self._t.turns.get((user_id, tid))) is not None
+                and turn.status is TurnStatus.STORED
+                and turn.segment_id is not None
+            }
+            check_unclaimed(user_id, seg_of, owners, [s.id for s in segments])
             self._t.drop_segments(user_id, [s.id for s in segments])
             for s in summaries:
                 self._t.drop_summary(user_id, s.id)

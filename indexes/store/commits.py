@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import pyarrow as pa
-from hymem.errors import StoreCorruptedError, UserInputError
+from hymem.errors import CommitConflictError, StoreCorruptedError, UserInputError
 from hymem.indexes.lance import schema as S
 from hymem.indexes.lance import sql as F
 from hymem.indexes.lance.tables import LanceTables
@@ -50,6 +50,22 @@ def check_owner(user_id: str, records: Sequence[SegmentRecord | SummaryRecord]) 
     for rec in records:
         if rec.user_id != user_id:
             raise UserInputError(f"{type(rec).__name__} {rec.id!r} belongs to another user")
+
+
+def check_unclaimed(
+    user_id: str, seg_of: dict[str, str | None], owners: dict[str, str], seg_ids: Sequence[str]
+) -> None:
+    """Refuse a commit that would put a turn in a second live segment: every turn it marks
+    stored must be pending, or held by one of the segments it re-commits (a retry)."""
+    mine = set(seg_ids)
+    taken = sorted(t for t in seg_of if owners.get(t) not in (None, *mine))
+    if taken:
+        shown = ", ".join(f"{t!r} (in {owners[t]!r})" for t in taken[:5])
+        raise CommitConflictError(
+            f"a commit for user {user_id!r} claims {len(taken)} turn(s) another segment "
+            f"already holds: {shown}; nothing was written, flush again to re-read the pending "
+            "turns"
+        )
 
 
 def covering_segments(
@@ -113,6 +129,7 @@ class CommitWriter:
         seg_ids = [s.id for s in segments]
         sum_ids = [s.id for s in summaries]
         seg_of = covering_segments(segments, stored_turn_ids)
+        check_unclaimed(user_id, seg_of, self._turns.owners(user_id, list(seg_of)), seg_ids)
         self._journals.of(user_id).begin(
             {
                 "op": "commit_segments",
@@ -269,4 +286,4 @@ class CommitWriter:
         return found == len(want)
 
 
-__all__ = ["WITHDRAW_OP", "CommitWriter", "check_owner", "covering_segments"]
+__all__ = ["WITHDRAW_OP", "CommitWriter", "check_owner", "check_unclaimed", "covering_segments"]

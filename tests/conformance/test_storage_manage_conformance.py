@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from hymem.errors import ReadOnlyStoreError
+from hymem.errors import CommitConflictError, ReadOnlyStoreError
 from hymem.indexes.protocol import RowScope, Storage
 from hymem.types import Level, StatusChange, SummaryStatus, TurnStatus
 
@@ -154,6 +154,26 @@ def test_withdraw_removes_exactly_the_given_records(storage_kit: StorageKit) -> 
     with pytest.raises(ReadOnlyStoreError):
         reader.withdraw("alice", ["t0"], [])
     assert store.counts("alice")["turns"] == 3
+
+
+def test_a_commit_claiming_turns_another_segment_holds_is_refused(
+    storage_kit: StorageKit,
+) -> None:
+    """Issue #27 (5), in depth: whatever a stale writer sends, no turn ends in two segments
+    and nothing of the refused commit is written; re-committing the same segment still works."""
+    store = storage_kit.store
+    _fill(store, "alice", 2)
+    seg = make_segment("alice", "segX", "raw again", turn_ids=["t0", "t1"])
+    summ = make_summary("alice", "sumX", "fact alice again", segment_id="segX")
+    with pytest.raises(CommitConflictError, match="'t0' \\(in 'seg00'\\)"):
+        store.commit_segments("alice", [seg], [summ], ["t0", "t1"])
+    assert store.counts("alice")["segments"] == 2 and store.counts("alice")["summaries"] == 2
+    assert {t.segment_id for t in store.get_turns("alice")} == {"seg00", "seg01"}
+    again = make_segment("alice", "seg00", "raw alice 0", turn_ids=["t0"])
+    store.commit_segments(
+        "alice", [again], [make_summary("alice", "sum00", "f", segment_id="seg00")], ["t0"]
+    )
+    assert store.counts("alice")["summaries"] == 2
 
 
 @pytest.mark.parametrize("level", ["turn", "segment", "summary"])
