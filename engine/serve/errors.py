@@ -14,6 +14,8 @@ STATUS: list[tuple[type[Exception], int]] = [
     (E.NotFoundError, 404),
     (E.UserInputError, 400),
     (E.ReadOnlyStoreError, 409),
+    (E.CommitConflictError, 409),
+    (E.StoreUnavailableError, 503),  # an object store outage: transient, come back
     (E.StoreLockedError, 503),
     (E.StoreClosedError, 503),
     (E.StorageFullError, 507),
@@ -41,7 +43,7 @@ ERROR_STATUSES: dict[int, str] = {
     403: "the key is bound to other users",
     404: "no such record for this user, or no such route",
     405: "the route does not take this method",
-    409: "a write on a read-only store",
+    409: "a write on a read-only store, or a commit that conflicts with one already made",
     413: "the body is over the server's limit",
     422: "the body or a parameter is malformed or of the wrong type",
     500: "an error of the server itself",

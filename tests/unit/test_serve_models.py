@@ -68,3 +68,6 @@ def test_loopback_and_error_statuses() -> None:
     status, body, headers = http_error(E.LLMUnavailable("down", role="select"))
     assert status == 503 and headers["Retry-After"] and body["error"] == "LLMUnavailable"
     assert http_error(E.LLMAuthError("no"))[0] == 502
+    assert http_error(E.CommitConflictError("stale"))[0] == 409
+    status, _, headers = http_error(E.StoreUnavailableError("s3 is down"))
+    assert status == 503 and headers["Retry-After"]
