@@ -6,6 +6,10 @@ and the writer's own locks, and long work (flush, sleep, erase) never blocks the
 On shutdown uvicorn stops accepting, waits for the requests in flight, then the lifespan closes
 the Memory, so an acknowledged write is on disk before the process exits; a killed server loses
 nothing acknowledged either, because `add` answers only once its turns are durable.
+
+/docs (Swagger UI) and /redoc load their scripts, styles and icon from this server (under
+`DOCS_ASSETS_URL`, bundled by fastapi-offline), never from a CDN: they work where hymem runs
+with no network.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from typing import Any
 from fastapi import FastAPI, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from fastapi_offline import FastAPIOffline
 from hymem.errors import HymemError
 from hymem.serve.auth import Binding, KeyRing
 from hymem.serve.errors import ERROR_RESPONSES, WIRE_NAMES, http_error
@@ -24,6 +29,7 @@ from hymem.serve.routes import Denied, router
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 DEFAULT_MAX_BODY_BYTES = 1 << 20  # 1 MiB: a few hundred messages per add
+DOCS_ASSETS_URL = "/docs-assets"  # where /docs and /redoc load Swagger UI's and ReDoc's files
 
 
 class Settings:
@@ -54,7 +60,8 @@ def create_app(
 
     from hymem import __version__
 
-    app = FastAPI(
+    app: FastAPI = FastAPIOffline(
+        static_url=DOCS_ASSETS_URL,
         title="hymem",
         version=__version__,
         description="Hybrid long-term memory for LLM agents. Every call is scoped to one user.",
@@ -125,4 +132,4 @@ def _too_large(limit: int) -> JSONResponse:
     return JSONResponse(body, status_code=413)
 
 
-__all__ = ["DEFAULT_MAX_BODY_BYTES", "Binding", "Settings", "create_app"]
+__all__ = ["DEFAULT_MAX_BODY_BYTES", "DOCS_ASSETS_URL", "Binding", "Settings", "create_app"]
