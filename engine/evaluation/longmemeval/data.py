@@ -10,8 +10,9 @@ Damage is contained where it is found, so one bad item never costs a run: a ques
 missing keys, a bad `question_date` or malformed sessions is skipped; a session whose date does
 not parse is dropped from its question; a turn with empty content is kept in the numbering (turn
 ids count every turn) but never ingested or indexed; a session repeated verbatim under the same
-id is kept once. Each skip is logged naming the question and
-returned in `LmeDataset.skipped`. Only a file that is not the format at all raises
+id is kept once. Each skip is returned in `LmeDataset.skipped`, naming the question; the loader
+does not log them, because which of them matter depends on the questions a run selects (the
+harness warns about those, `log_skips`). Only a file that is not the format at all raises
 `DatasetFormatError`.
 """
 
@@ -20,6 +21,7 @@ from __future__ import annotations
 import gzip
 import json
 import re
+from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -262,7 +264,22 @@ def load_longmemeval(path: str | Path) -> LmeDataset:
 
 def _skip(skipped: list[Skip], kind: SkipKind, qid: str, item: str, reason: str) -> None:
     skipped.append(Skip(kind=kind, question_id=qid, item=item, reason=reason))
-    log.warning("longmemeval.skip", kind=kind, question_id=qid, item=item, reason=reason)
+
+
+def selected_skips(dataset: LmeDataset, chosen: Iterable[str]) -> list[Skip]:
+    """What a run over the questions `chosen` (ids) lost to the loader: every question left out
+    of the file (no selection can reach it) and the sessions and turns left out of the chosen
+    questions. Skips inside questions the run did not select are not its concern."""
+    ids = set(chosen)
+    return [s for s in dataset.skipped if s.kind == "question" or s.question_id in ids]
+
+
+def log_skips(skips: Iterable[Skip]) -> None:
+    """One warning per skip, naming the question, the item and why."""
+    for s in skips:
+        log.warning(
+            "longmemeval.skip", kind=s.kind, question_id=s.question_id, item=s.item, reason=s.reason
+        )
 
 
 __all__ = [
@@ -272,7 +289,9 @@ __all__ = [
     "LmeTurn",
     "Skip",
     "load_longmemeval",
+    "log_skips",
     "parse_lme_date",
     "parse_longmemeval",
     "parse_question",
+    "selected_skips",
 ]

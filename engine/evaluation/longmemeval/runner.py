@@ -19,7 +19,13 @@ from typing import TYPE_CHECKING, Any
 
 from hymem.config import MemoryConfig
 from hymem.errors import HymemError, UserInputError
-from hymem.evaluation.longmemeval.data import LmeDataset, LmeQuestion, load_longmemeval
+from hymem.evaluation.longmemeval.data import (
+    LmeDataset,
+    LmeQuestion,
+    load_longmemeval,
+    log_skips,
+    selected_skips,
+)
 from hymem.evaluation.longmemeval.ingest import ingest_question
 from hymem.evaluation.longmemeval.judge import (
     check_judge_spec,
@@ -209,11 +215,12 @@ def _write_manifest(mem: Memory, config: MemoryConfig, options: LmeOptions) -> N
 
 def _write_skipped(out: Path, dataset: LmeDataset, questions: list[LmeQuestion]) -> None:
     """skipped.json, for the report: every question the loader left out of the file, and the
-    sessions and turns it left out of the selected questions."""
-    chosen = {q.question_id for q in questions}
-    rows = [
-        s.model_dump() for s in dataset.skipped if s.kind == "question" or s.question_id in chosen
-    ]
+    sessions and turns it left out of the selected questions. Exactly these are warned about,
+    so the log and the report's "Skipped" section tell the same story (a `--limit 5` run is not
+    warned about a damaged session of question 70)."""
+    skips = selected_skips(dataset, (q.question_id for q in questions))
+    log_skips(skips)
+    rows = [s.model_dump() for s in skips]
     (out / "skipped.json").write_text(json.dumps(rows, indent=2), encoding="utf-8")
 
 
