@@ -110,8 +110,11 @@ def eval_locomo(
     typer.echo(report)
     _console.print(
         f"asked {result.asked}, skipped (already done) {result.skipped}, failed {result.failed}; "
-        f"outputs in {out}"
+        f"retrieval recall scored {result.retrieval_computed}, reused "
+        f"{result.retrieval_reused}; outputs in {out}"
     )
+    stages = ", ".join(f"{stage} {sec:.1f}" for stage, sec in result.stages.items())
+    _console.print(f"seconds by stage: {stages} (report.md: 'Run time by stage')")
     if result.failed:
         _console.print(f"[yellow]{result.failed} questions failed; rerun to retry them[/]")
 

@@ -8,6 +8,8 @@
     pool            answering questions concurrently, a bounded number in flight
     report          summary.json and the Table-1-shaped report.md (pure)
     retrieval_eval  evidence recall@k of hybrid vs dense vs BM25 retrieval
+    retrieval_cache its per-question results, reused by a rerun while config and store agree
+    timing          seconds per stage of each invocation (timing.jsonl, the report's table)
     manifest        versions, config, prompt versions, dataset hash, git commit
     dashboard       the self-contained HTML page; its numbers live in `dashboard_data`
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import platform
 import subprocess
+from collections.abc import Mapping, Set
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
@@ -151,6 +152,15 @@ def _added_at_default(a: object, b: object) -> set[str]:
     return {k for k in b.keys() - a.keys() if k in defaults and b[k] == defaults[k]}
 
 
+def essential_config(manifest: Mapping[str, Any], added: Set[str] = frozenset()) -> Any:
+    """A manifest's configuration without the operational settings (and without `added`):
+    what a run's numbers depend on."""
+    value = manifest.get("config")
+    if isinstance(value, dict):
+        return {k: v for k, v in value.items() if k not in _OPERATIONAL and k not in added}
+    return value
+
+
 def check_resumable(old: dict[str, Any], new: dict[str, Any]) -> None:
     """Refuses to mix answers produced under different settings into one predictions file."""
 
@@ -163,8 +173,8 @@ def check_resumable(old: dict[str, Any], new: dict[str, Any]) -> None:
         value = m.get(key)
         if key == "phrasing" and key not in m and m.get("extractive"):
             return LEGACY_EXTRACTIVE_PHRASING
-        if key == "config" and isinstance(value, dict):
-            return {k: v for k, v in value.items() if k not in _OPERATIONAL and k not in added}
+        if key == "config":
+            return essential_config(m, added)
         return value
 
     diffs = [k for k in FINGERPRINT_KEYS if essential(old, k) != essential(new, k)]

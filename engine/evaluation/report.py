@@ -19,6 +19,7 @@ from hymem.evaluation.metrics import (
 )
 from hymem.evaluation.predictions import PredictionRecord
 from hymem.evaluation.report_retrieval import COLUMNS, budget_section, recall_at_k_section
+from hymem.evaluation.timing import timing_section
 
 EXTRACTIVE_LABEL = "extractive (no LLM)"
 SCORE_FIELDS = ("f1", "bleu1", "judge_correct", "evidence_recall")
@@ -72,6 +73,7 @@ def build_summary(
     ingest: Sequence[dict[str, Any]],
     manifest: dict[str, Any],
     retrieval: dict[str, Any] | None,
+    timing: Sequence[dict[str, Any]] = (),
 ) -> dict[str, Any]:
     by_system: dict[str, list[PredictionRecord]] = {}
     for r in records:
@@ -99,6 +101,7 @@ def build_summary(
         "retrieval": {k: v for k, v in retrieval.items() if k != "budget_questions"}
         if retrieval
         else None,
+        "timing": list(timing),  # one row per invocation (`timing`)
     }
 
 
@@ -159,6 +162,7 @@ def render_report(summary: dict[str, Any]) -> str:
         lines += recall_at_k_section(retrieval)
         lines += budget_section(retrieval)
     lines += _construction_section(summary)
+    lines += timing_section(summary.get("timing") or [])
     return "\n".join(lines)
 
 

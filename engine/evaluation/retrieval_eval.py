@@ -5,7 +5,9 @@ credited with every turn of its segment, in rows labelled as such (`credit`). Th
 over raw turns (`level="turn"`: dense is naive RAG's ranking) are scored beside them.
 
 Every row carries the mean tokens of the top-k hits' text, so no recall figure stands without
-its cost; `budget` compares the systems at hymem's own per-question cost (`locomo_budget`)."""
+its cost; `budget` compares the systems at hymem's own per-question cost (`locomo_budget`).
+Each question's results are one `RetrievalQuestion`, kept by `retrieval_cache` so a rerun into
+the same folder does not search again."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from hymem.evaluation.flat import FlatIndex, Ranker
 from hymem.evaluation.locomo_budget import question_budgets, summarise_budgets, turn_index
 from hymem.evaluation.metrics import CATEGORY_NAMES, evidence_recall, mean
 from hymem.evaluation.progress import make_progress
+from hymem.evaluation.retrieval_cache import RetrievalCache, RetrievalQuestion, ScoreRow
 from hymem.evaluation.systems import Credit, hits_to_turn_ids
 from hymem.llm.tokens import count_tokens
 from hymem.types import Level
@@ -44,16 +47,15 @@ def evaluate_retrieval(
     adversarial: bool = False,
     limit: int | None = None,
     ks: Sequence[int] = KS,
+    cache: RetrievalCache | None = None,
     show_progress: bool = True,
 ) -> dict[str, Any]:
     """{"rows": [{level, mode, credit, k, recall, tokens, n, by_category}], "questions": n,
-    "budget": matched-budget summary, "budget_questions": its per-question rows}. One search
-    at the largest k per (question, level, mode); smaller k are its prefixes, as top-k lists
-    are."""
+    "budget": matched-budget summary, "budget_questions": its per-question rows}. A question
+    `cache` holds under its conversation's current fingerprint is not searched again; one
+    scored now is put there."""
     from hymem.evaluation.runner import eligible_questions
 
-    scores: Scores = {}
-    budget_rows: list[dict[str, Any]] = []
     per_conv = [
         (
             conv,
@@ -65,28 +67,64 @@ def evaluate_retrieval(
         )
         for conv in convs
     ]
-    n_questions = sum(len(qs) for _, qs in per_conv)
+    if cache is not None:
+        cache.prune({conv.sample_id for conv in convs})
+    results: list[RetrievalQuestion] = []
     with make_progress(show_progress) as progress:
-        task = progress.add_task("retrieval recall", total=n_questions)
+        task = progress.add_task("retrieval recall", total=sum(len(qs) for _, qs in per_conv))
         for conv, questions in per_conv:
-            index = turn_index(mem, conv)  # the turns are embedded once, on the first question
+            index: FlatIndex[ContextItem] | None = None  # built (turns embedded) on first need
             for idx, qa in questions:
-                _score_store(mem, conv.sample_id, qa, ks, scores)
-                _score_flat(index, qa, ks, scores)
-                budget_rows.append(question_budgets(mem, conv, idx, qa, index))
+                row = cache.get(conv.sample_id, idx) if cache is not None else None
+                if row is None:
+                    if index is None:
+                        index = turn_index(mem, conv)
+                    row = score_question(mem, conv, idx, qa, index, ks)
+                    if cache is not None:
+                        row = cache.put(row)
+                results.append(row)
                 progress.advance(task)
+    return summarise_questions(results)
+
+
+def score_question(
+    mem: Memory,
+    conv: LocomoConversation,
+    idx: int,
+    qa: LocomoQA,
+    index: FlatIndex[ContextItem],
+    ks: Sequence[int] = KS,
+) -> RetrievalQuestion:
+    """One question's recall@k and tokens at every (level, mode, credit) and its matched-budget
+    row. One search at the largest k per (level, mode); smaller k are its prefixes, as top-k
+    lists are."""
+    return RetrievalQuestion(
+        conversation=conv.sample_id,
+        qa_index=idx,
+        category=qa.category,
+        scores=[*_score_store(mem, conv.sample_id, qa, ks), *_score_flat(index, qa, ks)],
+        budget=question_budgets(mem, conv, idx, qa, index),
+    )
+
+
+def summarise_questions(results: Sequence[RetrievalQuestion]) -> dict[str, Any]:
+    """The stage's output from its per-question rows (pure; fresh and reused rows alike)."""
+    scores: Scores = {}
+    for res in results:
+        for level, mode, credit, k, recall, tokens in res.scores:
+            scores.setdefault((level, mode, credit, k), []).append((res.category, recall, tokens))
+    budget_rows = [res.budget for res in results]
     return {
-        "questions": n_questions,
+        "questions": len(results),
         "rows": _rows(scores),
         "budget": summarise_budgets(budget_rows),
         "budget_questions": budget_rows,
     }
 
 
-def _score_store(
-    mem: Memory, user_id: str, qa: LocomoQA, ks: Sequence[int], scores: Scores
-) -> None:
+def _score_store(mem: Memory, user_id: str, qa: LocomoQA, ks: Sequence[int]) -> list[ScoreRow]:
     """recall@k and tokens of hymem's summary and segment search, in every mode."""
+    out: list[ScoreRow] = []
     for level in LEVELS:
         for mode in MODES:
             hits = mem.search(qa.question, user_id=user_id, k=max(ks), level=level, mode=mode)
@@ -96,21 +134,21 @@ def _score_store(
                 turns = hits_to_turn_ids(mem, hits[:k], user_id, credit=credit)
                 r = evidence_recall(qa.evidence, turns)
                 if r is not None:
-                    key = (level.value, mode, credit, k)
-                    scores.setdefault(key, []).append((qa.category, r, sum(counts[:k])))
+                    out.append((level.value, mode, credit, k, r, sum(counts[:k])))
+    return out
 
 
-def _score_flat(
-    index: FlatIndex[ContextItem], qa: LocomoQA, ks: Sequence[int], scores: Scores
-) -> None:
+def _score_flat(index: FlatIndex[ContextItem], qa: LocomoQA, ks: Sequence[int]) -> list[ScoreRow]:
     """recall@k and tokens of the flat baselines' top-k raw turns."""
+    out: list[ScoreRow] = []
     for mode, ranker in FLAT_MODES.items():
         ranking = index.rank(ranker, qa.question)
         for k in ks:
             r = evidence_recall(qa.evidence, ranking[:k])
             if r is not None:
                 tokens = sum(index.tokens(i) for i in ranking[:k])
-                scores.setdefault(("turn", mode, "source", k), []).append((qa.category, r, tokens))
+                out.append(("turn", mode, "source", k, r, tokens))
+    return out
 
 
 def _rows(scores: Scores) -> list[dict[str, Any]]:

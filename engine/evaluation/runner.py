@@ -1,14 +1,17 @@
 """`hymem eval locomo`: ingest each conversation turn by turn, ask its questions with every
-selected system, score, and write the run's outputs. Resumable at two points: a conversation
-whose ingestion finished (its `ingest/<id>.json` exists) is not fed again, and a question
-already in predictions.jsonl is not asked again."""
+selected system, score, measure retrieval recall, and write the run's outputs. Resumable at
+three points: a conversation whose ingestion finished (its `ingest/<id>.json` exists) is not
+fed again, a question already in predictions.jsonl is not asked again, and a question whose
+retrieval recall is in retrieval_questions.jsonl under the current configuration and store
+state is not searched again (`retrieval_cache`). Each invocation's stage times go to
+timing.jsonl and the report (`timing`)."""
 
 from __future__ import annotations
 
 import functools
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +36,7 @@ from hymem.evaluation.systems import (
     answer_fields,
     build_systems,
 )
+from hymem.evaluation.timing import StageClock, append_timing, read_timing
 from hymem.logging import get_logger
 from hymem.types import AddResult, Usage
 from pydantic import BaseModel, Field
@@ -40,6 +44,7 @@ from pydantic import BaseModel, Field
 if TYPE_CHECKING:
     from hymem.embedders import Embedder
     from hymem.evaluation.locomo_data import LocomoConversation, LocomoQA
+    from hymem.evaluation.retrieval_cache import RetrievalCache
     from hymem.llm.roles import Roles
     from hymem.memory import Memory
 
@@ -69,6 +74,9 @@ class RunResult(BaseModel):
     skipped: int  # already in predictions.jsonl
     failed: int  # raised a hymem error; not recorded, so a rerun asks them again
     ingested: list[str]  # conversations fed by this invocation
+    retrieval_computed: int = 0  # questions whose retrieval recall this invocation scored
+    retrieval_reused: int = 0  # ... and those it took from retrieval_questions.jsonl
+    stages: dict[str, float] = Field(default_factory=dict)  # seconds per stage (`timing`)
     summary: dict[str, Any]
 
 
@@ -215,6 +223,7 @@ def run_locomo(
     from hymem.embedders import resolve_embedder
     from hymem.memory import Memory
 
+    clock = StageClock()
     if not options.dataset.is_file():
         raise UserInputError(f"dataset {options.dataset} does not exist")
     systems = build_systems(options.systems)
@@ -228,6 +237,7 @@ def run_locomo(
         roles = own_roles = phrased_roles(config, embedder, options.phrasing)
     mem = Memory(out / "store", config=config, embedder=embedder, roles=roles)
     own_judge: Roles | None = None
+    cache = None
     try:
         manifest = build_manifest(
             config=config,
@@ -245,24 +255,19 @@ def run_locomo(
             from hymem.llm import build_roles
 
             judge_roles = own_judge = build_roles(judge_config(config, options.judge), mem.embedder)
+        clock.lap("setup")
 
         ingested = _ingest_all(mem, convs, out, options, show_progress)
+        clock.lap("ingest")
         asked, skipped, failed = _ask_all(
             mem, convs, systems, out / "predictions.jsonl", options, judge_roles, show_progress
         )
-        retrieval = None
+        clock.lap("answers")
         if options.retrieval_eval:
-            from hymem.evaluation.retrieval_eval import evaluate_retrieval
-
-            retrieval = evaluate_retrieval(
-                mem,
-                convs,
-                adversarial=options.adversarial,
-                limit=options.limit_questions,
-                show_progress=show_progress,
-            )
-            (out / "retrieval.json").write_text(json.dumps(retrieval, indent=2), encoding="utf-8")
+            cache = _retrieval_recall(mem, convs, manifest, options, show_progress)
+        clock.lap("retrieval")
         dump_traces(mem, out)
+        clock.lap("traces")
     finally:
         if own_judge is not None:
             own_judge.close()
@@ -270,15 +275,77 @@ def run_locomo(
         if own_roles is not None:
             own_roles.close()
 
-    summary = write_outputs(out, dashboard=options.dashboard)
+    work = {
+        "ingested": len(ingested),
+        "asked": asked,
+        "answers_reused": skipped,
+        "failed": failed,
+        "retrieval_computed": cache.computed if cache else 0,
+        "retrieval_reused": cache.reused if cache else 0,
+    }
+    summary = write_outputs(out, dashboard=options.dashboard, clock=clock, work=work)
     log.info("eval.done", out=str(out), asked=asked, skipped=skipped, failed=failed)
+    log.info("eval.stages", out=str(out), **clock.seconds)
     return RunResult(
-        out=out, asked=asked, skipped=skipped, failed=failed, ingested=ingested, summary=summary
+        out=out,
+        asked=asked,
+        skipped=skipped,
+        failed=failed,
+        ingested=ingested,
+        retrieval_computed=work["retrieval_computed"],
+        retrieval_reused=work["retrieval_reused"],
+        stages=clock.seconds,
+        summary=summary,
     )
 
 
-def write_outputs(out: Path, *, dashboard: bool = True) -> dict[str, Any]:
-    """summary.json, report.md and dashboard.html from whatever the folder holds now."""
+def _retrieval_recall(
+    mem: Memory,
+    convs: list[LocomoConversation],
+    manifest: Mapping[str, Any],
+    options: RunOptions,
+    show_progress: bool,
+) -> RetrievalCache:
+    """retrieval.json: the retrieval-recall stage, each question scored once per configuration
+    and store state (rows kept in retrieval_questions.jsonl); returns the cache, which counts
+    what was scored and what reused."""
+    from hymem.evaluation.retrieval_cache import RetrievalCache, run_parts, store_state
+    from hymem.evaluation.retrieval_eval import KS, evaluate_retrieval
+
+    out = options.out
+
+    def state(conversation: str) -> dict[str, Any]:
+        return store_state(
+            read_json(out / "ingest" / f"{conversation}.json"),
+            mem.store.counts(conversation),
+        )
+
+    cache = RetrievalCache(out, run_parts(manifest, KS), state)
+    retrieval = evaluate_retrieval(
+        mem,
+        convs,
+        adversarial=options.adversarial,
+        limit=options.limit_questions,
+        ks=KS,
+        cache=cache,
+        show_progress=show_progress,
+    )
+    (out / "retrieval.json").write_text(json.dumps(retrieval, indent=2), encoding="utf-8")
+    log.info("eval.retrieval", computed=cache.computed, reused=cache.reused)
+    return cache
+
+
+def write_outputs(
+    out: Path,
+    *,
+    dashboard: bool = True,
+    clock: StageClock | None = None,
+    work: Mapping[str, int] | None = None,
+) -> dict[str, Any]:
+    """summary.json, report.md and dashboard.html from whatever the folder holds now. With the
+    invocation's `clock`, the time spent here is its "outputs" stage, and its timing.jsonl line
+    (stage seconds and `work` done) is appended before the report is written, so the report
+    shows every stage of the invocation that wrote it."""
     from hymem.evaluation.report import build_summary, render_report
 
     records = read_predictions(out / "predictions.jsonl")
@@ -287,13 +354,20 @@ def write_outputs(out: Path, *, dashboard: bool = True) -> dict[str, Any]:
     ]
     manifest = read_json(out / "manifest.json") or {}
     retrieval = read_json(out / "retrieval.json")
-    summary = build_summary(records, ingest=ingest, manifest=manifest, retrieval=retrieval)
+    summary = build_summary(
+        records, ingest=ingest, manifest=manifest, retrieval=retrieval, timing=read_timing(out)
+    )
     (out / "summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
-    (out / "report.md").write_text(render_report(summary), encoding="utf-8")
     if dashboard:
         from hymem.evaluation.dashboard import write_dashboard
 
         write_dashboard(out / "dashboard.html", runs=[out])
+    if clock is not None:
+        clock.lap("outputs")
+        append_timing(out, clock.row(**(work or {})))
+        summary["timing"] = read_timing(out)
+        (out / "summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
+    (out / "report.md").write_text(render_report(summary), encoding="utf-8")
     return summary
 
 
