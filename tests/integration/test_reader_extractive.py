@@ -87,3 +87,30 @@ def test_write_path_then_ask_returns_the_supporting_sentence(minilm_memory: Memo
         assert key in ans.evidence[0].text, (question, ans.evidence[0].text)
         assert key in ans.text, (question, ans.text)
         assert all(h.user_id == "dana" for h in ans.evidence)
+
+
+@pytest.mark.parametrize(
+    ("said", "question", "expected"),
+    [
+        # a time the text states, not the day it was said (issue #28, case 7)
+        ("I moved to Lisbon in March.", "When did I move?", "March"),
+        ("I moved to Lisbon in March.", "When did the user move to Lisbon?", "March"),
+        # a naming question gets the name, not the rest of the sentence
+        ("My cat Luna is afraid of thunderstorms.", "What is my cat called?", "Luna"),
+        ("My cat Luna is afraid of thunderstorms.", "What is the name of the user's cat?", "Luna"),
+        # "what <noun>" gets the other side of the copula, not the question's own words
+        ("My favourite food is ramen.", "What food does the user like?", "ramen"),
+        ("Ramen is my favourite food.", "What food do I like?", "Ramen"),
+    ],
+)
+def test_simple_personal_questions_get_the_short_answer(
+    tmp_path: Path, minilm: Any, said: str, question: str, expected: str
+) -> None:
+    """One plain `add` of a personal fact, then the question a person would ask about it."""
+    with Memory(
+        tmp_path / "mem", config=MemoryConfig.defaults(llm="extractive"), embedder=minilm
+    ) as mem:
+        mem.add(said, user_id="me", timestamp="2024-06-10T10:00:00")
+        mem.flush(user_id="me")
+        ans = mem.ask(question, user_id="me")
+    assert ans.text == expected, (question, ans.text, [h.text for h in ans.evidence])

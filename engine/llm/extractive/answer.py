@@ -1,6 +1,12 @@
 """Answer extraction for the extractive backend: find the best-supported sentence, then cut
 the short span that answers the question's type (a date for "when", a place for "where", a
-number for "how many", otherwise the words the sentence adds to the question).
+number for "how many", a name for "what is X called", otherwise the words the sentence adds
+to the question).
+
+The span rules are grammar, not any benchmark's wording: a time the sentence states beats the
+moment it was said; a naming question takes the name after "called/named" or beside the noun
+it names; "what <noun>" takes the other side of a copula ("my favourite food is ramen"); and
+an answer made only of the question's own words is never given while the sentence adds more.
 
 Short answers matter: questions are answered with phrases, and a whole sentence dilutes
 token F1 with the question's own words.
@@ -13,6 +19,18 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
+from hymem.llm.extractive.phrases import (
+    MAX_SPAN_WORDS,
+    NOT_A_HEAD,
+    WEAK,
+    WHAT_HEAD,
+    adds,
+    head_noun_phrase,
+    is_naming_question,
+    is_new,
+    name_answer,
+    question_stems,
+)
 from hymem.llm.extractive.scoring import (
     SELECT_MARGIN,
     CachedEmbedder,
@@ -22,19 +40,19 @@ from hymem.llm.extractive.scoring import (
     term_weights,
 )
 from hymem.llm.extractive.temporal import (
+    MONTH_PATTERN,
     DatePhrasing,
     find_date_phrase,
+    find_stated_date,
     format_day,
     rewrite_relative_dates,
 )
 from hymem.llm.extractive.text import (
-    PHATIC,
     STOPWORDS,
     question_terms,
     short_names,
     stem,
     strip_captions,
-    wordset,
 )
 
 QuestionType = Literal["when", "where", "who", "how_many", "how_long", "yesno", "what"]
@@ -42,7 +60,6 @@ QuestionType = Literal["when", "where", "who", "how_many", "how_long", "yesno", 
 _YESNO_START = re.compile(
     r"^(is|are|was|were|do|does|did|would|could|can|will|has|have|had|should)\b", re.IGNORECASE
 )
-_MAX_SPAN_WORDS = 12
 _YESNO_MIN_COVERAGE = 0.6  # the same bar as the light verdict (COMPLETE_MIN_COVERAGE)
 _NEGATION = re.compile(r"\b(not|never|no|none|nor)\b|n['’]t\b", re.IGNORECASE)
 
@@ -106,12 +123,15 @@ def best_index(scores: list[tuple[float, float, float]], candidates: list[Candid
 
 def date_answer(cand: Candidate, phrasing: DatePhrasing | None = None) -> str | None:
     """The date a sentence is about: a relative date it contains resolved against when it was
-    said ("the week of 1 May 2023", or as `phrasing` words it), a date it names, or else the
-    day it was said."""
+    said ("the week of 1 May 2023", or as `phrasing` words it), a date it names, a time it
+    states without a year ("in March" -> "March"), or else the day it was said."""
     text = rewrite_relative_dates(cand.text, cand.time, phrasing) if cand.time else cand.text
     phrase = find_date_phrase(text)
     if phrase:
         return phrase[0].upper() + phrase[1:] if phrase[0].islower() else phrase
+    stated = find_stated_date(text)
+    if stated:
+        return stated
     return format_day(cand.time) if cand.time else None
 
 
@@ -133,30 +153,12 @@ _NAME = re.compile(r"\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*\b")
 _SPAN_BREAK = re.compile(r"\s*(?:[;:()!?]|\s[-–—]\s|[–—]|,\s+(?:but|because|so|which)\b)\s*")
 
 
-def _question_stems(question: str) -> set[str]:
-    return set(question_terms(question)) | {stem(w) for w in question.split()}
-
-
-# Words that rarely answer a "what" question on their own: light verbs and chit-chat.
-_WEAK = wordset("go do make get take have be want try let feel say tell put give come") | PHATIC
-
-
-def _is_new(word: str, qstems: set[str]) -> bool:
-    w = word.lower().rstrip(".")
-    return (
-        w not in STOPWORDS
-        and w not in _WEAK
-        and stem(word) not in _WEAK
-        and (stem(word) not in qstems)
-    )
-
-
 def generic_span(question: str, sentence: str) -> str:
     """The words the sentence adds to the question: the run of new words right after the last
     question term (answers follow their predicate: "painted [a sunset]"), else the run with
     the most new content words; trimmed of stopwords and capped in length. The sentence itself
     when it adds nothing."""
-    qstems = _question_stems(question)
+    qstems = question_stems(question)
     best: tuple[int, int, int, int, str] | None = None
     pos = 0
     q_seen = 0  # question terms met so far: runs after the last one win
@@ -177,14 +179,14 @@ def generic_span(question: str, sentence: str) -> str:
         if run:
             runs.append((after_q, q_seen, run))
         for follows_q, seen, r in runs:
-            while r and (r[0].group(0).lower() in STOPWORDS or r[0].group(0).lower() in _WEAK):
+            while r and (r[0].group(0).lower() in STOPWORDS or r[0].group(0).lower() in WEAK):
                 r = r[1:]
             while r and r[-1].group(0).lower().rstrip(".") in STOPWORDS:
                 r = r[:-1]
-            new = sum(1 for t in r if _is_new(t.group(0), qstems))
+            new = sum(1 for t in r if is_new(t.group(0), qstems))
             if not r or new == 0:
                 continue
-            r = r[:_MAX_SPAN_WORDS]
+            r = r[:MAX_SPAN_WORDS]
             text = piece[r[0].start() : r[-1].end()].rstrip(".,")
             key = (int(follows_q), seen, new if follows_q else 0, -pos)
             if best is None or key > best[:4]:
@@ -211,13 +213,13 @@ def extract_answer(question: str, cand: Candidate, phrasing: DatePhrasing | None
         if m:
             return m.group(0)
     elif qtype == "where":
-        qstems = _question_stems(question)
+        qstems = question_stems(question)
         for m in _PLACE.finditer(text):
             place = m.group("place")
             if any(w.lower() not in STOPWORDS and stem(w) not in qstems for w in place.split()):
                 return place
     elif qtype == "who":
-        qstems = _question_stems(question)
+        qstems = question_stems(question)
         names = [
             n
             for n in _NAME.findall(text)
@@ -232,48 +234,22 @@ def extract_answer(question: str, cand: Candidate, phrasing: DatePhrasing | None
         if coverage(question_terms(question), text, extra) >= _YESNO_MIN_COVERAGE:
             return "No" if _NEGATION.search(text) else "Yes"
     elif qtype == "what":
+        qstems = question_stems(question)
+        if is_naming_question(question):
+            name = name_answer(question, text, cand.speaker)
+            if name:
+                return name
         phrase = head_noun_phrase(question, text)
-        if phrase:
+        if phrase and adds(phrase, qstems):
             return phrase
     return generic_span(question, text)
 
 
-_WHAT_HEAD = re.compile(
-    r"^\s*(?:what|which)\s+(?:(?:kind|type|sort|types|kinds)\s+of\s+)?(?P<head>[A-Za-z][\w-]*)",
-    re.IGNORECASE,
+# Words that give an answer a time's shape; months only capitalised ("may" is a verb).
+_WHEN_WORDS = re.compile(
+    r"\b(?i:yesterday|today|ago|last|next|week|month|year|spring|summer|autumn|fall|winter)\b"
+    rf"|\b\d{{4}}\b|\b{MONTH_PATTERN}\b"
 )
-_NOT_A_HEAD = wordset(
-    "is are was were did does do has have had can could will would should might the a an"
-)
-
-
-def head_noun_phrase(question: str, sentence: str) -> str | None:
-    """For "what/which <noun>" questions, the sentence's phrase around that noun: the
-    modifiers before it ("an LGBTQ+ counseling workshop"), or a name it introduces
-    ('the book "Becoming Nicole"', "my home country, Sweden" -> the name alone)."""
-    m = _WHAT_HEAD.match(question)
-    if m is None or m.group("head").lower() in _NOT_A_HEAD:
-        return None
-    head = stem(m.group("head"))
-    qstems = _question_stems(question)
-    tokens = list(re.finditer(r"[A-Za-z0-9][\w'’+.-]*|\"[^\"]+\"", sentence))
-    for i, tok in enumerate(tokens):
-        if stem(tok.group(0).rstrip(".,")) != head:
-            continue
-        after = sentence[tok.end() :]
-        named = re.match(r"[,:]?\s*(\"[^\"]+\"|[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*)", after)
-        if named and stem(named.group(1).split()[0].strip('"')) not in qstems:
-            return named.group(1)
-        start = i
-        while start > 0 and i - start < 3:
-            prev = tokens[start - 1].group(0)
-            if prev.lower() in STOPWORDS or prev.lower() in _WEAK or stem(prev) in qstems:
-                break
-            start -= 1
-        if start < i:
-            return sentence[tokens[start].start() : tok.end()].rstrip(".,")
-        return None
-    return None
 
 
 def answers_type(question: str, answer: str) -> bool:
@@ -283,9 +259,7 @@ def answers_type(question: str, answer: str) -> bool:
     if not answer.strip():
         return False
     if qtype == "when":
-        return find_date_phrase(answer) is not None or bool(
-            re.search(r"\b(yesterday|today|ago|last|next|week|month|year|\d{4})\b", answer, re.I)
-        )
+        return find_date_phrase(answer) is not None or bool(_WHEN_WORDS.search(answer))
     if qtype == "how_long":
         return _DURATION.search(answer) is not None or bool(re.search(r"\d", answer))
     if qtype == "how_many":
@@ -299,11 +273,11 @@ _LIST_ITEMS = 3  # a list answer gathers at most this many supported items
 def is_list_question(question: str) -> bool:
     """'What activities/books/pets ...': a plural head noun asks for every item, which
     conversations mention in different places."""
-    m = _WHAT_HEAD.match(question)
+    m = WHAT_HEAD.match(question)
     if m is None:
         return False
     head = m.group("head").lower()
-    return head not in _NOT_A_HEAD and head.endswith("s") and stem(head) != head
+    return head not in NOT_A_HEAD and head.endswith("s") and stem(head) != head
 
 
 def compose_answer(

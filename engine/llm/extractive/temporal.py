@@ -320,3 +320,33 @@ def find_date_phrase(text: str) -> str | None:
     if m is None:
         return None
     return m.group(0)
+
+
+MONTHS: tuple[str, ...] = ("January", "February", "March", "April", "May", "June", "July", "August")
+MONTHS += ("September", "October", "November", "December")
+MONTH_PATTERN = "(?:" + "|".join(MONTHS) + ")"  # capitalised only: "may" and "march" are verbs
+_ORDINAL = r"\d{1,2}(?:st|nd|rd|th)?"
+_PART = r"(?:(?:early|mid|late)[ -])"
+_DAY_MONTH = rf"(?<![:.\d]){_ORDINAL} (?:of )?{MONTH_PATTERN}|{MONTH_PATTERN} {_ORDINAL}\b(?!:)"
+_STATED_DATE = re.compile(
+    # a month after a preposition or a part of it ("in March", "early May", "on March 3"):
+    # that is what tells the month from the verbs "may" and "march"
+    r"\b(?i:in|on|since|until|till|by|during|of|before|after) (?:the )?"
+    rf"(?P<month>{_PART}?(?:{_DAY_MONTH}|{MONTH_PATTERN}\b))"
+    # a month with its day, either way round: "March 3", "3 March", "12th of June"
+    rf"|\b(?P<day>{_DAY_MONTH})"
+    rf"|\b(?P<part>(?i:early|mid|late)[ -]{MONTH_PATTERN})\b"
+    # a season only as "(in) the summer": "fall" alone is a verb
+    r"|\b(?i:in|during|over|of) the (?P<season>spring|summer|autumn|fall|winter)\b",
+)
+
+
+def find_stated_date(text: str) -> str | None:
+    """A time the text states without a year ("March", "March 3", "the 12th of June" ->
+    "12th of June", "early May", "in the summer" -> "summer"), as written; None when it states
+    none. Month names count only capitalised and with a day or a preposition, so the verbs
+    "may" and "march" are not months. No year is guessed: which March is meant is ambiguous."""
+    m = _STATED_DATE.search(text)
+    if m is None:
+        return None
+    return next(g for g in m.group("day", "month", "part", "season") if g)
