@@ -23,6 +23,9 @@ class Event(BaseModel):
     iterations: int = 0
     category: str | None = None
     time: datetime | None = None
+    # 1-based place of the question in the run (dataset order) or of the ask among a store's
+    # traces (arrival order): the x axis of escalation by question order.
+    order: int | None = None
     tokens: int = 0
     latency_ms: float = 0.0
     f1: float | None = None
@@ -65,9 +68,10 @@ def rounds_escalated(trace: Trace) -> list[bool] | None:
     return [r.escalated for r in sorted(trace.rounds, key=lambda r: r.index)]
 
 
-def event_from_trace(trace: Trace) -> Event:
+def event_from_trace(trace: Trace, order: int | None = None) -> Event:
     """A stored ask. Older rows may lack the totals, so they are summed from the per-role and
-    per-stage maps; an evaluation may have added `category` and `f1` to the trace."""
+    per-stage maps; an evaluation may have added `category` and `f1` to the trace. `order`:
+    its place among the store's asks, oldest first (`traces_in_order`)."""
     f1 = trace.extra.get("f1")
     return Event(
         source="traces",
@@ -80,12 +84,22 @@ def event_from_trace(trace: Trace) -> Event:
         latency_ms=trace.latency_ms_total or _latency_of(trace.latency_ms),
         f1=float(f1) if isinstance(f1, int | float) else None,
         rounds_escalated=rounds_escalated(trace),
+        order=order,
     )
 
 
-def event_from_prediction(rec: Mapping[str, Any], source: str, trace: Trace | None = None) -> Event:
+def traces_in_order(traces: Sequence[Trace]) -> list[Event]:
+    """A store's asks as events numbered by arrival (creation time, then id)."""
+    pos = question_positions((t.created_at.isoformat(), t.trace_id) for t in traces)
+    return [event_from_trace(t, pos[(t.created_at.isoformat(), t.trace_id)]) for t in traces]
+
+
+def event_from_prediction(
+    rec: Mapping[str, Any], source: str, trace: Trace | None = None, order: int | None = None
+) -> Event:
     """An evaluation answer; its trace (joined by trace_id) adds the per-round detail.
-    LoCoMo records carry a numbered `category`, LongMemEval ones a `question_type`."""
+    LoCoMo records carry a numbered `category`, LongMemEval ones a `question_type`; `order`
+    is the question's place in the run (`question_positions`)."""
     return Event(
         source=source,
         path=str(rec.get("path") or "none"),
@@ -98,6 +112,7 @@ def event_from_prediction(rec: Mapping[str, Any], source: str, trace: Trace | No
         f1=rec.get("f1"),
         correct=rec.get("judge_correct"),
         rounds_escalated=rounds_escalated(trace) if trace else None,
+        order=order,
     )
 
 
@@ -131,30 +146,39 @@ def escalation_by_round(events: Sequence[Event]) -> dict[str, tuple[float | None
     return {str(i): (sum(v) / len(v), len(v)) for i, v in sorted(groups.items())}
 
 
-def escalation_over_time(
+def question_positions(keys: Iterable[tuple[Any, ...]]) -> dict[tuple[Any, ...], int]:
+    """1-based position of each distinct key in sorted order: the same question asked of
+    several systems gets the same place."""
+    return {k: i for i, k in enumerate(sorted(set(keys)), 1)}
+
+
+def escalation_by_order(
     events: Sequence[Event], buckets: int = 20
-) -> list[tuple[str, float, int]]:
-    """(label, rate, count) over consecutive equal-size windows in time order (order of
-    arrival when times are missing), so a trend shows regardless of the time span."""
-    evs = sorted(with_path(events), key=lambda e: e.time or datetime.min)
+) -> list[tuple[int, int, float, int]]:
+    """(first, last question position, rate, count) over consecutive equal-size windows of
+    questions in `order` (events without one last, in their given order): does escalation
+    drift along the run, or as a store's history grows? Never wall-clock time, which for an
+    evaluation only says when its worker threads got to each question."""
+    evs = with_path(events)
+    evs.sort(key=lambda e: (e.order is None, e.order or 0))
     if not evs:
         return []
     size = max(1, -(-len(evs) // buckets))
     out = []
     for i in range(0, len(evs), size):
         chunk = evs[i : i + size]
-        label = (
-            chunk[-1].time.isoformat(timespec="seconds") if chunk[-1].time else f"#{i + len(chunk)}"
-        )
-        out.append((label, sum(e.escalated for e in chunk) / len(chunk), len(chunk)))
+        first = chunk[0].order or i + 1
+        last = chunk[-1].order or i + len(chunk)
+        out.append((first, last, sum(e.escalated for e in chunk) / len(chunk), len(chunk)))
     return out
 
 
 def accuracy_by_path(events: Sequence[Event]) -> dict[str, dict[str, float | int | None]]:
-    """Mean F1 (and judge accuracy) of answers that ended on each path, where gold exists."""
+    """Mean F1 and judge accuracy of answers that ended on each path, where either exists
+    (LoCoMo answers carry an F1, LongMemEval ones only a judge verdict)."""
     out: dict[str, dict[str, float | int | None]] = {}
     for path in ("light", "deep"):
-        evs = [e for e in events if e.path == path and e.f1 is not None]
+        evs = [e for e in events if e.path == path and (e.f1 is not None or e.correct is not None)]
         if evs:
             out[path] = {
                 "n": len(evs),

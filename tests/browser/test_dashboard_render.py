@@ -1,5 +1,7 @@
-"""The dashboard opened in headless Chromium: every chart renders (plotly drew its SVG) and
-the key numbers computed from the fixture traces and run appear on the page."""
+"""The dashboard opened in headless Chromium: every chart with data renders with marks in it
+(plotly drew its SVG and at least one bar, point, line or box), every other chart is listed as
+not drawn with its reason, and the key numbers computed from the fixture traces and runs appear
+on the page. Real extractive LoCoMo and LongMemEval runs (issue 28's empty charts) too."""
 
 from __future__ import annotations
 
@@ -9,9 +11,15 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from hymem.config import MemoryConfig
+from hymem.embedders import HashingEmbedder
 from hymem.evaluation.dashboard import CHART_IDS, write_dashboard
+from hymem.evaluation.longmemeval.runner import LmeOptions, run_longmemeval
+from hymem.evaluation.runner import RunOptions, run_locomo
+from hymem.evaluation.systems import ALL_SYSTEMS
 
-from tests.fixtures_eval import fixture_traces, make_run_dir
+from tests.fixtures_eval import EVAL_MINI, fixture_traces, make_run_dir
+from tests.fixtures_lme import LME_MINI
 
 pytestmark = pytest.mark.browser
 
@@ -33,26 +41,50 @@ def chromium_args(chromium: str, profile: Path) -> list[str]:
     ]
 
 
+# Classes plotly gives what it draws: a bar (`g.point`), a marker (`path.point`), a line
+# (`path.js-line`), a box (`path.box`). A chart with none of them is an empty frame.
+MARK_CLASSES = frozenset({"point", "js-line", "box"})
+
+
 class ChartScan(HTMLParser):
-    """Counts plotly's `.main-svg` elements inside each chart div and collects the key-number
-    cells by id."""
+    """Reads the rendered DOM: which charts plotly drew (a `.main-svg` inside the chart div) and
+    how many marks each holds, the charts the page lists as not drawn, the key-number cells by
+    id, and the report tables."""
 
     def __init__(self) -> None:
         super().__init__()
         self.stack: list[str | None] = []
         self.svgs: dict[str, int] = {}
+        self.marks: dict[str, int] = {}
+        self.absent: set[str] = set()
         self.cells: dict[str, dict[str, str]] = {}
         self._cell: str | None = None
         self.text: dict[str, str] = {}
+        self.ids: set[str] = set()
+        self.report_tables: dict[str, int] = {}
+        self.headings: list[str] = []
+        self._heading = False
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         a = dict(attrs)
+        classes = set((a.get("class") or "").split())
+        if a.get("id"):
+            self.ids.add(a["id"] or "")
         if tag == "div":
             self.stack.append(a.get("id") if a.get("id") in CHART_IDS else None)
-        if tag == "svg" and "main-svg" in (a.get("class") or "").split():
-            for chart in self.stack:
-                if chart:
-                    self.svgs[chart] = self.svgs.get(chart, 0) + 1
+        chart = next((c for c in reversed(self.stack) if c), None)
+        if chart and tag == "svg" and "main-svg" in classes:
+            self.svgs[chart] = self.svgs.get(chart, 0) + 1
+        if chart and classes & MARK_CLASSES:
+            self.marks[chart] = self.marks.get(chart, 0) + 1
+        if tag == "li" and a.get("data-charts"):
+            self.absent.update((a["data-charts"] or "").split())
+        if tag == "table" and "report-table" in classes:
+            run = a.get("data-run") or ""
+            self.report_tables[run] = self.report_tables.get(run, 0) + 1
+        if tag in ("h4", "h5"):
+            self._heading = True
+            self.headings.append("")
         if tag == "td" and (a.get("id") or "").startswith("kn-"):
             self.cells[a["id"]] = {k: v or "" for k, v in a.items()}
             self._cell = a["id"]
@@ -62,10 +94,39 @@ class ChartScan(HTMLParser):
             self.stack.pop()
         if tag == "td":
             self._cell = None
+        if tag in ("h4", "h5"):
+            self._heading = False
 
     def handle_data(self, data: str) -> None:
         if self._cell:
             self.text[self._cell] = self.text.get(self._cell, "") + data
+        if self._heading:
+            self.headings[-1] += data
+
+    @property
+    def drawn(self) -> set[str]:
+        return {c for c, n in self.svgs.items() if n}
+
+
+def render(chromium: str, page: Path, profile: Path) -> ChartScan:
+    dom = subprocess.run(
+        [*chromium_args(chromium, profile), "--dump-dom", page.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout
+    scan = ChartScan()
+    scan.feed(dom)
+    return scan
+
+
+def assert_no_empty_chart(scan: ChartScan) -> None:
+    """Every chart is either drawn with at least one mark or listed as not drawn, never both."""
+    for chart in CHART_IDS:
+        assert (chart in scan.drawn) != (chart in scan.absent), chart
+        if chart in scan.drawn:
+            assert scan.marks.get(chart, 0) >= 1, f"{chart} is drawn empty"
 
 
 def test_dashboard_renders_charts_and_numbers(tmp_path: Path, chromium: str) -> None:
@@ -76,17 +137,11 @@ def test_dashboard_renders_charts_and_numbers(tmp_path: Path, chromium: str) -> 
     assert re.search(r"<script[^>]*\bsrc=", html_text) is None
     assert len(html_text) > 1_000_000
 
-    dom = subprocess.run(
-        [*chromium_args(chromium, tmp_path / "profile"), "--dump-dom", page.as_uri()],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    ).stdout
-    scan = ChartScan()
-    scan.feed(dom)
-    for chart in CHART_IDS:
-        assert scan.svgs.get(chart, 0) >= 1, f"{chart} did not render"
+    scan = render(chromium, page, tmp_path / "profile")
+    assert_no_empty_chart(scan)
+    # The fixture runs scored no retrieval: that chart is absent and the page says so.
+    assert scan.drawn == set(CHART_IDS) - {"chart-retrieval"}
+    assert scan.absent == {"chart-retrieval"}
 
     def cell(source: str, metric: str) -> tuple[str, str]:
         c = scan.cells[f"kn-{source}-{metric}"]
@@ -117,3 +172,54 @@ def test_dashboard_renders_charts_and_numbers(tmp_path: Path, chromium: str) -> 
         check=True,
     )
     assert shot.exists() and shot.stat().st_size > 20_000
+
+
+def _locomo_run(root: Path) -> Path:
+    out = root / "locomo"
+    run_locomo(
+        RunOptions(dataset=EVAL_MINI, out=out, systems=list(ALL_SYSTEMS), workers=2),
+        MemoryConfig.defaults(embedder="hashing"),
+        embedder=HashingEmbedder(256),
+        show_progress=False,
+    )
+    return out
+
+
+def _lme_run(root: Path) -> Path:
+    out = root / "lme"
+    run_longmemeval(
+        LmeOptions(dataset=LME_MINI, out=out),
+        MemoryConfig.defaults(embedder="hashing"),
+        embedder=HashingEmbedder(256),
+        show_progress=False,
+    )
+    return out
+
+
+def test_extractive_locomo_run_draws_every_chart_with_data(tmp_path: Path, chromium: str) -> None:
+    run = _locomo_run(tmp_path)
+    scan = render(chromium, run / "dashboard.html", tmp_path / "profile")
+    assert_no_empty_chart(scan)
+    assert scan.drawn == set(CHART_IDS)  # recall@k included: LoCoMo's rows are drawn
+    assert scan.marks["chart-retrieval"] >= 9  # 3 levels x 3 modes, at k = 5 and 10
+    # The report's retrieval and matched-budget tables are on the page.
+    assert scan.report_tables["locomo"] >= 3
+    assert any(h.startswith("Retrieval only: evidence recall@k") for h in scan.headings)
+    assert any(h.startswith("Retrieval at hymem's cost") for h in scan.headings)
+    assert "key-numbers" in scan.ids
+
+
+def test_extractive_longmemeval_run_shows_only_what_has_data(tmp_path: Path, chromium: str) -> None:
+    run = _lme_run(tmp_path)
+    scan = render(chromium, run / "dashboard.html", tmp_path / "profile")
+    assert_no_empty_chart(scan)
+    # No answers without a model: only retrieval is drawn, the rest is listed with why.
+    assert scan.drawn == {"chart-retrieval"}
+    assert scan.absent == set(CHART_IDS) - {"chart-retrieval"}
+    page = (run / "dashboard.html").read_text(encoding="utf-8")
+    assert "LongMemEval QA needs a model" in page
+    # No empty key-numbers table: a note in its place, and the report's tables below.
+    assert "key-numbers" not in scan.ids and "no-key-numbers" in scan.ids
+    assert scan.report_tables["lme"] >= 3
+    assert any(h.startswith("Retrieval, session level") for h in scan.headings)
+    assert any(h.startswith("Retrieval at hymem's cost") for h in scan.headings)

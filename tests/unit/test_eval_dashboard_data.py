@@ -10,12 +10,14 @@ from hymem import Trace
 from hymem.evaluation.dashboard_data import (
     accuracy_by_path,
     escalation_by,
+    escalation_by_order,
     escalation_by_round,
-    escalation_over_time,
     escalation_rate,
     event_from_prediction,
     event_from_trace,
     key_numbers,
+    question_positions,
+    traces_in_order,
 )
 
 
@@ -108,15 +110,30 @@ def test_escalation_rate_overall_by_category_by_iteration() -> None:
     assert nums["questions"] == 3 and nums["light_f1"] == 1.0 and nums["deep_f1"] == 0.25
 
 
-def test_escalation_over_time_windows_in_time_order() -> None:
+def test_escalation_by_order_windows_questions_not_clock_time() -> None:
+    # Finished in reverse order (as worker threads may): the windows follow question order.
     events = [
-        event_from_trace(trace("deep" if m % 2 else "light", bool(m % 2), 1, m))
-        for m in (3, 0, 1, 2)
+        event_from_prediction(
+            {
+                "path": "deep" if q > 2 else "light",
+                "escalated": q > 2,
+                "finished_at": f"2024-01-01T12:0{9 - q}:00",
+            },
+            "r/h",
+            order=q,
+        )
+        for q in (4, 3, 2, 1)
     ]
-    pts = escalation_over_time(events, buckets=2)
-    assert [p[1:] for p in pts] == [(0.5, 2), (0.5, 2)]
-    assert pts[0][0] == "2024-01-01T12:01:00"
-    assert escalation_over_time([]) == []
+    assert escalation_by_order(events, buckets=2) == [(1, 2, 0.0, 2), (3, 4, 1.0, 2)]
+    assert escalation_by_order([]) == []
+
+
+def test_store_traces_are_numbered_by_arrival() -> None:
+    traces = [trace("deep" if m % 2 else "light", bool(m % 2), 1, m) for m in (3, 0, 1, 2)]
+    events = traces_in_order(traces)
+    assert [e.order for e in events] == [4, 1, 2, 3]
+    assert escalation_by_order(events, buckets=2) == [(1, 2, 0.5, 2), (3, 4, 0.5, 2)]
+    assert question_positions([("c2", 1), ("c1", 5), ("c2", 1)]) == {("c1", 5): 1, ("c2", 1): 2}
 
 
 def test_escalation_by_round_from_trace_rounds() -> None:

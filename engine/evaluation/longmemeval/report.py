@@ -330,6 +330,17 @@ def _skipped_section(summary: dict[str, Any]) -> list[str]:
     return [*lines, ""]
 
 
+def retrieval_sections(summary: dict[str, Any]) -> list[str]:
+    """The report's retrieval tables (per level, context tokens, matched budgets), also shown
+    on the dashboard."""
+    lines: list[str] = []
+    for level in LEVELS:
+        lines += _retrieval_section(summary, level)
+    lines += _tokens_section(summary)
+    lines += matched_section(summary["retrieval"].get("matched") or {}, TYPE_TITLES)
+    return lines
+
+
 def render_report(summary: dict[str, Any]) -> str:
     label = summary["label"]
     lines = [f"# LongMemEval evaluation — {label}", ""]
@@ -343,10 +354,7 @@ def render_report(summary: dict[str, Any]) -> str:
         "segments it selected), so their @k figures stop growing past that.",
         "",
     ]
-    for level in LEVELS:
-        lines += _retrieval_section(summary, level)
-    lines += _tokens_section(summary)
-    lines += matched_section(ret.get("matched") or {}, TYPE_TITLES)
+    lines += retrieval_sections(summary)
     lines += _qa_section(summary)
     lines += _ingest_section(summary)
     lines += _skipped_section(summary)
@@ -358,5 +366,6 @@ __all__ = [
     "ingestion_summary",
     "qa_summary",
     "render_report",
+    "retrieval_sections",
     "retrieval_summary",
 ]
