@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import TracebackType
@@ -73,11 +73,20 @@ class AsyncMemory:
         config: MemoryConfig | None = None,
         read_only: bool = False,
         roles: Roles | None = None,
+        storage_options: Mapping[str, str] | None = None,
+        create: bool | None = None,
         max_workers: int = DEFAULT_WORKERS,
     ) -> None:
         check_k(max_workers, name="max_workers")
         self._memory = Memory(
-            path, llm=llm, embedder=embedder, config=config, read_only=read_only, roles=roles
+            path,
+            llm=llm,
+            embedder=embedder,
+            config=config,
+            read_only=read_only,
+            roles=roles,
+            storage_options=storage_options,
+            create=create,
         )
         self._executor = ThreadPoolExecutor(max_workers, thread_name_prefix="hymem-async")
         self._closing: asyncio.Future[None] | None = None

@@ -61,7 +61,23 @@ class MemoryConfig(BaseSettings):
     )
     segment_max_turns: int = Field(12, ge=1)
     segment_overlap_turns: int = Field(1, ge=0, le=2)
-    buffer_tokens: int = Field(512, ge=1, description="th: flush the short-term buffer here")
+    buffer_tokens: int = Field(
+        512,
+        ge=1,
+        description=(
+            "th: the short-term buffer is summarised once its pending turns reach this many"
+            " tokens (or their session changes); until then an add()'s turns are pending and"
+            " not searchable. It also caps a topic segment, so lowering it to get turns"
+            " searchable sooner also cuts segments short: use flush_on_add for that"
+        ),
+    )
+    flush_on_add: bool = Field(
+        False,
+        description=(
+            "every add() also flushes, so its turns are searchable when it returns; costs one"
+            " summariser call per add() and segments never span two add() calls"
+        ),
+    )
     retry_window_s: float = Field(
         600.0,
         ge=0,

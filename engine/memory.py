@@ -16,9 +16,8 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from hymem.config import MemoryConfig
 from hymem.embedders import Embedder, resolve_embedder
-from hymem.errors import ConfigError, StoreClosedError, StoreError
+from hymem.errors import ConfigError, StoreClosedError
 from hymem.filters import Filter
-from hymem.indexes.open import open_store
 from hymem.indexes.protocol import Storage
 from hymem.llm import LazyRoles
 from hymem.llm.cache import cache_owner
@@ -26,7 +25,7 @@ from hymem.llm.roles import Roles
 from hymem.logging import get_logger
 from hymem.manage.editor import Editor
 from hymem.manage.manager import Manager
-from hymem.memory_args import exc_free, remote_settings, store_location
+from hymem.memory_args import exc_free, open_storage, store_location, warn_if_pending, with_flush
 from hymem.memory_args import with_overrides as _with_overrides
 from hymem.metadata import with_scopes
 from hymem.read.params import ask_params
@@ -67,6 +66,8 @@ class Memory:
 
     Opening is cheap: models load lazily on first use. One process may write a folder at a
     time (a second writer gets StoreLockedError); pass read_only=True to share it for reads.
+    A folder holding no memory is made one only inside an existing folder (`create=None`);
+    `create=True` makes missing folders too, `create=False` needs an existing memory.
     """
 
     def __init__(
@@ -79,29 +80,19 @@ class Memory:
         read_only: bool = False,
         roles: Roles | None = None,
         storage_options: Mapping[str, str] | None = None,
+        create: bool | None = None,
     ) -> None:
         self.config = config = _with_overrides(config, llm=llm, embedder=embedder)
-        location = store_location(check_store_path(path), storage_options, config)
-        self.location = location
+        self.location = location = store_location(check_store_path(path), storage_options, config)
         self.path: Path | str = location.uri if location.remote else Path(location.uri)
         self._embedder: Embedder = (
             embedder
             if embedder is not None and not isinstance(embedder, str)
             else resolve_embedder(config.embedder, batch_size=config.embed_batch_size)
         )
-        try:
-            self._store: Storage = open_store(
-                location,
-                embedder_name=self._embedder.name,
-                dim=self._embedder.dim,
-                read_only=read_only,
-                vector_index_min_rows=config.vector_index_min_rows,
-                dense_cache_bytes=config.dense_cache_mb * 1024 * 1024,
-                remote=remote_settings(config),
-            )
-        except OSError as exc:  # an unusable folder: missing parent, permissions, not a dir
-            reason = exc.strerror or str(exc)
-            raise StoreError(f"cannot open a memory at {self.path}: {reason}") from exc
+        self._store: Storage = open_storage(
+            location, self._embedder, config, create=create, read_only=read_only
+        )
         self._roles = LazyRoles(config, self._embedder, given=roles)
         self._searcher = HybridSearcher(
             self._store,
@@ -115,13 +106,8 @@ class Memory:
         )
         self._build_parts(config, SleepJournal(self._store.sleep_log()))
         self._closed = False
-        log.info(
-            "memory.open",
-            path=str(self.path),
-            llm=config.llm,
-            embedder=self._embedder.name,
-            read_only=read_only,
-        )
+        opened = {"llm": config.llm, "embedder": self._embedder.name, "read_only": read_only}
+        log.info("memory.open", path=str(self.path), **opened)
 
     def _build_parts(self, config: MemoryConfig, journal: SleepJournal) -> None:
         """Each component, built with exactly what it uses; every writer shares one guard."""
@@ -219,7 +205,8 @@ class Memory:
 
         `metadata` (str/int/float/bool values) and the `agent_id` / `run_id` scopes are kept
         on every turn and inherited by the segments and summaries made from them; `filters=`
-        on search, ask and context select by them."""
+        on search, ask and context select by them. Turns still pending (`AddResult.pending`)
+        are not searchable until flushed (`MemoryConfig.flush_on_add` flushes every add)."""
         self._check_open()
         check_user_id(user_id)
         meta = with_scopes(metadata, agent_id=agent_id, run_id=run_id)
@@ -227,6 +214,8 @@ class Memory:
             result = self._ingestor.add(
                 messages, user_id=user_id, session_id=session_id, timestamp=timestamp, metadata=meta
             )
+            if self.config.flush_on_add and result.pending and result.error is None:
+                result = with_flush(result, self._ingestor.flush(user_id=user_id))
         self._auto_sleep.after_store(user_id, result)
         return result
 
@@ -266,7 +255,7 @@ class Memory:
         the search like `until`: nothing timestamped after it is returned. `filters` (and the
         agent_id / run_id shortcuts) keep hits whose metadata matches (`hymem.Filter`)."""
         self._check_open()
-        return self._searcher.search(  # checks the arguments: `hymem.search.scope`
+        hits = self._searcher.search(  # checks the arguments: `hymem.search.scope`
             query,
             user_id=user_id,
             k=k,
@@ -280,6 +269,9 @@ class Memory:
             agent_id=agent_id,
             run_id=run_id,
         )
+        if not hits:  # counted only then: hits cost nothing extra
+            warn_if_pending(self._ingestor, user_id, "search")
+        return hits
 
     def ask(
         self,
@@ -318,7 +310,10 @@ class Memory:
             run_id=run_id,
         )
         with cache_owner(user_id):
-            return self._reader.ask(params)
+            answer = self._reader.ask(params)
+        if not answer.evidence:
+            warn_if_pending(self._ingestor, user_id, "ask")
+        return answer
 
     def context(
         self,
@@ -345,7 +340,10 @@ class Memory:
             run_id=run_id,
         )
         with cache_owner(user_id):
-            return self._reader.context(params)
+            hits = self._reader.context(params)
+        if not hits:
+            warn_if_pending(self._ingestor, user_id, "context")
+        return hits
 
     def traces(
         self, *, user_id: str | None = None, since: datetime | str | None = None

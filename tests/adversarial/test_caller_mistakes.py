@@ -140,8 +140,10 @@ def test_cli_with_a_bad_setting_exits_2_with_one_line(tmp_path: Path) -> None:
 
 
 def test_unusable_store_paths(tmp_path: Path) -> None:
-    with pytest.raises(StoreError, match="cannot open"):
+    with pytest.raises(StoreError, match="parent folder /proc/nope does not exist"):
         Memory("/proc/nope/x", embedder="hashing")
+    with pytest.raises(StoreError, match="cannot open"):
+        Memory("/proc/nope/x", embedder="hashing", create=True)
     with pytest.raises(UserInputError, match="control character"):
         Memory(tmp_path / "a\nb", embedder="hashing")
     assert list(tmp_path.iterdir()) == []  # no stray folder
