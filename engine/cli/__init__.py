@@ -20,10 +20,15 @@ from hymem.errors import HymemError
 
 
 def main() -> None:
-    """Entry point: hymem's own errors print one clear line and exit 2, not a traceback."""
+    """Entry point: hymem's own errors print one clear line and exit 2, not a traceback.
+    Third-party progress bars stay off except on an interactive `hymem eval`."""
+    from hymem.cli.notes import interactive_eval, mute_pending_warning, silence_third_party
     from hymem.logging import configure_logging
 
     configure_logging(os.environ.get("HYMEM_LOG_LEVEL", "warning"))
+    mute_pending_warning()
+    if not interactive_eval(sys.argv[1:]):
+        silence_third_party()
     try:
         app()
     except HymemError as exc:

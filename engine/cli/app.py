@@ -7,13 +7,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from hymem.cli.help import HymemTyper
 
 if TYPE_CHECKING:
     from hymem.memory import Memory
 
-app = typer.Typer(
+app = HymemTyper(
     name="hymem",
-    help="Hybrid dual-granularity memory for LLM agents.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
@@ -39,14 +39,37 @@ EmbedderOpt = Annotated[
 DEFAULT_STORE = os.environ.get("HYMEM_STORE", "./memdata")
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from hymem import __version__
+
+        typer.echo(f"hymem {__version__}")
+        raise typer.Exit
+
+
+@app.callback()
+def hymem(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", is_eager=True, callback=_print_version, help="Show the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """Hybrid dual-granularity memory for LLM agents."""
+
+
 def open_memory(
     store: str | Path,
     *,
     llm: str | None = None,
     embedder: str | None = None,
     read_only: bool = False,
+    create: bool | None = False,
 ) -> Memory:
-    """Open a Memory, turning hymem's errors into a clean CLI exit."""
+    """The Memory a command works on. Only commands that bring data (add, import, ingest,
+    serve, mcp) pass `create=None`: every other one refuses a path that holds no memory, so a
+    mistyped `--store` is an error instead of a new empty memory."""
     from hymem.memory import Memory
 
-    return Memory(store, llm=llm, embedder=embedder, read_only=read_only)
+    return Memory(store, llm=llm, embedder=embedder, read_only=read_only, create=create)

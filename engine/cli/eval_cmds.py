@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from hymem.cli.app import EmbedderOpt, LlmOpt, app
+from hymem.cli.help import HymemTyper
 from hymem.evaluation.locomo_format import Phrasing
 from hymem.evaluation.longmemeval.systems import RETRIEVAL_SYSTEMS as LME_SYSTEMS
 from hymem.evaluation.systems import ALL_SYSTEMS
@@ -17,7 +18,7 @@ from rich.console import Console
 if TYPE_CHECKING:
     from hymem.config import MemoryConfig
 
-eval_app = typer.Typer(help="Evaluate hymem and baselines on benchmarks.", no_args_is_help=True)
+eval_app = HymemTyper(help="Evaluate hymem and baselines on benchmarks.", no_args_is_help=True)
 app.add_typer(eval_app, name="eval")
 
 _console = Console(stderr=True)
@@ -57,7 +58,12 @@ def eval_locomo(
         str | None, typer.Option("--judge", help="judge model spec (e.g. openai:gpt-4.1-mini)")
     ] = None,
     systems: Annotated[
-        str, typer.Option("--systems", help="comma-separated systems to run")
+        str,
+        typer.Option(
+            "--systems",
+            help="comma-separated systems to run",
+            show_default=", ".join(ALL_SYSTEMS),  # with spaces, so the help can wrap it
+        ),
     ] = ",".join(ALL_SYSTEMS),
     out: Annotated[
         Path | None, typer.Option("--out", "-o", help="run folder (default runs/locomo-<time>)")
@@ -70,9 +76,9 @@ def eval_locomo(
     limit_questions: Annotated[
         int | None, typer.Option("--limit-questions", min=1, help="per conversation")
     ] = None,
-    retrieval_eval: Annotated[
-        bool, typer.Option("--retrieval-eval/--no-retrieval-eval", help="recall@k per mode")
-    ] = True,
+    no_retrieval_eval: Annotated[
+        bool, typer.Option("--no-retrieval-eval", help="skip scoring recall@k per mode")
+    ] = False,
     phrasing: Annotated[
         Phrasing,
         typer.Option(
@@ -102,7 +108,7 @@ def eval_locomo(
         workers=workers,
         limit_questions=limit_questions,
         judge=judge,
-        retrieval_eval=retrieval_eval,
+        retrieval_eval=not no_retrieval_eval,
         phrasing=phrasing,
     )
     result = run_locomo(options, config)
@@ -134,7 +140,12 @@ def eval_longmemeval(
         int | None, typer.Option("--limit", min=1, help="first N questions after the filters")
     ] = None,
     systems: Annotated[
-        str, typer.Option("--systems", help="comma-separated retrieval systems")
+        str,
+        typer.Option(
+            "--systems",
+            help="comma-separated retrieval systems",
+            show_default=", ".join(LME_SYSTEMS),
+        ),
     ] = ",".join(LME_SYSTEMS),
     llm: LlmOpt = None,
     embedder: EmbedderOpt = None,

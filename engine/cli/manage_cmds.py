@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.table import Table
 
 _console = Console()
+_TITLES = {"summary": "summaries", "segment": "segments", "turn": "turns"}
 
 
 def _row(rec: TurnRecord | SegmentRecord | SummaryRecord) -> list[str]:
@@ -28,7 +29,7 @@ def _row(rec: TurnRecord | SegmentRecord | SummaryRecord) -> list[str]:
 
 
 def _page_table(page: Page) -> Table:
-    table = Table(title=f"{page.level}s")
+    table = Table(title=_TITLES.get(page.level, page.level))
     for col in ("id", "status", "time", "text"):
         table.add_column(col, overflow="fold" if col == "text" else "ellipsis")
     for rec in page.items:
@@ -162,7 +163,7 @@ def import_cmd(
     embedder: EmbedderOpt = None,
 ) -> None:
     """Read an export into this memory (re-embedded with this memory's embedder)."""
-    with open_memory(store, embedder=embedder) as mem:
+    with open_memory(store, embedder=embedder, create=None) as mem:
         report = mem.import_records(source, user_id=user)
     typer.echo(json.dumps(report.model_dump()))
 

@@ -66,7 +66,7 @@ def mcp_cmd(
     from hymem.serve.mcp_server import build_mcp_server
 
     bound = bound_user(user)
-    memory = open_memory(store, llm=llm, embedder=embedder)
+    memory = open_memory(store, llm=llm, embedder=embedder, create=None)
     terminated = False
     try:
         server = build_mcp_server(memory, bound)

@@ -2,6 +2,8 @@
 
 `ask` opens the folder for writing so its trace can be stored; when another process holds the
 writer lock it falls back to read-only and answers anyway (the trace is then only logged).
+Both load the models before the call, so its latency is its own and the load is reported
+apart (`hymem.cli.notes`), and both say so when nothing was found while turns are pending.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from hymem.cli.app import DEFAULT_STORE, EmbedderOpt, LlmOpt, StorePath, UserOpt, app, open_memory
 from hymem.cli.meta_opts import AgentOpt, FilterOpt, RunOpt, parse_filter_json
+from hymem.cli.notes import load_models, load_note, unseen_note
+from hymem.config import MemoryConfig
 from hymem.errors import StoreLockedError
 from hymem.types import Answer, Hit
 from rich.console import Console
@@ -25,6 +29,11 @@ _err = Console(stderr=True)
 
 DepthOpt = Annotated[str, typer.Option("--depth", "-d", help="auto | light | deep")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="print machine-readable JSON")]
+
+
+def _config_default(name: str) -> str:
+    """How an option left out is set: its HYMEM_* variable, else MemoryConfig's default."""
+    return f"HYMEM_{name.upper()} or {MemoryConfig.model_fields[name].default}"
 
 
 def _open_for_ask(store: str | Path, llm: str | None, embedder: str | None) -> Memory:
@@ -49,7 +58,12 @@ def _evidence_table(hits: list[Hit]) -> Table:
     return table
 
 
-def _print_answer(ans: Answer) -> None:
+def _say(note: str | None) -> None:
+    if note:
+        _err.print(note, markup=False, highlight=False)
+
+
+def _print_answer(ans: Answer, load_s: float) -> None:
     _out.print(f"[bold]{ans.text or '(no answer)'}[/bold]")
     route = f"path={ans.path} escalated={ans.escalated}"
     if ans.escalation_reason:
@@ -58,7 +72,8 @@ def _print_answer(ans: Answer) -> None:
     _out.print(
         f"[dim]{route} iterations={ans.iterations} complete={ans.complete} "
         f"calls={total.calls} tokens={total.total_tokens} "
-        f"latency={ans.latency_ms.get('total', 0.0):.0f} ms backend={ans.backend} "
+        f"latency={ans.latency_ms.get('total', 0.0):.0f} ms load={load_s * 1000:.0f} ms "
+        f"backend={ans.backend} "
         f"trace={ans.trace_id}[/dim]"
     )
     if ans.budget_exhausted:
@@ -77,11 +92,27 @@ def ask(
     store: StorePath = DEFAULT_STORE,
     llm: LlmOpt = None,
     embedder: EmbedderOpt = None,
-    k: Annotated[int | None, typer.Option("-k", help="light top-k summaries")] = None,
-    n_deep: Annotated[int | None, typer.Option("--n", help="deep coarse top-N")] = None,
-    batch: Annotated[int | None, typer.Option("--batch", help="selection batch size d")] = None,
+    k: Annotated[
+        int | None,
+        typer.Option("-k", help="light top-k summaries", show_default=_config_default("k")),
+    ] = None,
+    n_deep: Annotated[
+        int | None,
+        typer.Option("--n", help="deep coarse top-N", show_default=_config_default("n_deep")),
+    ] = None,
+    batch: Annotated[
+        int | None,
+        typer.Option(
+            "--batch", help="selection batch size d", show_default=_config_default("select_batch")
+        ),
+    ] = None,
     max_iterations: Annotated[
-        int | None, typer.Option("--max-iterations", help="reflection rounds; 0 disables")
+        int | None,
+        typer.Option(
+            "--max-iterations",
+            help="reflection rounds; 0 disables",
+            show_default=_config_default("max_iterations"),
+        ),
     ] = None,
     as_json: JsonOpt = False,
     filters: FilterOpt = None,
@@ -90,23 +121,29 @@ def ask(
 ) -> None:
     """Answer a question: summaries first, raw dialogue when the light path says it must."""
     chosen = parse_filter_json(filters)
-    with _open_for_ask(store, llm, embedder) as mem, _err.status("thinking", spinner="dots"):
-        ans = mem.ask(
-            question,
-            user_id=user,
-            depth=depth,  # type: ignore[arg-type]  # the option's text: Memory validates it
-            k=k,
-            N=n_deep,
-            d=batch,
-            max_iterations=max_iterations,
-            filters=chosen,
-            agent_id=agent,
-            run_id=run,
-        )
+    with _open_for_ask(store, llm, embedder) as mem:
+        with _err.status("loading models", spinner="dots"):
+            load_s = load_models(mem, roles=True)
+        with _err.status("thinking", spinner="dots"):
+            ans = mem.ask(
+                question,
+                user_id=user,
+                depth=depth,  # type: ignore[arg-type]  # the option's text: Memory validates it
+                k=k,
+                N=n_deep,
+                d=batch,
+                max_iterations=max_iterations,
+                filters=chosen,
+                agent_id=agent,
+                run_id=run,
+            )
+        unseen = None if ans.evidence else unseen_note(mem, user)
     if as_json:
         typer.echo(ans.model_dump_json())
     else:
-        _print_answer(ans)
+        _print_answer(ans, load_s)
+    _say(unseen)
+    _say(load_note(load_s))
 
 
 @app.command("context")
@@ -124,18 +161,19 @@ def context(
 ) -> None:
     """The context a path would read (for bringing your own answering model)."""
     chosen = parse_filter_json(filters)
-    with (
-        open_memory(store, llm=llm, embedder=embedder, read_only=True) as mem,
-        _err.status("retrieving", spinner="dots"),
-    ):
-        hits = mem.context(
-            question,
-            user_id=user,
-            depth=depth,  # type: ignore[arg-type]  # the option's text: Memory validates it
-            filters=chosen,
-            agent_id=agent,
-            run_id=run,
-        )
+    with open_memory(store, llm=llm, embedder=embedder, read_only=True) as mem:
+        with _err.status("loading models", spinner="dots"):
+            load_s = load_models(mem, roles=depth != "light")
+        with _err.status("retrieving", spinner="dots"):
+            hits = mem.context(
+                question,
+                user_id=user,
+                depth=depth,  # type: ignore[arg-type]  # the option's text: Memory validates it
+                filters=chosen,
+                agent_id=agent,
+                run_id=run,
+            )
+        unseen = None if hits else unseen_note(mem, user)
     if as_json:
         for hit in hits:
             typer.echo(hit.model_dump_json())
@@ -143,3 +181,5 @@ def context(
         _out.print("no context")
     else:
         _out.print(_evidence_table(hits))
+    _say(unseen)
+    _say(load_note(load_s))

@@ -8,12 +8,13 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from hymem.cli.app import DEFAULT_STORE, EmbedderOpt, LlmOpt, StorePath, app, open_memory
+from hymem.cli.help import HymemTyper
 from hymem.errors import ConfigError
 
 if TYPE_CHECKING:
     from hymem.serve.auth import KeyRing
 
-keys_app = typer.Typer(help="API keys of `hymem serve`.", no_args_is_help=True)
+keys_app = HymemTyper(help="API keys of `hymem serve`.", no_args_is_help=True)
 app.add_typer(keys_app, name="keys")
 
 KeysOpt = Annotated[
@@ -57,7 +58,7 @@ def serve_cmd(
     from hymem.serve.app import create_app
 
     ring = load_keys(keys, open_mode=open_mode, host=host)
-    memory = open_memory(store, llm=llm, embedder=embedder)
+    memory = open_memory(store, llm=llm, embedder=embedder, create=None)
     api = create_app(memory, ring, open_mode=open_mode, max_body_bytes=max_body_bytes)
     typer.echo(f"hymem: serving {store} on http://{host}:{port} (docs at /docs)", err=True)
     uvicorn.run(api, host=host, port=port, log_level="warning", timeout_graceful_shutdown=30)

@@ -9,12 +9,14 @@ from typing import Annotated
 import typer
 from hymem.cli.app import DEFAULT_STORE, EmbedderOpt, StorePath, UserOpt, app, open_memory
 from hymem.cli.meta_opts import AgentOpt, FilterOpt, RunOpt, parse_filter_json
+from hymem.cli.notes import load_models, load_note, unseen_note
 from hymem.types import Hit
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 _console = Console()
+_err = Console(stderr=True)
 
 
 def _hits_table(hits: list[Hit]) -> Table:
@@ -42,16 +44,20 @@ def search(
     k: Annotated[int, typer.Option("-k", help="how many hits")] = 10,
     level: Annotated[str, typer.Option(help="summary | segment")] = "summary",
     mode: Annotated[str, typer.Option(help="hybrid | dense | lexical")] = "hybrid",
-    include_inactive: Annotated[bool, typer.Option(help="also superseded/deleted")] = False,
+    include_inactive: Annotated[
+        bool, typer.Option("--include-inactive", help="also superseded and deleted versions")
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="print hits as JSON lines")] = False,
     embedder: EmbedderOpt = None,
     filters: FilterOpt = None,
     agent: AgentOpt = None,
     run: RunOpt = None,
 ) -> None:
-    """Hybrid retrieval (dense + BM25, fused by reciprocal rank) for one user."""
+    """Hybrid retrieval (dense + BM25, fused by reciprocal rank) for one user. Turns still
+    pending (see `hymem add`) are not searchable yet."""
     chosen = parse_filter_json(filters)
     with open_memory(store, embedder=embedder, read_only=True) as mem:
+        load_s = 0.0 if mode == "lexical" else load_models(mem)  # BM25 needs no model
         hits = mem.search(
             query,
             user_id=user,
@@ -64,13 +70,19 @@ def search(
             run_id=run,
         )
         degraded = mode != "dense" and mem.store.lexical_unavailable
+        unseen = None if hits else unseen_note(mem, user)
     if as_json:
         for hit in hits:
             typer.echo(hit.model_dump_json())
-        return
-    if degraded:  # JSON hits carry it as `lexical_unavailable`
-        _console.print("lexical index unavailable: dense hits only (`hymem reindex` rebuilds it)")
-    _console.print(_hits_table(hits) if hits else "no hits")
+    else:
+        if degraded:  # JSON hits carry it as `lexical_unavailable`
+            _console.print(
+                "lexical index unavailable: dense hits only (`hymem reindex` rebuilds it)"
+            )
+        _console.print(_hits_table(hits) if hits else "no hits")
+    for note in (unseen, load_note(load_s)):
+        if note:
+            _err.print(note, markup=False, highlight=False)
 
 
 @app.command("stats")
@@ -117,7 +129,9 @@ def upgrade(store: StorePath = DEFAULT_STORE, embedder: EmbedderOpt = None) -> N
 @app.command("reindex")
 def reindex(
     store: StorePath = DEFAULT_STORE,
-    optimize: Annotated[bool, typer.Option(help="also compact tables and build indexes")] = False,
+    optimize: Annotated[
+        bool, typer.Option("--optimize", help="also compact tables and build indexes")
+    ] = False,
     embedder: EmbedderOpt = None,
 ) -> None:
     """Rebuild the lexical (Tantivy) index from LanceDB, the source of truth."""

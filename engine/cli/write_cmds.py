@@ -11,7 +11,9 @@ from typing import Annotated, Any
 
 import typer
 from hymem.cli.app import DEFAULT_STORE, EmbedderOpt, LlmOpt, StorePath, UserOpt, app
+from hymem.cli.help import HymemTyper
 from hymem.cli.meta_opts import AgentOpt, MetadataOpt, RunOpt, parse_metadata
+from hymem.cli.notes import pending_note, plural
 from hymem.errors import UserInputError
 from hymem.types import AddResult
 from rich.console import Console
@@ -21,7 +23,7 @@ from rich.table import Table
 _out = Console()
 _err = Console(stderr=True)
 
-ingest_app = typer.Typer(help="Bulk-ingest datasets into a memory folder.", no_args_is_help=True)
+ingest_app = HymemTyper(help="Bulk-ingest datasets into a memory folder.", no_args_is_help=True)
 app.add_typer(ingest_app, name="ingest")
 
 SessionOpt = Annotated[str, typer.Option("--session", help="session_id of these messages")]
@@ -37,9 +39,11 @@ def _open(
     embedder: str | None,
     *,
     read_only: bool = False,
+    create: bool | None = None,
     **overrides: Any,
 ) -> Any:
-    """A Memory with the CLI's overrides on top of HYMEM_* settings."""
+    """A Memory with the CLI's overrides on top of HYMEM_* settings; `create` as in
+    `open_memory` (adding creates a memory, flushing or listing needs one)."""
     from hymem.config import MemoryConfig
     from hymem.memory import Memory
 
@@ -48,7 +52,8 @@ def _open(
         settings["llm"] = llm
     if embedder is not None:
         settings["embedder"] = embedder
-    return Memory(store, config=MemoryConfig(**settings), read_only=read_only)
+    config = MemoryConfig(**settings)
+    return Memory(store, config=config, read_only=read_only, create=create)
 
 
 def read_messages(text: str) -> list[dict[str, Any]]:
@@ -74,17 +79,22 @@ def read_messages(text: str) -> list[dict[str, Any]]:
     return data
 
 
-def _report(result: AddResult, as_json: bool) -> None:
+def _report(result: AddResult, as_json: bool, *, user: str, buffer_tokens: int) -> None:
+    """What the call stored; then, on stderr, what its pending turns mean."""
+    note = pending_note(result.pending, user, buffer_tokens=buffer_tokens)
     if as_json:
         _out.print_json(result.model_dump_json())
-        return
-    calls = result.usage.roles.get("summarise")
-    _out.print(
-        f"accepted {len(result.turn_ids)} turns ({len(result.new_turn_ids)} new); wrote "
-        f"{len(result.segments_written)} segments, {len(result.summaries_written)} summaries; "
-        f"{result.pending} pending; summariser calls={calls.calls if calls else 0} "
-        f"backend={result.backend}"
-    )
+    else:
+        calls = result.usage.roles.get("summarise")
+        _out.print(
+            f"accepted {plural(len(result.turn_ids), 'turn')} ({len(result.new_turn_ids)} new);"
+            f" wrote {plural(len(result.segments_written), 'segment')},"
+            f" {plural(len(result.summaries_written), 'summary', 'summaries')};"
+            f" {result.pending} pending; summariser calls={calls.calls if calls else 0}"
+            f" backend={result.backend}"
+        )
+    if note and not result.error:
+        _err.print(note, markup=False, highlight=False)
     if result.error:
         _err.print(f"[yellow]summariser failed, turns kept pending: {result.error}[/yellow]")
 
@@ -105,9 +115,16 @@ def add_cmd(
     text_arg: Annotated[
         str | None, typer.Option("--text", help="one user message (instead of a file)")
     ] = None,
+    flush: Annotated[
+        bool, typer.Option("--flush", help="store the pending turns now: searchable at once")
+    ] = False,
 ) -> None:
     """Add messages ({"speaker", "text", optional "timestamp", "id"}) as turns of USER, or
-    with --text one message of speaker "user"."""
+    with --text one message of speaker "user".
+
+    Turns wait in a short-term buffer, pending and not yet searchable, until it holds enough
+    to be segmented by topic and summarised (or the session changes); `hymem flush`, or
+    --flush here, stores them now."""
     messages: list[dict[str, Any]] | str
     if text_arg is not None:
         if path is not None:
@@ -116,7 +133,7 @@ def add_cmd(
     else:
         messages = read_messages(_read_input(path))
     meta = parse_metadata(metadata)
-    with _open(store, llm, embedder) as mem:
+    with _open(store, llm, embedder, flush_on_add=flush or None) as mem:
         result = mem.add(
             messages,
             user_id=user,
@@ -126,7 +143,7 @@ def add_cmd(
             agent_id=agent,
             run_id=run,
         )
-    _report(result, as_json)
+    _report(result, as_json, user=user, buffer_tokens=mem.config.buffer_tokens)
 
 
 def _read_input(path: Path | None) -> str:
@@ -148,9 +165,9 @@ def flush_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Summarise and store every pending turn of USER now."""
-    with _open(store, llm, embedder) as mem:
+    with _open(store, llm, embedder, create=False) as mem:
         result = mem.flush(user_id=user)
-    _report(result, as_json)
+    _report(result, as_json, user=user, buffer_tokens=mem.config.buffer_tokens)
     if result.error:
         raise typer.Exit(1)
 
@@ -164,12 +181,12 @@ def pending_cmd(
 ) -> None:
     """List the turns of USER accepted but not yet summarised (read-only: works while another
     process is writing)."""
-    with _open(store, None, embedder, read_only=True) as mem:
+    with _open(store, None, embedder, read_only=True, create=False) as mem:
         turns = mem.pending(user_id=user)
     if as_json:
         _out.print_json(json.dumps([t.model_dump(mode="json") for t in turns]))
         return
-    table = Table(title=f"{len(turns)} pending turns of {user}")
+    table = Table(title=f"{plural(len(turns), 'pending turn')} of {user}")
     for col in ("seq", "id", "session", "time", "speaker", "text"):
         table.add_column(col, overflow="fold" if col == "text" else "ellipsis")
     for t in turns:

@@ -93,7 +93,7 @@ def test_add_text_stores_one_user_message(tmp_path: Path) -> None:
     common = ["--store", str(tmp_path / "m"), "--embedder", "hashing"]
     res = runner.invoke(app, ["add", "--text", "I adopted a cat", "--user", "ann", *common])
     assert res.exit_code == 0, res.output
-    assert "accepted 1 turns (1 new)" in res.output
+    assert "accepted 1 turn (1 new)" in res.output
     res = runner.invoke(app, ["pending", "--user", "ann", "--json", *common])
     turns = json_out(res.stdout)
     assert [(t["speaker"], t["text"]) for t in turns] == [("user", "I adopted a cat")]
