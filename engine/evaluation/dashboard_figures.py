@@ -210,12 +210,18 @@ def retrieval(sources: Sources, runs: Runs) -> Chart:
     the flat turn baselines), LongMemEval's recall_any at session (solid) and turn (dashed)
     level."""
     f = _fig("chart-retrieval", "recall", [0, 1])
+    keys: set[str] = set()
     for name, summary in runs:
         ret = summary.get("retrieval") or {}
         if "levels" in ret:
             _lme_recall(f, name, ret["levels"])
-        else:
-            _locomo_recall(f, name, ret.get("rows") or [])
+            keys.add("LongMemEval recall_any: session solid, turn dashed")
+        elif ret.get("rows"):
+            _locomo_recall(f, name, ret["rows"])
+            keys.add("LoCoMo: summary solid, segment dotted, turn dashed")
+    f.update_layout(
+        title=f"{CHART_TITLES['chart-retrieval']}<br><sup>{'; '.join(sorted(keys))}</sup>"
+    )
     f.update_xaxes(title="k", type="category")
     # One legend line per system (the names are long): room below the plot for all of them.
     lines = len(f.data)
@@ -239,7 +245,7 @@ def _lme_recall(f: go.Figure, run: str, levels: Mapping[str, Any]) -> None:
                 y=[overall[f"recall_any@{k}"] for k in ks],
                 mode="lines+markers",
                 line={"dash": dash},
-                name=f"{run}/{system} ({level}, recall_any)",
+                name=f"{run}/{system} ({level})",
             )
 
 

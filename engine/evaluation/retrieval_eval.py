@@ -11,16 +11,25 @@ the same folder does not search again."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hymem.evaluation.flat import FlatIndex, Ranker
 from hymem.evaluation.locomo_budget import question_budgets, summarise_budgets, turn_index
 from hymem.evaluation.metrics import CATEGORY_NAMES, evidence_recall, mean
 from hymem.evaluation.progress import make_progress
-from hymem.evaluation.retrieval_cache import RetrievalCache, RetrievalQuestion, ScoreRow
+from hymem.evaluation.retrieval_cache import (
+    RetrievalCache,
+    RetrievalQuestion,
+    ScoreRow,
+    run_parts,
+    store_state,
+)
 from hymem.evaluation.systems import Credit, hits_to_turn_ids
 from hymem.llm.tokens import count_tokens
+from hymem.logging import get_logger
 from hymem.types import Level
 
 if TYPE_CHECKING:
@@ -28,6 +37,8 @@ if TYPE_CHECKING:
     from hymem.llm.roles import ContextItem
     from hymem.memory import Memory
     from hymem.search.hybrid import SearchMode
+
+log = get_logger("hymem.evaluation.retrieval_eval")
 
 MODES: tuple[SearchMode, ...] = ("hybrid", "dense", "lexical")
 LEVELS = (Level.SUMMARY, Level.SEGMENT)
@@ -38,6 +49,40 @@ FLAT_MODES: dict[str, Ranker] = {"hybrid": "hybrid", "dense": "dense", "lexical"
 
 Key = tuple[str, str, str, int]
 Scores = dict[Key, list[tuple[int, float, int]]]  # (category, recall, tokens) per question
+
+
+def retrieval_stage(
+    mem: Memory,
+    convs: Sequence[LocomoConversation],
+    manifest: Mapping[str, Any],
+    out: Path,
+    *,
+    adversarial: bool = False,
+    limit: int | None = None,
+    show_progress: bool = True,
+) -> RetrievalCache:
+    """A run's retrieval-recall stage: retrieval.json in `out`, each question scored once per
+    configuration and store state (rows kept in retrieval_questions.jsonl, `retrieval_cache`);
+    returns the cache, which counts what was scored now and what was reused."""
+
+    def state(conversation: str) -> dict[str, Any]:
+        path = out / "ingest" / f"{conversation}.json"
+        ingest = json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+        return store_state(ingest, mem.store.counts(conversation))
+
+    cache = RetrievalCache(out, run_parts(manifest, KS), state)
+    retrieval = evaluate_retrieval(
+        mem,
+        convs,
+        adversarial=adversarial,
+        limit=limit,
+        ks=KS,
+        cache=cache,
+        show_progress=show_progress,
+    )
+    (out / "retrieval.json").write_text(json.dumps(retrieval, indent=2), encoding="utf-8")
+    log.info("eval.retrieval", computed=cache.computed, reused=cache.reused)
+    return cache
 
 
 def evaluate_retrieval(

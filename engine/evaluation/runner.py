@@ -8,17 +8,16 @@ timing.jsonl and the report (`timing`)."""
 
 from __future__ import annotations
 
-import functools
 import json
-import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hymem.config import MemoryConfig
-from hymem.errors import ConfigError, LLMUnavailable, UserInputError
-from hymem.evaluation.locomo_data import conversation_messages, load_locomo
+from hymem.errors import ConfigError, UserInputError
+from hymem.evaluation.locomo_data import load_locomo
 from hymem.evaluation.locomo_format import Phrasing, phrased_roles
+from hymem.evaluation.locomo_ingest import flush_user, ingest_all, ingest_conversation
 from hymem.evaluation.manifest import build_manifest, check_resumable
 from hymem.evaluation.metrics import bleu1, evidence_recall, locomo_f1
 from hymem.evaluation.pool import run_bounded
@@ -28,7 +27,6 @@ from hymem.evaluation.predictions import (
     PredictionRecord,
     read_predictions,
 )
-from hymem.evaluation.progress import make_progress
 from hymem.evaluation.systems import (
     ALL_SYSTEMS,
     System,
@@ -38,13 +36,11 @@ from hymem.evaluation.systems import (
 )
 from hymem.evaluation.timing import StageClock, append_timing, read_timing
 from hymem.logging import get_logger
-from hymem.types import AddResult, Usage
 from pydantic import BaseModel, Field
 
 if TYPE_CHECKING:
     from hymem.embedders import Embedder
     from hymem.evaluation.locomo_data import LocomoConversation, LocomoQA
-    from hymem.evaluation.retrieval_cache import RetrievalCache
     from hymem.llm.roles import Roles
     from hymem.memory import Memory
 
@@ -103,69 +99,6 @@ def eligible_questions(
     return out[:limit] if limit is not None else out
 
 
-def ingest_conversation(
-    mem: Memory, conv: LocomoConversation, *, sleep: bool, on_turn: Callable[[], None]
-) -> dict[str, Any]:
-    """Feed turns one `add` per turn in session order (the session date-time as timestamp,
-    dia_id as message id), flush, optionally sleep; returns the construction cost."""
-    user_id = conv.sample_id
-    usage = Usage()
-    turns = segments = summaries = 0
-    t0 = time.perf_counter()
-    for session_id, when, messages in conversation_messages(conv):
-        for msg in messages:
-            res = mem.add([msg], user_id=user_id, session_id=session_id, timestamp=when)
-            usage.merge(res.usage)
-            turns += 1
-            segments += len(res.segments_written)
-            summaries += len(res.summaries_written)
-            on_turn()
-    res = flush_user(mem, user_id)
-    usage.merge(res.usage)
-    segments += len(res.segments_written)
-    summaries += len(res.summaries_written)
-    ingest_s = time.perf_counter() - t0
-    sleep_s = 0.0
-    sleep_report: dict[str, Any] | None = None
-    if sleep:
-        t1 = time.perf_counter()
-        report = mem.sleep(user_id=user_id)
-        sleep_s = time.perf_counter() - t1
-        sleep_usage = getattr(report, "usage", None)
-        if isinstance(sleep_usage, Usage):
-            usage.merge(sleep_usage)
-        if isinstance(report, BaseModel):
-            sleep_report = report.model_dump(mode="json", exclude={"planned", "usage"})
-    total = usage.total
-    return {
-        "conversation": user_id,
-        "turns": turns,
-        "segments": segments,
-        "summaries": summaries,
-        "calls": total.calls,
-        "tokens": total.total_tokens,
-        "usage": {k: v.model_dump() for k, v in usage.roles.items()},
-        "ingest_seconds": round(ingest_s, 3),
-        "sleep_seconds": round(sleep_s, 3),
-        "seconds": round(ingest_s + sleep_s, 3),
-        "sleep": sleep_report,
-        "backend": mem.roles.label,
-    }
-
-
-def flush_user(mem: Memory, user_id: str) -> AddResult:
-    """Flush a user's pending turns; LLMUnavailable when the summariser left some pending
-    (they are durable, so a rerun retries them)."""
-    res = mem.flush(user_id=user_id)
-    if res.pending:
-        raise LLMUnavailable(
-            f"{user_id}: {res.pending} turns still pending after flush ({res.error}); "
-            "rerun with the same --out to retry",
-            role="summarise",
-        )
-    return res
-
-
 def score(
     system: str,
     conv: LocomoConversation,
@@ -221,6 +154,8 @@ def run_locomo(
     relative dates as LoCoMo's gold answers do (an evaluation-only choice, recorded in the
     manifest and the report)."""
     from hymem.embedders import resolve_embedder
+    from hymem.evaluation.memo_embedder import MemoEmbedder
+    from hymem.evaluation.retrieval_eval import retrieval_stage
     from hymem.memory import Memory
 
     clock = StageClock()
@@ -231,9 +166,11 @@ def run_locomo(
     out = options.out
     (out / "ingest").mkdir(parents=True, exist_ok=True)
 
+    # Every system embeds each question, and the retrieval stage again (6 searches, 2 contexts,
+    # the flat ranking): remembering recent texts embeds it once, with the same vectors.
+    embedder = MemoEmbedder(embedder or resolve_embedder(config.embedder, config.embed_batch_size))
     own_roles: Roles | None = None
     if roles is None:
-        embedder = embedder or resolve_embedder(config.embedder, config.embed_batch_size)
         roles = own_roles = phrased_roles(config, embedder, options.phrasing)
     mem = Memory(out / "store", config=config, embedder=embedder, roles=roles)
     own_judge: Roles | None = None
@@ -257,14 +194,22 @@ def run_locomo(
             judge_roles = own_judge = build_roles(judge_config(config, options.judge), mem.embedder)
         clock.lap("setup")
 
-        ingested = _ingest_all(mem, convs, out, options, show_progress)
+        ingested = ingest_all(mem, convs, out, sleep=options.sleep, show_progress=show_progress)
         clock.lap("ingest")
         asked, skipped, failed = _ask_all(
             mem, convs, systems, out / "predictions.jsonl", options, judge_roles, show_progress
         )
         clock.lap("answers")
         if options.retrieval_eval:
-            cache = _retrieval_recall(mem, convs, manifest, options, show_progress)
+            cache = retrieval_stage(
+                mem,
+                convs,
+                manifest,
+                out,
+                adversarial=options.adversarial,
+                limit=options.limit_questions,
+                show_progress=show_progress,
+            )
         clock.lap("retrieval")
         dump_traces(mem, out)
         clock.lap("traces")
@@ -297,42 +242,6 @@ def run_locomo(
         stages=clock.seconds,
         summary=summary,
     )
-
-
-def _retrieval_recall(
-    mem: Memory,
-    convs: list[LocomoConversation],
-    manifest: Mapping[str, Any],
-    options: RunOptions,
-    show_progress: bool,
-) -> RetrievalCache:
-    """retrieval.json: the retrieval-recall stage, each question scored once per configuration
-    and store state (rows kept in retrieval_questions.jsonl); returns the cache, which counts
-    what was scored and what reused."""
-    from hymem.evaluation.retrieval_cache import RetrievalCache, run_parts, store_state
-    from hymem.evaluation.retrieval_eval import KS, evaluate_retrieval
-
-    out = options.out
-
-    def state(conversation: str) -> dict[str, Any]:
-        return store_state(
-            read_json(out / "ingest" / f"{conversation}.json"),
-            mem.store.counts(conversation),
-        )
-
-    cache = RetrievalCache(out, run_parts(manifest, KS), state)
-    retrieval = evaluate_retrieval(
-        mem,
-        convs,
-        adversarial=options.adversarial,
-        limit=options.limit_questions,
-        ks=KS,
-        cache=cache,
-        show_progress=show_progress,
-    )
-    (out / "retrieval.json").write_text(json.dumps(retrieval, indent=2), encoding="utf-8")
-    log.info("eval.retrieval", computed=cache.computed, reused=cache.reused)
-    return cache
 
 
 def write_outputs(
@@ -387,31 +296,6 @@ def dump_traces(
 def read_json(path: Path) -> Any:
     """A JSON file's content, or None when the file is absent."""
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
-
-
-def _ingest_all(
-    mem: Memory,
-    convs: list[LocomoConversation],
-    out: Path,
-    options: RunOptions,
-    show_progress: bool,
-) -> list[str]:
-    todo = [c for c in convs if not (out / "ingest" / f"{c.sample_id}.json").exists()]
-    done: list[str] = []
-    with make_progress(show_progress) as progress:
-        for conv in todo:
-            n_turns = sum(len(msgs) for _, _, msgs in conversation_messages(conv))
-            task = progress.add_task(f"ingest {conv.sample_id}", total=n_turns)
-            cost = ingest_conversation(
-                mem, conv, sleep=options.sleep, on_turn=functools.partial(progress.advance, task)
-            )
-            # Written last: its presence means the conversation is fully in the store.
-            (out / "ingest" / f"{conv.sample_id}.json").write_text(
-                json.dumps(cost, indent=2), encoding="utf-8"
-            )
-            done.append(conv.sample_id)
-            log.info("eval.ingested", **{k: v for k, v in cost.items() if k != "usage"})
-    return done
 
 
 def _ask_all(

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from hymem.errors import InvalidMessageError
-from hymem.evaluation.runner import flush_user
+from hymem.evaluation.locomo_ingest import flush_user
 from hymem.logging import get_logger
 from hymem.types import AddResult, Usage
 

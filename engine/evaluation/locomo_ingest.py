@@ -1,0 +1,118 @@
+"""Feeding LoCoMo conversations into a Memory: one `add` per turn in session order, then a
+flush (and a sleep when asked), with the construction cost of each conversation. A conversation
+whose `ingest/<id>.json` exists is in the store already and is not fed again."""
+
+from __future__ import annotations
+
+import functools
+import json
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from hymem.errors import LLMUnavailable
+from hymem.evaluation.locomo_data import conversation_messages
+from hymem.evaluation.progress import make_progress
+from hymem.logging import get_logger
+from hymem.types import AddResult, Usage
+from pydantic import BaseModel
+
+if TYPE_CHECKING:
+    from hymem.evaluation.locomo_data import LocomoConversation
+    from hymem.memory import Memory
+
+log = get_logger("hymem.evaluation.locomo_ingest")
+
+
+def ingest_conversation(
+    mem: Memory, conv: LocomoConversation, *, sleep: bool, on_turn: Callable[[], None]
+) -> dict[str, Any]:
+    """Feed turns one `add` per turn in session order (the session date-time as timestamp,
+    dia_id as message id), flush, optionally sleep; returns the construction cost."""
+    user_id = conv.sample_id
+    usage = Usage()
+    turns = segments = summaries = 0
+    t0 = time.perf_counter()
+    for session_id, when, messages in conversation_messages(conv):
+        for msg in messages:
+            res = mem.add([msg], user_id=user_id, session_id=session_id, timestamp=when)
+            usage.merge(res.usage)
+            turns += 1
+            segments += len(res.segments_written)
+            summaries += len(res.summaries_written)
+            on_turn()
+    res = flush_user(mem, user_id)
+    usage.merge(res.usage)
+    segments += len(res.segments_written)
+    summaries += len(res.summaries_written)
+    ingest_s = time.perf_counter() - t0
+    sleep_s = 0.0
+    sleep_report: dict[str, Any] | None = None
+    if sleep:
+        t1 = time.perf_counter()
+        report = mem.sleep(user_id=user_id)
+        sleep_s = time.perf_counter() - t1
+        sleep_usage = getattr(report, "usage", None)
+        if isinstance(sleep_usage, Usage):
+            usage.merge(sleep_usage)
+        if isinstance(report, BaseModel):
+            sleep_report = report.model_dump(mode="json", exclude={"planned", "usage"})
+    total = usage.total
+    return {
+        "conversation": user_id,
+        "turns": turns,
+        "segments": segments,
+        "summaries": summaries,
+        "calls": total.calls,
+        "tokens": total.total_tokens,
+        "usage": {k: v.model_dump() for k, v in usage.roles.items()},
+        "ingest_seconds": round(ingest_s, 3),
+        "sleep_seconds": round(sleep_s, 3),
+        "seconds": round(ingest_s + sleep_s, 3),
+        "sleep": sleep_report,
+        "backend": mem.roles.label,
+    }
+
+
+def flush_user(mem: Memory, user_id: str) -> AddResult:
+    """Flush a user's pending turns; LLMUnavailable when the summariser left some pending
+    (they are durable, so a rerun retries them)."""
+    res = mem.flush(user_id=user_id)
+    if res.pending:
+        raise LLMUnavailable(
+            f"{user_id}: {res.pending} turns still pending after flush ({res.error}); "
+            "rerun with the same --out to retry",
+            role="summarise",
+        )
+    return res
+
+
+def ingest_all(
+    mem: Memory,
+    convs: Sequence[LocomoConversation],
+    out: Path,
+    *,
+    sleep: bool,
+    show_progress: bool = True,
+) -> list[str]:
+    """Feeds every conversation not yet in the store; returns the ids fed now."""
+    todo = [c for c in convs if not (out / "ingest" / f"{c.sample_id}.json").exists()]
+    done: list[str] = []
+    with make_progress(show_progress) as progress:
+        for conv in todo:
+            n_turns = sum(len(msgs) for _, _, msgs in conversation_messages(conv))
+            task = progress.add_task(f"ingest {conv.sample_id}", total=n_turns)
+            cost = ingest_conversation(
+                mem, conv, sleep=sleep, on_turn=functools.partial(progress.advance, task)
+            )
+            # Written last: its presence means the conversation is fully in the store.
+            (out / "ingest" / f"{conv.sample_id}.json").write_text(
+                json.dumps(cost, indent=2), encoding="utf-8"
+            )
+            done.append(conv.sample_id)
+            log.info("eval.ingested", **{k: v for k, v in cost.items() if k != "usage"})
+    return done
+
+
+__all__ = ["flush_user", "ingest_all", "ingest_conversation"]
