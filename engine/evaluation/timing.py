@@ -97,8 +97,10 @@ def timing_section(rows: Sequence[Mapping[str, Any]], shown: int = 5) -> list[st
         "One row per invocation into this folder. A rerun reuses what earlier ones finished: "
         "ingestion (`ingest/<id>.json`), answers (`predictions.jsonl`) and the retrieval-recall "
         "stage (`retrieval_questions.jsonl`, rescored when the configuration or the store "
-        "changed), so its time should be setup and report + dashboard only. Setup includes "
-        "loading the embedder. Times are wall clock on whatever else the machine was running.",
+        "changed), so its time should be setup and report + dashboard only. The embedder "
+        "loads on first use, inside the first stage that embeds (ingest on a first run; a "
+        "rerun with nothing left to do never loads it). Times are wall clock, on whatever "
+        "else the machine was running.",
         "",
         *md_table(header, body),
         "",
