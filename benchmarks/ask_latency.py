@@ -3,7 +3,9 @@
     python benchmarks/ask_latency.py                       # full sizes (10k and 100k summaries)
     python benchmarks/ask_latency.py --sizes 2000 --queries 50   # a quick run
 
-1. Light path, model time excluded: `mem.ask(depth="light", max_iterations=0)` with `ZeroRoles`
+1. Light path, model time excluded (the default light path, which fills `light_tokens`, and
+   beside it `ask(k=10)`, the top-k light path of before issue 29: target <= 1.5x it):
+   `mem.ask(depth="light", max_iterations=0)` with `ZeroRoles`
    (renders the real light-answer prompt, then answers instantly) measures retrieval + prompt
    assembly + answer building + the trace write; bare `mem.search` is measured in the same run
    on the same queries. Target: ask p50 <= 1.5x search p50.
@@ -179,11 +181,16 @@ def bench_light(size: int, n_queries: int, root: Path, index_min_rows: int) -> d
         warm = queries[: min(10, len(queries))]
         timings(lambda q: mem.search(q, user_id="u", k=10), warm)
         timings(lambda q: mem.ask(q, user_id="u", depth="light", max_iterations=0), warm)
-        search_ms, ask_ms = [], []
-        for q in queries:  # interleaved, so both see the same machine load
+        timings(lambda q: mem.ask(q, user_id="u", depth="light", max_iterations=0, k=10), warm)
+        search_ms, ask_ms, topk_ms = [], [], []
+        for q in queries:  # interleaved, so all three see the same machine load
             search_ms += timings(lambda x: mem.search(x, user_id="u", k=10), [q])
             ask_ms += timings(
                 lambda x: mem.ask(x, user_id="u", depth="light", max_iterations=0), [q]
+            )
+            # an explicit k reads the top k, as every light path did before issue 29
+            topk_ms += timings(
+                lambda x: mem.ask(x, user_id="u", depth="light", max_iterations=0, k=10), [q]
             )
         stages: dict[str, list[float]] = {}
         for q in queries[:20]:
@@ -194,6 +201,7 @@ def bench_light(size: int, n_queries: int, root: Path, index_min_rows: int) -> d
         "size": size,
         "search": (pct(search_ms, 50), pct(search_ms, 95)),
         "ask": (pct(ask_ms, 50), pct(ask_ms, 95)),
+        "topk": (pct(topk_ms, 50), pct(topk_ms, 95)),
         "stages": {s: statistics.median(v) for s, v in stages.items()},
     }
 
@@ -265,10 +273,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         "ask p95",
         "ratio p50",
         "ratio p95",
+        "top-k ask p50",
+        "ask / top-k p50",
     ):
         table.add_column(col)
     for row in light:
-        (s50, s95), (a50, a95) = row["search"], row["ask"]
+        (s50, s95), (a50, a95), (t50, _) = row["search"], row["ask"], row["topk"]
         table.add_row(
             f"{row['size']:,}",
             f"{s50:.1f}",
@@ -277,6 +287,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             f"{a95:.1f}",
             f"{a50 / s50:.2f}x",
             f"{a95 / s95:.2f}x",
+            f"{t50:.1f}",
+            f"{a50 / t50:.2f}x",
         )
     console.print(table)
     for row in light:

@@ -104,7 +104,19 @@ class MemoryConfig(BaseSettings):
     max_query_chars: int = Field(
         MAX_QUERY_CHARS, ge=100, description="longest question or search query accepted"
     )
-    k: int = Field(10, ge=1, description="light top-k summaries")
+    k: int = Field(
+        10,
+        ge=1,
+        description="light top-k summaries when light_tokens is 0, or when an ask passes k",
+    )
+    light_tokens: int = Field(
+        400,
+        ge=0,
+        description=(
+            "the light path reads summaries by fused rank until this many tokens of text "
+            "(each adding a source turn); 0 reads the top k instead"
+        ),
+    )
     n_deep: int = Field(30, ge=1, description="N: deep coarse top-N")
     select_batch: int = Field(10, ge=1, description="d: event-selection batch size")
     max_iterations: int = Field(3, ge=0, description="T: reflection rounds; 0 disables")

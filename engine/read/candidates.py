@@ -25,6 +25,7 @@ import re
 from collections.abc import Sequence
 
 from hymem.indexes.lexical.analysis import content_terms
+from hymem.read.light import LIGHT_POOL
 from hymem.read.scheduler import ReadPlan
 from hymem.search.fusion import DEFAULT_RRF_K, reciprocal_rank_fusion
 from hymem.types import Hit, Level
@@ -41,7 +42,8 @@ def summary_depth(plan: ReadPlan) -> int:
     """How many summaries one round of `plan` may read: the light path's k plus the hits it
     reads past k (`LIGHT_EXTRA`), and, where the round may escalate, the deep pool's N. One
     search of that many serves both reads, each cut to its own size."""
-    light, deep = plan.k + LIGHT_EXTRA, plan.n_deep
+    light = LIGHT_POOL if plan.light_tokens else plan.k + LIGHT_EXTRA
+    deep = plan.n_deep
     return {"light": light, "deep": deep}.get(plan.depth, max(light, deep))
 
 

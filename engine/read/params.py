@@ -64,6 +64,7 @@ def ask_params(
         max_iterations=(
             config.max_iterations if max_iterations is None else check_iterations(max_iterations)
         ),
+        light_tokens=config.light_tokens if k is None else 0,  # an explicit k is a count
     )
     moment = as_of_utc(as_of)
     chosen = scoped(filters, agent_id=agent_id, run_id=run_id)

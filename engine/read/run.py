@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Generator, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -18,8 +19,16 @@ from hymem.embedders import Embedder
 from hymem.indexes.protocol import Storage, Vector
 from hymem.llm.pool import map_concurrent
 from hymem.llm.roles import ContextItem, RoleResult, Roles, RolesProvider
+from hymem.llm.tokens import count_tokens
 from hymem.logging import get_logger
 from hymem.read.candidates import LIGHT_EXTRA, distinct_sources, fuse_candidates, summary_depth
+from hymem.read.light import (
+    LIGHT_ASPECT,
+    LIGHT_POOL,
+    LIGHT_SEGMENTS,
+    fill_tokens,
+    light_ranking,
+)
 from hymem.read.params import AskParams
 from hymem.read.scheduler import (
     Cost,
@@ -37,6 +46,7 @@ from hymem.read.scheduler import (
     Step,
 )
 from hymem.read.traces import RoundIds
+from hymem.search.anchors import capitalised, find_anchors
 from hymem.search.scope import SearchScope
 from hymem.types import Hit, Level, SegmentRecord, Usage
 
@@ -78,6 +88,7 @@ class Run:
         self._scope = params.scope  # every search of the ask: this user, matching metadata
         self.filters = params.scope.filters
         self._summary_depth = summary_depth(params.plan)
+        self._light_tokens = params.plan.light_tokens
         self.usage = Usage()
         self.latency: dict[str, float] = {}
         self.versions: dict[str, str] = {}
@@ -135,12 +146,36 @@ class Run:
         return searched[1][:k]
 
     def light_hits(self, index: int, query: str, k: int) -> list[Hit]:
-        """The top k summaries that each add a source turn (`distinct_sources`)."""
+        """The light context: summaries that each add a source turn, by the fused light rank
+        until the plan's token budget (`hymem.read.light`), or the top k when it has none."""
         with self.timed("retrieve_light"):
-            hits = distinct_sources(self.search(query, k + LIGHT_EXTRA), k)
+            if self._light_tokens:
+                hits = fill_tokens(self._light_ranking(query), self._light_tokens, count_tokens)
+            else:
+                hits = distinct_sources(self.search(query, k + LIGHT_EXTRA), k)
         self.round(index).summary_ids = [h.id for h in hits]
         self.round(index).light_hits = hits
         return hits
+
+    def _light_ranking(self, query: str) -> list[tuple[Hit, float]]:
+        self._embed_all([query, capitalised(query).aspect])  # one batch: the likely aspect
+        summaries = self.search(query, LIGHT_POOL)
+        segments = self.search(query, LIGHT_SEGMENTS, Level.SEGMENT)
+        anchors = find_anchors(query, [h.text for h in summaries])
+        aspect = self.dense(anchors.aspect, LIGHT_ASPECT)
+        return light_ranking(summaries, segments, aspect, anchors)
+
+    def _embed_all(self, queries: list[str]) -> None:
+        new = [q for q in dict.fromkeys(queries) if q not in self._vectors]
+        if new:
+            self._vectors.update(zip(new, self._embedder.embed(new), strict=True))
+
+    def dense(self, query: str, k: int) -> list[Hit]:
+        """The top k summaries by the query's vector alone (embedded once per ask)."""
+        self._embed_all([query])
+        vector = self._vectors[query]
+        scope = replace(self._scope.sized(k, Level.SUMMARY), mode="dense")
+        return [h for h in self._searcher.find(query, scope, vector) if h.user_id == self.user_id]
 
     def candidates(self, index: int, query: str, n: int) -> list[Hit]:
         """Summaries and segments fused (`hymem.read.candidates`): no segment is unreachable."""

@@ -52,6 +52,7 @@ class ReadPlan:
     n_deep: int = 30
     batch: int = 10
     max_iterations: int = 3
+    light_tokens: int = 0  # > 0: the light path fills this many tokens instead of reading k
 
 
 # ---- steps (what the reader must do next) ------------------------------------------------

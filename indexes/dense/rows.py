@@ -159,7 +159,13 @@ class DenseRows:
         if not best:
             return []
         by_id = hit_rows(entry, scope.user_id, [i for i, _ in best], summary=level is Level.SUMMARY)
-        return [{**by_id[i], "_distance": d} for i, d in best if i in by_id]
+        out: list[Row] = []
+        for i, d in best:
+            row = by_id.get(i)
+            if row is not None:  # a fresh dict per call: stamping it copies nothing
+                row["_distance"] = d
+                out.append(row)
+        return out
 
     def hydrate(self, user_id: str, level: Level, ids: Sequence[str]) -> dict[str, Row] | None:
         """The hit rows of `ids` from the user's loaded entry (ids it lacks are not in the

@@ -6,6 +6,7 @@ import itertools
 
 import pytest
 from hymem.errors import UserInputError
+from hymem.llm.tokens import count_tokens
 from hymem.types import Level
 
 from tests.doubles import ScriptedRoles
@@ -13,7 +14,7 @@ from tests.fixtures_reader import make_fakes
 
 
 def test_light_context_is_the_top_k_summaries_without_model_calls() -> None:
-    fakes = make_fakes(k=4)
+    fakes = make_fakes(k=4, light_tokens=0)
     hits = fakes.reader().context(fakes.params("q", depth="light"))
     assert [h.id for h in hits] == ["sum0", "sum1", "sum2", "sum3"]
     assert fakes.roles.calls == []
@@ -28,11 +29,13 @@ def test_deep_context_is_the_model_selected_segments() -> None:
 
 
 def test_auto_context_adds_segments_only_when_light_verdict_is_incomplete() -> None:
-    complete = make_fakes(k=3, n_deep=6)
+    complete = make_fakes(k=3, n_deep=6, light_tokens=0)
     hits = complete.reader().context(complete.params("q", depth="auto"))
     assert [h.level for h in hits] == [Level.SUMMARY] * 3
 
-    incomplete = make_fakes(roles=ScriptedRoles(light=lambda q, c, p: ("?", False)), k=3, n_deep=6)
+    incomplete = make_fakes(
+        roles=ScriptedRoles(light=lambda q, c, p: ("?", False)), k=3, n_deep=6, light_tokens=0
+    )
     hits = incomplete.reader().context(incomplete.params("q", depth="auto"))
     levels = [h.level for h in hits]
     assert levels == [Level.SUMMARY] * 3 + [Level.SEGMENT] * 6
@@ -63,3 +66,15 @@ def test_selection_concurrency_is_bounded_by_config() -> None:
     spans = sorted((c.start, c.end) for c in roles.calls if c.role == "select")
     assert all(prev_end <= start for (_, prev_end), (start, _) in itertools.pairwise(spans))
     assert ans.latency_ms["select"] >= 3 * delay * 1000 * 0.9
+
+
+def test_light_context_by_default_fills_the_token_budget_with_distinct_sources() -> None:
+    """Issue #29: the light path reads by budget, not by count: more than k summaries, every
+    one adding a source turn, their text within `light_tokens`."""
+    fakes = make_fakes(60, k=4, light_tokens=40)
+    hits = fakes.reader().context(fakes.params("q", depth="light"))
+    assert len(hits) > 4 and len({h.id for h in hits}) == len(hits)
+    assert sum(count_tokens(h.text) for h in hits) <= 40
+    assert {Level.SUMMARY, Level.SEGMENT} <= set(fakes.searcher.levels)
+    explicit = fakes.reader().context(fakes.params("q", depth="light", k=4))
+    assert [h.id for h in explicit] == ["sum0", "sum1", "sum2", "sum3"]  # a k asked is a count

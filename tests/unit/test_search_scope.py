@@ -80,11 +80,11 @@ def test_the_query_is_checked_against_the_given_limit() -> None:
 def test_ask_params_take_the_config_defaults_and_bound_by_as_of() -> None:
     cfg = MemoryConfig.defaults(k=7, n_deep=21, select_batch=4, max_iterations=2)
     params = ask_params("q", user_id="u", config=cfg, as_of=datetime(2023, 5, 8, tzinfo=UTC))
-    assert params.plan == ReadPlan("auto", 7, 21, 4, 2)
+    assert params.plan == ReadPlan("auto", 7, 21, 4, 2, light_tokens=400)  # by budget
     assert params.as_of == params.scope.until == datetime(2023, 5, 8)
     assert params.user_id == "u" and params.scope.filters is None
     chosen = ask_params("q", user_id="u", config=cfg, depth="deep", k=3, N=9, d=2, run_id="r")
-    assert chosen.plan == ReadPlan("deep", 3, 9, 2, 2)
+    assert chosen.plan == ReadPlan("deep", 3, 9, 2, 2)  # an explicit k: the top k, no budget
     assert chosen.scope.filters is not None and chosen.scope.filters.matches({"run_id": "r"})
 
 
