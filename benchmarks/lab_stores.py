@@ -4,7 +4,8 @@ git). Scoring a retrieval idea then costs seconds, not an ingest.
 
 LoCoMo: one store, one user per conversation (how `hymem eval locomo` ingests it).
 LongMemEval-S: one store, one user per question (its haystack sessions), as `hymem eval
-longmemeval` ingests it.
+longmemeval` ingests it; the first `LME_QUESTIONS` questions only (an ingest of all 100 takes
+over an hour on 2 cores).
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from typing import Any
 
 from hymem import Memory, MemoryConfig
 from hymem.evaluation.locomo_data import LocomoConversation, load_locomo
+from hymem.evaluation.longmemeval.data import LmeQuestion, load_longmemeval
+from hymem.evaluation.longmemeval.ingest import ingest_question
 from hymem.evaluation.runner import ingest_conversation
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -52,4 +55,40 @@ def locomo_store(config: MemoryConfig | None = None) -> Memory:
     return mem
 
 
-__all__ = ["LAB", "LOCOMO", "LONGMEMEVAL", "lab_config", "locomo_conversations", "locomo_store"]
+LME_QUESTIONS = 24  # the first questions of the development split, in file order
+
+
+def longmemeval_questions(limit: int = LME_QUESTIONS) -> list[LmeQuestion]:
+    return list(load_longmemeval(LONGMEMEVAL).questions)[:limit]
+
+
+def longmemeval_store(config: MemoryConfig | None = None) -> Memory:
+    """The first `LME_QUESTIONS` of LongMemEval-S's development split, one user per
+    question, ingested on first use (a crash part-way resumes by question)."""
+    folder = LAB / "longmemeval"
+    done = folder / "ingested.json"
+    if done.exists():
+        return Memory(folder / "store", config=config or lab_config())
+    folder.mkdir(parents=True, exist_ok=True)
+    mem = Memory(folder / "store", config=config or lab_config())
+    report = []
+    t0 = time.perf_counter()
+    for q in longmemeval_questions():
+        if mem.stats(user_id=q.question_id)["turns"]:
+            continue
+        report.append(ingest_question(mem, q, on_turns=lambda n: None))
+        print(f"ingested {q.question_id} ({time.perf_counter() - t0:.0f} s)", flush=True)
+    done.write_text(json.dumps(report, indent=2), encoding="utf-8")
+    return mem
+
+
+__all__ = [
+    "LAB",
+    "LOCOMO",
+    "LONGMEMEVAL",
+    "lab_config",
+    "locomo_conversations",
+    "locomo_store",
+    "longmemeval_questions",
+    "longmemeval_store",
+]

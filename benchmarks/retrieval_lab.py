@@ -4,6 +4,7 @@ seconds, against stores ingested once (`lab_stores.py`).
     python benchmarks/retrieval_lab.py locomo                       # every variant
     python benchmarks/retrieval_lab.py locomo --variant engine      # what ask() reads today
     python benchmarks/retrieval_lab.py locomo --conversations conv-26 conv-30
+    python benchmarks/retrieval_lab.py longmemeval                  # the first 24 questions
 
 A variant is a named set of `MemoryConfig` light-path settings; every variant is scored through
 `Memory.context(depth="light")`, the exact context `ask()` reads on its light path, so what the
@@ -26,11 +27,19 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from hymem.evaluation.longmemeval.metrics import evidence_of
+from hymem.evaluation.longmemeval.systems import QuestionRetriever, score_ranking
 from hymem.evaluation.metrics import CATEGORY_NAMES, evidence_recall
 from hymem.evaluation.runner import eligible_questions
 from hymem.evaluation.systems import hits_to_turn_ids
 from hymem.llm.tokens import count_tokens
-from lab_stores import lab_config, locomo_conversations, locomo_store
+from lab_stores import (
+    lab_config,
+    locomo_conversations,
+    locomo_store,
+    longmemeval_questions,
+    longmemeval_store,
+)
 from rich.console import Console
 from rich.table import Table
 
@@ -71,6 +80,65 @@ def score_locomo(variant: str, conversations: list[str] | None) -> dict[str, Any
     finally:
         mem.close()
     return summarise(variant, rows)
+
+
+LME_SYSTEMS = ("hymem-light", "hymem-summary", "dense-turn", "hybrid-session")
+LME_METRICS = (("session", "recall_all@5"), ("turn", "recall_any@10"))
+
+
+def score_longmemeval(variant: str) -> dict[str, Any]:
+    """The harness's own ranking and metrics (`QuestionRetriever`, `score_ranking`) for the
+    light path, hymem's summary search and two flat baselines, on the lab's questions."""
+    mem = longmemeval_store(lab_config(**VARIANTS[variant]))
+    scores: dict[tuple[str, str, str], list[float]] = {}
+    tokens: list[int] = []
+    ms: list[float] = []
+    try:
+        for q in longmemeval_questions():
+            if q.abstention:
+                continue
+            evidence = evidence_of(q)
+            retriever = QuestionRetriever(mem, q, rrf_k=mem.config.rrf_k)
+            for system in LME_SYSTEMS:
+                ranked = retriever.rank(system)
+                record = score_ranking(q, evidence, ranked)
+                if system == "hymem-light":
+                    tokens.append(sum(record.unit_tokens))
+                    ms.append(ranked.latency_ms)
+                for level, metric in LME_METRICS:
+                    if level in record.metrics:
+                        key = (system, level, metric)
+                        scores.setdefault(key, []).append(record.metrics[level][metric])
+    finally:
+        mem.close()
+    out: dict[str, Any] = {"variant": variant, "light_tokens": statistics.fmean(tokens)}
+    out["light_p50_ms"] = statistics.median(ms)
+    out["scores"] = {"/".join(k): statistics.fmean(v) for k, v in scores.items()}
+    out["n"] = max(len(v) for v in scores.values())
+    return out
+
+
+def show_longmemeval(results: list[dict[str, Any]]) -> None:
+    table = Table(title="LongMemEval-S dev (lab questions): the harness's metrics")
+    cols = [f"{s} {lvl} {m}" for s in LME_SYSTEMS for lvl, m in LME_METRICS]
+    table.add_column("variant")
+    for col in cols:
+        table.add_column(col, justify="right")
+    table.add_column("light tokens", justify="right")
+    table.add_column("light p50 ms", justify="right")
+    for r in results:
+        cells = [
+            f"{r['scores'].get(f'{s}/{lvl}/{m}', float('nan')):.3f}"
+            for s in LME_SYSTEMS
+            for lvl, m in LME_METRICS
+        ]
+        table.add_row(
+            f"{r['variant']} (n={r['n']})",
+            *cells,
+            f"{r['light_tokens']:.0f}",
+            f"{r['light_p50_ms']:.1f}",
+        )
+    Console().print(table)
 
 
 def summarise(variant: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -122,13 +190,18 @@ def show(results: list[dict[str, Any]]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("dataset", choices=["locomo"])
+    parser.add_argument("dataset", choices=["locomo", "longmemeval"])
     parser.add_argument("--variant", action="append", choices=sorted(VARIANTS))
     parser.add_argument("--conversations", nargs="*")
     parser.add_argument("--json", type=Path, help="also write the rows here")
     args = parser.parse_args()
-    results = [score_locomo(v, args.conversations) for v in args.variant or list(VARIANTS)]
-    show(results)
+    variants = args.variant or list(VARIANTS)
+    if args.dataset == "longmemeval":
+        results = [score_longmemeval(v) for v in variants]
+        show_longmemeval(results)
+    else:
+        results = [score_locomo(v, args.conversations) for v in variants]
+        show(results)
     if args.json:
         args.json.write_text(json.dumps(results, indent=2), encoding="utf-8")
 

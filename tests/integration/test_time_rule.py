@@ -13,6 +13,7 @@ import itertools
 from collections.abc import Callable, Iterator
 from datetime import UTC, date, datetime, timedelta, timezone
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -41,7 +42,11 @@ class Spy:
         self.seen.append(scope)
         return []
 
-    def ask(self, params: AskParams) -> list[object]:
+    def ask(self, params: AskParams) -> Any:
+        self.seen.append(params)
+        return SimpleNamespace(evidence=["seen"])  # evidence: no pending-turns check follows
+
+    def context(self, params: AskParams) -> list[object]:
         self.seen.append(params)
         return []
 
@@ -60,7 +65,7 @@ def spied(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Memory, Sp
     with Memory(folder, config=MemoryConfig.defaults(embedder="hashing:64")) as mem:
         mem._searcher.find = spy.scope  # type: ignore[method-assign]  # observe, answer nothing
         mem._reader.ask = spy.ask  # type: ignore[method-assign]  # observe, answer nothing
-        mem._reader.context = spy.ask  # type: ignore[method-assign]  # observe, answer nothing
+        mem._reader.context = spy.context  # type: ignore[method-assign]  # observe, answer nothing
         mem._store.read_traces = spy.traces  # type: ignore[method-assign]  # observe only
         yield mem, spy
 
