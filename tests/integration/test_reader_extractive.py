@@ -64,10 +64,6 @@ def test_context_without_a_model_returns_what_the_paths_read(minilm_memory: Memo
     light = minilm_memory.context("Which book did Melanie read?", user_id="alice", depth="light")
     assert light[0].id == "alice-sum11-0" and len(light) > 10  # the light budget, not a count
     assert sum(count_tokens(h.text) for h in light) <= minilm_memory.config.light_tokens
-    top = minilm_memory.context(
-        "Which book did Melanie read?", user_id="alice", depth="light", k=10
-    )
-    assert top[0].id == "alice-sum11-0" and len(top) == 10
     deep = minilm_memory.context("Which book did Melanie read?", user_id="alice", depth="deep")
     assert deep and all(h.level == Level.SEGMENT for h in deep)
     assert "alice-seg11" in [h.id for h in deep]
