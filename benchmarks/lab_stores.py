@@ -55,7 +55,7 @@ def locomo_store(config: MemoryConfig | None = None) -> Memory:
     return mem
 
 
-LME_QUESTIONS = 24  # the first questions of the development split, in file order
+LME_QUESTIONS = 12  # the first questions of the development split, in file order
 
 
 def longmemeval_questions(limit: int = LME_QUESTIONS) -> list[LmeQuestion]:

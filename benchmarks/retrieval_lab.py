@@ -4,7 +4,7 @@ seconds, against stores ingested once (`lab_stores.py`).
     python benchmarks/retrieval_lab.py locomo                       # every variant
     python benchmarks/retrieval_lab.py locomo --variant engine      # what ask() reads today
     python benchmarks/retrieval_lab.py locomo --conversations conv-26 conv-30
-    python benchmarks/retrieval_lab.py longmemeval                  # the first 24 questions
+    python benchmarks/retrieval_lab.py longmemeval                  # the first 12 questions
 
 A variant is a named set of `MemoryConfig` light-path settings; every variant is scored through
 `Memory.context(depth="light")`, the exact context `ask()` reads on its light path, so what the
