@@ -49,7 +49,7 @@ from hymem.types import (
     Usage,
 )
 
-__version__ = "0.1.0"
+__version__ = "0.3.0"
 
 __all__ = [
     "AddResult",
