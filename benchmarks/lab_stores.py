@@ -4,7 +4,7 @@ git). Scoring a retrieval idea then costs seconds, not an ingest.
 
 LoCoMo: one store, one user per conversation (how `hymem eval locomo` ingests it).
 LongMemEval-S: one store, one user per question (its haystack sessions), as `hymem eval
-longmemeval` ingests it; the first `LME_QUESTIONS` questions only (an ingest of all 100 takes
+longmemeval` ingests it; every `LME_STRIDE`-th question (`LME_QUESTIONS` of them, every question type) (an ingest of all 100 takes
 over an hour on 2 cores).
 """
 
@@ -55,15 +55,16 @@ def locomo_store(config: MemoryConfig | None = None) -> Memory:
     return mem
 
 
-LME_QUESTIONS = 12  # the first questions of the development split, in file order
+LME_QUESTIONS = 12  # every LME_STRIDE-th question of the development split: all types
+LME_STRIDE = 8
 
 
 def longmemeval_questions(limit: int = LME_QUESTIONS) -> list[LmeQuestion]:
-    return list(load_longmemeval(LONGMEMEVAL).questions)[:limit]
+    return list(load_longmemeval(LONGMEMEVAL).questions)[::LME_STRIDE][:limit]
 
 
 def longmemeval_store(config: MemoryConfig | None = None) -> Memory:
-    """The first `LME_QUESTIONS` of LongMemEval-S's development split, one user per
+    """`longmemeval_questions()` of LongMemEval-S's development split, one user per
     question, ingested on first use (a crash part-way resumes by question)."""
     folder = LAB / "longmemeval"
     done = folder / "ingested.json"

@@ -4,7 +4,7 @@ seconds, against stores ingested once (`lab_stores.py`).
     python benchmarks/retrieval_lab.py locomo                       # every variant
     python benchmarks/retrieval_lab.py locomo --variant engine      # what ask() reads today
     python benchmarks/retrieval_lab.py locomo --conversations conv-26 conv-30
-    python benchmarks/retrieval_lab.py longmemeval                  # the first 12 questions
+    python benchmarks/retrieval_lab.py longmemeval                  # 12 questions, every type
 
 A variant is a named set of `MemoryConfig` light-path settings; every variant is scored through
 `Memory.context(depth="light")`, the exact context `ask()` reads on its light path, so what the
@@ -28,7 +28,11 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from hymem.evaluation.longmemeval.metrics import evidence_of
-from hymem.evaluation.longmemeval.systems import QuestionRetriever, score_ranking
+from hymem.evaluation.longmemeval.systems import (
+    MAX_SEARCH_K,
+    QuestionRetriever,
+    score_ranking,
+)
 from hymem.evaluation.metrics import CATEGORY_NAMES, evidence_recall
 from hymem.evaluation.runner import eligible_questions
 from hymem.evaluation.systems import hits_to_turn_ids
@@ -47,6 +51,7 @@ from rich.table import Table
 VARIANTS: dict[str, dict[str, Any]] = {
     "engine": {},  # the defaults: the fused light rank filling light_tokens=400
     "top10": {"light_tokens": 0},  # before issue 29: the top k=10 distinct sources
+    "budget600": {"light_tokens": 600},
 }
 TARGET = {"recall": 0.90, "tokens": 400, "multi_hop": 0.75, "open_domain": 0.70}
 CATS = ("single_hop", "multi_hop", "temporal", "open_domain")
@@ -89,7 +94,8 @@ LME_METRICS = (("session", "recall_all@5"), ("turn", "recall_any@10"))
 def score_longmemeval(variant: str) -> dict[str, Any]:
     """The harness's own ranking and metrics (`QuestionRetriever`, `score_ranking`) for the
     light path, hymem's summary search and two flat baselines, on the lab's questions."""
-    mem = longmemeval_store(lab_config(**VARIANTS[variant]))
+    # the harness's own setting: hymem's rankings go as deep as a haystack needs
+    mem = longmemeval_store(lab_config(**{"max_k": MAX_SEARCH_K, **VARIANTS[variant]}))
     scores: dict[tuple[str, str, str], list[float]] = {}
     tokens: list[int] = []
     ms: list[float] = []
@@ -139,6 +145,7 @@ def show_longmemeval(results: list[dict[str, Any]]) -> None:
             f"{r['light_p50_ms']:.1f}",
         )
     Console().print(table)
+    print(json.dumps(results, indent=1))
 
 
 def summarise(variant: str, rows: list[dict[str, Any]]) -> dict[str, Any]:

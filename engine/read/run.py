@@ -162,7 +162,8 @@ class Run:
         summaries = self.search(query, LIGHT_POOL)
         segments = self.search(query, LIGHT_SEGMENTS, Level.SEGMENT)
         anchors = find_anchors(query, [h.text for h in summaries])
-        aspect = self.dense(anchors.aspect, LIGHT_ASPECT)
+        # no anchor: the aspect is the question, whose dense ranking the hybrid one holds
+        aspect = self.dense(anchors.aspect, LIGHT_ASPECT) if anchors.names else []
         return light_ranking(summaries, segments, aspect, anchors)
 
     def _embed_all(self, queries: list[str]) -> None:
