@@ -4,8 +4,8 @@ git). Scoring a retrieval idea then costs seconds, not an ingest.
 
 LoCoMo: one store, one user per conversation (how `hymem eval locomo` ingests it).
 LongMemEval-S: one store, one user per question (its haystack sessions), as `hymem eval
-longmemeval` ingests it; every `LME_STRIDE`-th question (`LME_QUESTIONS` of them, every question type) (an ingest of all 100 takes
-over an hour on 2 cores).
+longmemeval` ingests it; every `LME_STRIDE`-th question, `LME_QUESTIONS` of them, so every
+question type is in (an ingest of all 100 takes over an hour on 2 cores).
 """
 
 from __future__ import annotations
