@@ -1,9 +1,9 @@
 """LoCoMo retrieval at hymem's own cost: per question, the context hymem's light path reads (its
-top-k summaries) and its deep path reads (the model-selected segments), each with its tokens and
-honest evidence recall (`hits_to_turn_ids`); then the flat baselines over raw turns (dense as
-naive RAG ranks them, BM25, their RRF hybrid), each cut to THAT question's light and deep token
-budgets (`hymem.evaluation.budget`). The table answers "at the same cost, which retrieval finds
-more evidence?".
+summaries within `light_tokens`) and its deep path reads (the model-selected segments), each
+with its tokens and honest evidence recall (`hits_to_turn_ids`); then the flat baselines over
+raw turns (dense as naive RAG ranks them, BM25, their RRF hybrid), each cut to THAT question's
+light and deep token budgets (`hymem.evaluation.budget`). The table answers "at the same cost,
+which retrieval finds more evidence?".
 
 Turns are rendered as naive RAG shows them (`Speaker: text`), and their tokens are those of that
 text; hymem's are those of its hits' text (summary sentences, raw segment lines). The deep context

@@ -18,7 +18,7 @@ LEVEL_LABELS: dict[tuple[str, str], str] = {
     ("summary", "segment"): "summary, segment-credited (old measure: every turn of its segment)",
 }
 SYSTEM_LABELS: dict[str, str] = {
-    "hymem-light": "hymem-light (its top-k summaries)",
+    "hymem-light": "hymem-light (its budgeted summaries)",
     "hymem-deep": "hymem-deep (its selected segments)",
     "dense-turn": "dense-turn (naive RAG's ranking)",
     "bm25-turn": "bm25-turn",
@@ -70,7 +70,7 @@ def budget_section(retrieval: dict[str, Any]) -> list[str]:
         f"## Retrieval at hymem's cost: evidence recall at matched token budgets "
         f"({budget['questions']} questions)",
         "",
-        "Per question, the context hymem's light path reads (its top-k summaries) and the one "
+        "Per question, the context hymem's light path reads (its budgeted summaries) and the one "
         "its deep path reads (the segments its select role chose) set two token budgets. Each "
         "flat baseline over raw turns gets the longest prefix of its ranking that fits THAT "
         "question's budget: a turn that does not fit ends the cut, and when the first turn "

@@ -89,7 +89,7 @@ class Reader:
         return answer
 
     def context(self, params: AskParams) -> list[Hit]:
-        """The context a path would read: light top-k summaries; the deep path's segments
+        """The context a path would read: the light summaries; the deep path's segments
         (model-selected); or, for auto, light hits plus deep segments when the light verdict
         would be incomplete."""
         question, plan = params.question, params.plan

@@ -60,7 +60,7 @@ class ReadPlan:
 
 @dataclass(frozen=True)
 class LightStep:
-    """Retrieve the top-k summaries for `query` and ask the light-answer role."""
+    """Retrieve the light summaries for `query` and ask the light-answer role."""
 
     round: int
     query: str

@@ -89,7 +89,7 @@ def test_budget_table_puts_recall_beside_tokens() -> None:
         "| First unit over budget | n |"
     )
     assert header in md
-    assert "| hymem-light (its top-k summaries) | 100.00 (100) | – | – | 100.00 (300) " in md
+    assert "| hymem-light (its budgeted summaries) | 100.00 (100) | – | – | 100.00 (300) " in md
     assert (
         "| dense-turn (naive RAG's ranking) | 50.00 (90) | – | – | – | 50.00 (185) | 3.5 | 0 | 1 |"
         in md

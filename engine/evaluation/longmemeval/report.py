@@ -350,7 +350,7 @@ def render_report(summary: dict[str, Any]) -> str:
         f"{ret['questions']}. Metrics as the benchmark defines them (recall_any, recall_all, "
         "NDCG over the whole haystack; turn rankings scored at session level by the official "
         "conversion); scores in %. Flat baselines index the user's turns only, as in the paper. "
-        "hymem-light and hymem-deep rank only what their path reads (its top-k summaries, the "
+        "hymem-light and hymem-deep rank only what their path reads (its budgeted summaries, the "
         "segments it selected), so their @k figures stop growing past that.",
         "",
     ]

@@ -70,7 +70,7 @@ def matched_section(matched: dict[str, Any], type_titles: dict[str, str]) -> lis
     lines = [
         "## Retrieval at hymem's cost: recall at matched token budgets",
         "",
-        "Per question, what hymem's light path reads (`hymem-light`: its top-k summaries) and "
+        "Per question, what hymem's light path reads (`hymem-light`: its budgeted summaries) and "
         "what its deep path reads (`hymem-deep`: the segments its select role chose) set two "
         "token budgets. Each flat baseline gets the longest prefix of its ranking that fits "
         "THAT question's budget (a unit that does not fit ends the cut; when the first unit "
