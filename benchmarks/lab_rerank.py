@@ -22,6 +22,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from lab_features import aspects, token_vectors
 from lab_pool import Pool, Question, load
 from rich.console import Console
 from rich.table import Table
@@ -262,15 +263,10 @@ IDEAS.update(
 _TOK: dict | None = None
 
 
-def _tokens_of() -> dict:
+def _tokens_of(pool: Pool) -> dict:
     global _TOK
     if _TOK is None:
-        import pickle
-
-        from lab_stores import LAB
-
-        with open(LAB / "locomo" / "tokens.pkl", "rb") as fh:
-            _TOK = pickle.load(fh)
+        _TOK = token_vectors(pool)
     return _TOK
 
 
@@ -280,7 +276,7 @@ def _unit(m: np.ndarray) -> np.ndarray:
 
 
 def maxsim_scores(pool: Pool, q: Question, ids: list[str]) -> dict[str, float]:
-    tok = _tokens_of()
+    tok = _tokens_of(pool)
     qi = pool.questions.index(q) if not hasattr(q, "_i") else q._i
     qt = _unit(tok["__q__"][qi])
     out = {}
@@ -352,40 +348,44 @@ for _wd, _wl, _ws, _k in [
 _ASP: dict | None = None
 
 
-def _aspect() -> dict:
+def _aspect(pool: Pool) -> dict:
     global _ASP
     if _ASP is None:
-        import pickle
-
-        from lab_stores import LAB
-
-        with open(LAB / "locomo" / "aspect.pkl", "rb") as fh:
-            _ASP = pickle.load(fh)
+        _ASP = aspects(pool)
     return _ASP
+
+
+def _aspect_lists(
+    pool: Pool, q: Question, base_n: int = 100, asp_n: int = 300, seg_n: int = 40
+) -> tuple[list[str], list[str], list[str], list[str]]:
+    """(aspect ranking, its anchor-named part, hybrid ranking, segment-ranked summaries),
+    each as deep as asked. Anchors by the engine's rule (`lab_features.aspects`)."""
+    a = _aspect(pool)
+    qi = _qindex(pool, q)
+    anchors = [x.lower() for x in a["anchors"][qi]]
+    dense = _dense_all(pool, q, a["vec"][qi])
+    asp_ids = [i for i, _ in sorted(dense.items(), key=lambda kv: -kv[1])][:asp_n]
+    texts = pool.summary_text[q.user]
+    named = [i for i in asp_ids if anchors and any(x in texts[i].lower() for x in anchors)]
+    base = [s.id for s in q.summaries[:base_n]]
+    seg = {g.id: n for n, g in enumerate(q.segments[:seg_n], start=1)}
+    seg_of = {s.id: s.segment for s in q.summaries}
+    seg_ids = sorted((i for i in base if seg.get(seg_of[i])), key=lambda i: seg[seg_of[i]])
+    return asp_ids, named, base, seg_ids
 
 
 def aspect(
     pool: Pool, q: Question, bonus: float = 1.0, fuse: bool = True, ms: bool = False
 ) -> list[tuple[str, float]]:
-    """Dense over every summary with the question's anchor names (terms in >15 % of the
-    user's summaries) taken out of the query; summaries naming an anchor get `bonus` RRF
-    weight; fused with the hybrid ranking and the segment rank."""
-    a = _aspect()
-    qi = _qindex(pool, q)
-    anchors = [x.lower() for x in a["anchors"][qi]]
-    dense = _dense_all(pool, q, a["vec"][qi])
-    asp_ids = [i for i, _ in sorted(dense.items(), key=lambda kv: -kv[1])][:300]
-    texts = pool.summary_text[q.user]
-    named = [i for i in asp_ids if anchors and any(x in texts[i].lower() for x in anchors)]
-    base = [s.id for s in q.summaries]
-    seg = _seg_rank(q)
-    seg_of = {s.id: s.segment for s in q.summaries}
-    seg_ids = sorted((i for i in base if seg.get(seg_of[i])), key=lambda i: seg[seg_of[i]])
+    """Dense over every summary with the question's anchor names taken out of the query;
+    summaries naming an anchor get `bonus` RRF weight; fused with the hybrid ranking and the
+    segment rank (`fuse`), and with MaxSim over every summary (`ms`)."""
+    asp_ids, named, base, seg_ids = _aspect_lists(pool, q)
     parts = [(asp_ids, 1.0), (named, bonus)]
     if fuse:
         parts += [(base, 1.0), (seg_ids, 0.5)]
     if ms:
-        m = maxsim_scores(pool, q, list(texts))
+        m = maxsim_scores(pool, q, list(pool.summary_text[q.user]))
         parts.append(([i for i, _ in sorted(m.items(), key=lambda kv: -kv[1])], 1.0))
     scores = _rrf_sum(*parts)
     return sorted(scores.items(), key=lambda kv: -kv[1])
@@ -449,17 +449,7 @@ def aspect_cut(
     pool: Pool, q: Question, base_n: int = 50, asp_n: int = 100, seg_n: int = 40
 ) -> list[tuple[str, float]]:
     """`aspect` with shallower lists (what the engine can afford per question)."""
-    a = _aspect()
-    qi = _qindex(pool, q)
-    anchors = [x.lower() for x in a["anchors"][qi]]
-    dense = _dense_all(pool, q, a["vec"][qi])
-    asp_ids = [i for i, _ in sorted(dense.items(), key=lambda kv: -kv[1])][:asp_n]
-    texts = pool.summary_text[q.user]
-    named = [i for i in asp_ids if anchors and any(x in texts[i].lower() for x in anchors)]
-    base = [s.id for s in q.summaries[:base_n]]
-    seg = {g.id: n for n, g in enumerate(q.segments[:seg_n], start=1)}
-    seg_of = {s.id: s.segment for s in q.summaries}
-    seg_ids = sorted((i for i in base if seg.get(seg_of[i])), key=lambda i: seg[seg_of[i]])
+    asp_ids, named, base, seg_ids = _aspect_lists(pool, q, base_n, asp_n, seg_n)
     scores = _rrf_sum((asp_ids, 1.0), (named, 1.0), (base, 1.0), (seg_ids, 0.5))
     return sorted(scores.items(), key=lambda kv: -kv[1])
 

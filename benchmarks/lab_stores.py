@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -36,23 +38,44 @@ def locomo_conversations() -> list[LocomoConversation]:
     return load_locomo(LOCOMO)
 
 
-def locomo_store(config: MemoryConfig | None = None) -> Memory:
-    """The LoCoMo development split's store, ingested on first use."""
-    folder = LAB / "locomo"
+def _cached_store(
+    name: str,
+    config: MemoryConfig | None,
+    users: list[tuple[str, Callable[[Memory], dict[str, Any]]]],
+) -> Memory:
+    """The lab store `name`, each (user, ingest) fed on first use; a crash part-way resumes
+    by user (a user already holding turns is not fed again)."""
+    folder = LAB / name
     done = folder / "ingested.json"
-    if done.exists():
-        return Memory(folder / "store", config=config or lab_config())
     folder.mkdir(parents=True, exist_ok=True)
     mem = Memory(folder / "store", config=config or lab_config())
+    if done.exists():
+        return mem
     report = []
     t0 = time.perf_counter()
-    for conv in locomo_conversations():
-        if mem.stats(user_id=conv.sample_id)["turns"]:
+    for user, ingest in users:
+        if mem.stats(user_id=user)["turns"]:
             continue
-        report.append(ingest_conversation(mem, conv, sleep=False, on_turn=lambda: None))
-        print(f"ingested {conv.sample_id} ({time.perf_counter() - t0:.0f} s)", flush=True)
+        report.append(ingest(mem))
+        print(f"ingested {user} ({time.perf_counter() - t0:.0f} s)", flush=True)
     done.write_text(json.dumps(report, indent=2), encoding="utf-8")
     return mem
+
+
+def locomo_store(config: MemoryConfig | None = None) -> Memory:
+    """The LoCoMo development split's store, ingested on first use."""
+    return _cached_store(
+        "locomo",
+        config,
+        [
+            (c.sample_id, partial(ingest_conversation, conv=c, sleep=False, on_turn=_nothing))
+            for c in locomo_conversations()
+        ],
+    )
+
+
+def _nothing(*_: object) -> None:
+    return None
 
 
 LME_QUESTIONS = 12  # every LME_STRIDE-th question of the development split: all types
@@ -65,22 +88,15 @@ def longmemeval_questions(limit: int = LME_QUESTIONS) -> list[LmeQuestion]:
 
 def longmemeval_store(config: MemoryConfig | None = None) -> Memory:
     """`longmemeval_questions()` of LongMemEval-S's development split, one user per
-    question, ingested on first use (a crash part-way resumes by question)."""
-    folder = LAB / "longmemeval"
-    done = folder / "ingested.json"
-    if done.exists():
-        return Memory(folder / "store", config=config or lab_config())
-    folder.mkdir(parents=True, exist_ok=True)
-    mem = Memory(folder / "store", config=config or lab_config())
-    report = []
-    t0 = time.perf_counter()
-    for q in longmemeval_questions():
-        if mem.stats(user_id=q.question_id)["turns"]:
-            continue
-        report.append(ingest_question(mem, q, on_turns=lambda n: None))
-        print(f"ingested {q.question_id} ({time.perf_counter() - t0:.0f} s)", flush=True)
-    done.write_text(json.dumps(report, indent=2), encoding="utf-8")
-    return mem
+    question, ingested on first use."""
+    return _cached_store(
+        "longmemeval",
+        config,
+        [
+            (q.question_id, partial(ingest_question, question=q, on_turns=_nothing))
+            for q in longmemeval_questions()
+        ],
+    )
 
 
 __all__ = [

@@ -94,7 +94,11 @@ def ask(
     embedder: EmbedderOpt = None,
     k: Annotated[
         int | None,
-        typer.Option("-k", help="light top-k summaries", show_default=_config_default("k")),
+        typer.Option(
+            "-k",
+            help="read the top k summaries instead of the light token budget",
+            show_default=f"the budget, {_config_default('light_tokens')} tokens",
+        ),
     ] = None,
     n_deep: Annotated[
         int | None,

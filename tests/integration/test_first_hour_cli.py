@@ -194,7 +194,7 @@ def test_search_help_fits_80_columns() -> None:
 
 def test_ask_shows_where_its_sizes_come_from() -> None:
     res = runner.invoke(app, ["ask", "--help"], env={"TERMINAL_WIDTH": "160"})
-    for setting, default in (("K", 10), ("N_DEEP", 30), ("SELECT_BATCH", 10)):
+    for setting, default in (("LIGHT_TOKENS", 400), ("N_DEEP", 30), ("SELECT_BATCH", 10)):
         assert f"HYMEM_{setting} or {default}" in res.stdout
 
 
