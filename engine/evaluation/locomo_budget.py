@@ -61,6 +61,8 @@ def question_budgets(
                 "tokens": budget,
                 "units": len(hits),
                 "first_over": False,
+                # honest crediting, shown: the turns each hit's text was drawn from
+                "turns_per_unit": mean(len(h.turn_ids) for h in hits) if hits else None,
             }
         }
         for ranker, name in zip(FLAT_RANKERS, FLAT_SYSTEMS, strict=True):
@@ -95,6 +97,7 @@ def summarise_budgets(questions: Sequence[dict[str, Any]]) -> dict[str, Any]:
             systems[name] = {
                 **_cell([r for _, r in rows]),
                 "units": mean(r["units"] for _, r in rows),
+                "turns_per_unit": mean(r.get("turns_per_unit") for _, r in rows),
                 "first_over": sum(1 for _, r in rows if r["first_over"]),
                 "by_category": {
                     CATEGORY_NAMES.get(c, str(c)): _cell([r for k, r in rows if k == c])

@@ -79,11 +79,20 @@ def budget_section(retrieval: dict[str, Any]) -> list[str]:
         "",
     ]
     for depth, block in budget["depths"].items():
+        ref = block["systems"].get(block["reference"]) or {}
+        per_hit = ref.get("turns_per_unit")
         lines += [
             f"### At hymem's {depth} budget (mean {fmt_num(block['budget_tokens'], 0)} tokens; "
             f"{block['zero_budget']} questions with an empty {depth} context)",
             "",
         ]
+        if per_hit is not None:
+            lines += [
+                f"{block['reference']} read {fmt_num(ref['units'], 1)} hits a question, each "
+                f"standing for {fmt_num(per_hit, 2)} turns on average (the turns its text was "
+                "drawn from: all that a hit is credited with).",
+                "",
+            ]
         body = [
             [
                 SYSTEM_LABELS.get(name, name),

@@ -54,7 +54,7 @@ def _system(recall: float | None, tokens: int, units: int = 1, over: bool = Fals
 def _question(category: int, light: int, deep: int, flat: dict[str, Any]) -> dict[str, Any]:
     row: dict[str, Any] = {"conversation": "c", "qa_index": category, "category": category}
     for depth, budget in (("light", light), ("deep", deep)):
-        systems = {f"hymem-{depth}": _system(1.0, budget, 10)}
+        systems = {f"hymem-{depth}": {**_system(1.0, budget, 10), "turns_per_unit": 1.0}}
         systems |= {name: flat[depth] for name in FLAT_SYSTEMS}
         row[depth] = {"budget": budget, "systems": systems}
     return row
@@ -96,6 +96,8 @@ def test_budget_table_puts_recall_beside_tokens() -> None:
     )
     assert "| bm25-turn | 0.00 (0) | – | – | 100.00 (880) | 50.00 (440) | 4.5 | 1 | 2 |" in md
     assert budget_section({}) == [] and budget_section({"budget": {"questions": 0}}) == []
+    # honest crediting shown: what each light hit stands for
+    assert "hymem-light read 10.0 hits a question, each standing for 1.00 turns" in md
 
 
 @pytest.mark.parametrize("budget", [0, 39, 40, 69, 70, 125, 126])
