@@ -474,5 +474,50 @@ IDEAS.update(
 )
 
 
+# --- lexical aspect: BM25 of the question without its anchors -----------------------------
+_BM25: dict[str, tuple[list[str], object]] = {}
+
+
+def _bm25_rank(pool: Pool, q: Question, text: str, n: int = 200) -> list[str]:
+    from rank_bm25 import BM25Okapi
+
+    if q.user not in _BM25:
+        ids = list(pool.summary_text[q.user])
+        docs = [re.findall(r"\w+", pool.summary_text[q.user][i].lower()) for i in ids]
+        _BM25[q.user] = (ids, BM25Okapi(docs))
+    ids, bm = _BM25[q.user]
+    scores = bm.get_scores(re.findall(r"\w+", text.lower()))  # type: ignore[attr-defined]
+    order = np.argsort(-scores)[:n]
+    return [ids[i] for i in order if scores[i] > 0]
+
+
+def aspect_lex(
+    pool: Pool, q: Question, w: float = 1.0, named_hybrid: bool = False
+) -> list[tuple[str, float]]:
+    """The kept rank plus BM25 of the aspect (and, optionally, the anchor-named part of the
+    hybrid ranking as one more list)."""
+    asp_ids, named, base, seg_ids = _aspect_lists(pool, q, 100, 200, 40)
+    a = _aspect(pool)
+    qi = _qindex(pool, q)
+    parts = [(asp_ids, 1.0), (named, 1.0), (base, 1.0), (seg_ids, 0.5)]
+    if a["anchors"][qi]:
+        parts.append((_bm25_rank(pool, q, a["aspects"][qi]), w))
+    if named_hybrid and a["anchors"][qi]:
+        names = [x.lower() for x in a["anchors"][qi]]
+        texts = pool.summary_text[q.user]
+        parts.append(([i for i in base if any(x in texts[i].lower() for x in names)], 1.0))
+    scores = _rrf_sum(*parts)
+    return sorted(scores.items(), key=lambda kv: -kv[1])
+
+
+IDEAS.update(
+    {
+        "aspect_lex": aspect_lex,
+        "aspect_lex_w0.5": lambda p, q: aspect_lex(p, q, 0.5),
+        "aspect_named_hybrid": lambda p, q: aspect_lex(p, q, 0.0, True),
+    }
+)
+
+
 if __name__ == "__main__":
     main()
