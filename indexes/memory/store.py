@@ -177,13 +177,7 @@ class InMemoryStore:
             seg_vecs = S.vector_matrix(segments, self.dim)  # validates before any change
             sum_vecs = S.vector_matrix(summaries, self.dim)
             seg_of = covering_segments(segments, stored_turn_ids)
-            owners = {
-                tid: turn.segment_id
-                for tid in seg_of
-                if (turn := self._t.turns.get((user_id, tid))) is not None
-                and turn.status is TurnStatus.STORED
-                and turn.segment_id is not None
-            }
+            owners = self._t.stored_owners(user_id, seg_of)
             check_unclaimed(user_id, seg_of, owners, [s.id for s in segments])
             self._t.drop_segments(user_id, [s.id for s in segments])
             for s in summaries:

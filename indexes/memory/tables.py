@@ -7,6 +7,7 @@ Shared by an `InMemoryStore` and its read-only views; every access holds `lock`.
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable
 from datetime import datetime
 from enum import StrEnum
 from typing import Any, TypeVar
@@ -17,7 +18,7 @@ from hymem.indexes.memory.bm25 import Bm25Index
 from hymem.indexes.memory.lines import MemoryLines
 from hymem.indexes.protocol import HIT_COLUMNS, Row, TimeRange
 from hymem.time import to_utc, to_utc_or_none
-from hymem.types import Level, SegmentRecord, SummaryRecord, TurnRecord
+from hymem.types import Level, SegmentRecord, SummaryRecord, TurnRecord, TurnStatus
 from pydantic import BaseModel
 
 M = TypeVar("M", bound=BaseModel)
@@ -112,6 +113,15 @@ class MemoryTables:
         for rec in self.of_user(self.summaries, user_id):
             if rec.segment_id in doomed:
                 self.drop_summary(user_id, rec.id)
+
+    def stored_owners(self, user_id: str, turn_ids: Iterable[str]) -> dict[str, str]:
+        """Each of these turns that is stored -> the segment holding it."""
+        out: dict[str, str] = {}
+        for tid in turn_ids:
+            turn = self.turns.get((user_id, tid))
+            if turn is not None and turn.status is TurnStatus.STORED and turn.segment_id:
+                out[tid] = turn.segment_id
+        return out
 
     def reindex(self) -> dict[str, int]:
         """Rebuild the BM25 index from the records (summaries first, like the real store)."""

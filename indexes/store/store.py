@@ -22,7 +22,6 @@ Every public method's promise is written once, on `Storage` (`protocol.py`). Sto
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
@@ -42,8 +41,9 @@ from hymem.indexes.protocol import (
     RowScope,
     Vector,
 )
+from hymem.indexes.store.append_outcome import append_landed
 from hymem.indexes.store.assemble import StoreParts
-from hymem.indexes.store.faults import RETRY_HINT, guarded, storage_faults
+from hymem.indexes.store.faults import guarded, storage_faults
 from hymem.indexes.store.repair import RowRepair, RowSettler
 from hymem.logging import get_logger
 from hymem.types import (
@@ -57,17 +57,6 @@ from hymem.types import (
 )
 
 log = get_logger("hymem.indexes.store")
-
-# How long an add whose turns commit met an outage waits for the store to answer again, to
-# learn whether the turns landed, before it reports the outcome as unknown.
-APPEND_RESOLVE_S = 15.0
-APPEND_RESOLVE_POLL_S = 1.0
-UNKNOWN_APPEND = (
-    "the object store stopped answering during the commit and did not answer again in time, "
-    "so whether these turns were stored is unknown; retry the same add() once the store is "
-    "back: messages with ids are stored once by id, and an add() without ids repeated within "
-    "retry_window_s is recognised as a retry"
-)
 
 
 class Store:
@@ -193,38 +182,10 @@ class Store:
                 with storage_faults(self.path, "appending turns"):
                     self._turns.add(new)
             except StoreUnavailableError as exc:
-                if not self._landed(new, exc):
+                if not append_landed(self.path, self._lance, self._turns, new, exc):
                     raise
             self._compactor.note_write(vector_tables=False)
         return [t.id for t in new]
-
-    def _landed(self, new: Sequence[TurnRecord], exc: StoreUnavailableError) -> bool:
-        """After an outage during a turns commit, whose outcome the object store may not have
-        told: read the table once the store answers again (within APPEND_RESOLVE_S). True: every
-        turn landed, the add succeeded. False: none did, the error stands as it is. Still
-        unreadable (or partly there, which one commit cannot be): StoreUnavailableError saying
-        the outcome is unknown and how a retry stores each turn once."""
-        deadline = time.monotonic() + APPEND_RESOLVE_S
-        while True:
-            try:
-                with storage_faults(self.path, "reading turns"):
-                    self._lance.refresh()
-                    found = self._turns.count_present(new)
-                if found == len(new):
-                    log.warning("store.append_resolved", landed=True, turns=len(new))
-                    return True
-                if found == 0:
-                    log.warning("store.append_resolved", landed=False, turns=len(new))
-                    return False
-            except StoreUnavailableError:
-                pass
-            if time.monotonic() >= deadline:
-                break
-            time.sleep(APPEND_RESOLVE_POLL_S)
-        failure = str(exc).replace(f"; this is transient: {RETRY_HINT}", "")
-        raise StoreUnavailableError(
-            f"appending turns to {self.path}: {UNKNOWN_APPEND} (the failure: {failure})"
-        ) from exc
 
     # --- journaled writes ----------------------------------------------------------------
     def commit_segments(

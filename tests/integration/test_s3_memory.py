@@ -291,9 +291,9 @@ def test_an_add_whose_commit_outcome_was_lost_in_an_outage_is_resolved(
 def test_an_add_whose_outcome_stays_unknown_says_so_and_a_retry_stores_it_once(
     s3_store: S3Target, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import hymem.indexes.store.store as store_module
+    import hymem.indexes.store.append_outcome as append_outcome
 
-    monkeypatch.setattr(store_module, "APPEND_RESOLVE_S", 1.0, raising=False)
+    monkeypatch.setattr(append_outcome, "APPEND_RESOLVE_S", 1.0)
     with FlakyProxy(s3_store.endpoint) as proxy:
         target = s3_store.with_endpoint(proxy.endpoint)
         with _mem(target, tmp_path) as mem:
