@@ -23,7 +23,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -41,7 +41,6 @@ NO_STATUS = -1  # segments have no status
 # Estimated bytes per row besides the vector and the text: the id (string + dict slot), the
 # filter arrays, and the text's and link's object headers; text lengths are counted as loaded.
 ROW_OVERHEAD_BYTES = 240
-_EPOCH = datetime(1970, 1, 1)  # the store's timestamps are naive UTC (hymem.time.micros)
 
 
 @dataclass
@@ -197,27 +196,28 @@ def _grow(entry: Entry, capacity: int) -> None:
     entry.meta_ids = grown(entry.meta_ids)
 
 
-def _when(value: np.int64) -> datetime:
-    return _EPOCH + timedelta(microseconds=int(value))
-
-
 def hit_rows(entry: Entry, user_id: str, ids: Sequence[str], *, summary: bool) -> dict[str, dict]:
     """The rows of `ids` the entry holds, with the columns LanceDB would return for a hit
-    (`protocol.HIT_COLUMNS`); ids it does not hold are left out, as a lookup would."""
+    (`protocol.HIT_COLUMNS`); ids it does not hold are left out, as a lookup would. Times
+    are converted in one numpy call per column (per row, they were a third of the time)."""
     out: dict[str, dict] = {}
     with entry.lock:
         n = entry.n
-        for item in ids:
-            at = entry.pos.get(item)
-            if at is None or at >= n:
-                continue
+        found = [(item, at) for item in ids if (at := entry.pos.get(item)) is not None and at < n]
+        if not found:
+            return out
+        at_rows = np.fromiter((at for _, at in found), dtype=np.int64, count=len(found))
+        starts = _datetimes(entry.lo[at_rows], entry.has_start[at_rows])
+        ends = _datetimes(entry.hi[at_rows], entry.has_end[at_rows])
+        metas = entry.interner.metas
+        for (item, at), start, end in zip(found, starts, ends, strict=True):
             row: dict[str, Any] = {
                 "id": item,
                 "user_id": user_id,
                 "text": entry.text[at],
-                "time_start": _when(entry.lo[at]) if entry.has_start[at] else None,
-                "time_end": _when(entry.hi[at]) if entry.has_end[at] else None,
-                "metadata": dict(entry.interner.metas[entry.meta_ids[at]]),
+                "time_start": start,
+                "time_end": end,
+                "metadata": dict(metas[entry.meta_ids[at]]),
             }
             if summary:
                 link: SummaryLink = entry.link[at]
@@ -229,6 +229,12 @@ def hit_rows(entry: Entry, user_id: str, ids: Sequence[str], *, summary: bool) -
                 row["turn_ids"] = list(entry.link[at] or [])
             out[item] = row
     return out
+
+
+def _datetimes(values: np.ndarray, present: np.ndarray) -> list[datetime | None]:
+    """Naive UTC datetimes of microsecond values (None where absent)."""
+    stamps = values.astype("datetime64[us]").tolist()
+    return [s if ok else None for s, ok in zip(stamps, present.tolist(), strict=True)]
 
 
 def filter_mask(
