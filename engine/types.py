@@ -12,7 +12,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 # A metadata value (`hymem.metadata` checks them): typed, so "1", 1 and True differ.
 MetaValue = str | bool | int | float
@@ -115,6 +115,25 @@ class SummaryRecord(_Record):
     created_at: datetime
     updated_at: datetime
     metadata: dict[str, MetaValue] = Field(default_factory=dict)  # its segment's
+    # Schema 5 (issue 30). The memory this version belongs to: every version of one memory
+    # shares it (the first version's id), so an agent keeps the id it was given across
+    # updates. `valid_from` is when the fact was said (its source turns' time); `valid_to`,
+    # set only when a newer value of the same fact superseded it, when that one was said.
+    # `fact_key` is "subject|relation" where the write path recognised a single-valued fact
+    # (`hymem.facts`): what the standing profile lists and write-time supersession matches on.
+    memory_id: str = ""
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
+    fact_key: str | None = None
+
+    @model_validator(mode="after")
+    def _defaults(self) -> SummaryRecord:
+        """A first version is its own memory, valid from when it was said (or written)."""
+        if not self.memory_id:
+            self.memory_id = self.id
+        if self.valid_from is None:
+            self.valid_from = self.time_start or self.time_end or self.created_at
+        return self
 
 
 class StatusChange(_Record):
@@ -125,6 +144,9 @@ class StatusChange(_Record):
     superseded_by: str | None = None
     reason: str | None = None
     evidence_id: str | None = None
+    # When the fact stopped holding (a newer value was said); None for a rewrite or a delete,
+    # which end a version, not the fact's truth.
+    valid_to: datetime | None = None
 
 
 class Hit(BaseModel):
@@ -150,6 +172,10 @@ class Hit(BaseModel):
     # The search asked for lexical hits but the lexical index was unusable (damaged, awaiting a
     # rebuild): this hit was ranked by the dense branch alone.
     lexical_unavailable: bool = False
+    # Summaries only: the memory's stable id (`id` is this version's) and when the fact held.
+    memory_id: str | None = None
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
 
 
 class RoleUsage(BaseModel):

@@ -65,6 +65,9 @@ HIT_COLUMNS: dict[Level, list[str]] = {
         "source_turn_ids",
         "attribution",
         "metadata",
+        "memory_id",
+        "valid_from",
+        "valid_to",
     ],
     Level.SEGMENT: ["id", "user_id", "text", "turn_ids", "time_start", "time_end", "metadata"],
 }
@@ -87,9 +90,25 @@ class RowScope:
     statuses: Sequence[SummaryStatus] | None = ACTIVE_ONLY
     time_range: TimeRange | None = None
     filters: Filter | None = None
+    # A search as of this moment (naive UTC): besides the statuses asked for, a summary
+    # superseded by a newer value of its fact matches while that value was not yet said
+    # (`valid_to` after the moment): what was true then, not only what is true now.
+    valid_at: datetime | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "level", Level(self.level))
+
+    def admits(self, status: str, valid_to: datetime | None) -> bool:
+        """Whether a summary of `status` (ended at `valid_to`) is in the scope's statuses,
+        validity included: the one rule every store's filters implement."""
+        if self.statuses is None or status in {SummaryStatus(s).value for s in self.statuses}:
+            return True
+        return (
+            self.valid_at is not None
+            and status == SummaryStatus.SUPERSEDED.value
+            and valid_to is not None
+            and valid_to > self.valid_at
+        )
 
 
 class LineLog(Protocol):
@@ -195,9 +214,10 @@ class Storage(Protocol):
         ids: Sequence[str] | None = None,
         statuses: Sequence[SummaryStatus] | None = ACTIVE_ONLY,
         with_vectors: bool = False,
+        memory_ids: Sequence[str] | None = None,
     ) -> list[SummaryRecord]:
         """Summaries in the order of `ids` when given, else by (created_at, id); vectors are
-        None unless `with_vectors`."""
+        None unless `with_vectors`. `memory_ids` keeps the versions of those memories."""
         ...
 
     def iter_summaries(

@@ -396,3 +396,8 @@ def set_version(folder: Path, db: Any, version: int) -> None:
     meta_table.update(where="key = 'schema_version'", values={"value": str(version)})
     meta = json.loads((folder / "meta.json").read_text())
     (folder / "meta.json").write_text(json.dumps({**meta, "schema_version": version}))
+
+
+def drop_memory_ids(db: Any) -> None:
+    """Take the summaries back to before schema 5: no memory id, validity or fact key."""
+    db.open_table(S.SUMMARIES).drop_columns([name for name, _ in S.SUMMARY_V5])

@@ -24,7 +24,6 @@ from hymem.indexes import paging as P
 from hymem.indexes.protocol import Storage
 from hymem.manage import cursor
 from hymem.manage.models import MemoryItem, Page, RecordLevel, StatusFilter
-from hymem.sleep.plan import lineage
 from hymem.types import StatusChange, SummaryRecord, SummaryStatus
 from hymem.write.guard import WriteGuard
 
@@ -82,17 +81,36 @@ class Editor:
             raise NotFoundError("memory", memory_id)
         return found[0]
 
+    def versions(self, ref: str, user_id: str) -> list[SummaryRecord]:
+        """Every version of the memory `ref` names, oldest first. `ref` is a memory id (what
+        `add`, `search` and `update` hand out, stable across versions) or any version's id
+        (what 0.2 handed out), so an id an agent kept keeps working."""
+        found = self._store.get_summaries(user_id, memory_ids=[ref], statuses=None)
+        if not found:
+            one = self._store.get_summaries(user_id, ids=[ref], statuses=None)
+            if not one:
+                raise NotFoundError("memory", ref)
+            found = (
+                self._store.get_summaries(user_id, memory_ids=[one[0].memory_id], statuses=None)
+                or one
+            )
+        return sorted(found, key=lambda r: (r.version, r.created_at, r.id))
+
     def get(self, memory_id: str, user_id: str) -> MemoryItem:
-        rec = self.summary(memory_id, user_id)
-        records = {r.id: r for r in self._store.get_summaries(user_id, statuses=None)}
-        records.setdefault(rec.id, rec)
+        """The memory's current version (its active one, else its latest), or, for a version
+        id that is not a memory id, that very version."""
+        versions = self.versions(memory_id, user_id)
+        if any(v.memory_id == memory_id for v in versions):
+            rec = current(versions)
+        else:
+            rec = next(v for v in versions if v.id == memory_id)
         segments = self._store.get_segments(user_id, [rec.segment_id])
         turns = (
             self._store.get_turns(user_id, ids=rec.source_turn_ids) if rec.source_turn_ids else []
         )
         return MemoryItem(
             summary=rec,
-            version_ids=[r.id for r in lineage(rec.id, records)],
+            version_ids=[r.id for r in versions],
             source_turns=turns,
             segment=segments[0] if segments else None,
         )
@@ -120,6 +138,7 @@ class Editor:
 
     # --- corrections ------------------------------------------------------------------------
     def update(self, memory_id: str, text: str, user_id: str) -> SummaryRecord:
+        """A new active version of the memory with `text`; its memory id stays the same."""
         self._check_writable()
         with self._guard.versions(user_id):
             old = self._active(memory_id, user_id, "update")
@@ -137,12 +156,15 @@ class Editor:
             return new.model_copy(update={"vector": None})
 
     def delete(self, memory_id: str, user_id: str) -> SummaryRecord:
+        """A deleted version (tombstone) retires the memory's active one; deleting a memory
+        that is deleted already returns its tombstone."""
         self._check_writable()
         with self._guard.versions(user_id):
-            rec = self.summary(memory_id, user_id)
-            if rec.status is SummaryStatus.DELETED:
-                return rec  # deleting twice is not an error
-            old = self._active(memory_id, user_id, "delete", rec=rec)
+            versions = self.versions(memory_id, user_id)
+            latest = current(versions)
+            if latest.status is SummaryStatus.DELETED:
+                return latest  # deleting twice is not an error
+            old = self._active(memory_id, user_id, "delete", versions=versions)
             full = self.summary(old.id, user_id, with_vectors=True)
             tomb = self._next_version(
                 full, "delete", status=SummaryStatus.DELETED, reason="deleted by the user"
@@ -157,16 +179,24 @@ class Editor:
             return tomb.model_copy(update={"vector": None})
 
     def _active(
-        self, memory_id: str, user_id: str, action: str, *, rec: SummaryRecord | None = None
+        self,
+        memory_id: str,
+        user_id: str,
+        action: str,
+        *,
+        versions: list[SummaryRecord] | None = None,
     ) -> SummaryRecord:
-        rec = rec or self.summary(memory_id, user_id)
-        if rec.status is not SummaryStatus.ACTIVE:
-            hint = f" (replaced by {rec.superseded_by!r})" if rec.superseded_by else ""
+        """The memory's active version; a memory without one (deleted, or every version
+        superseded by another memory's newer fact) cannot be corrected until restored."""
+        versions = versions if versions is not None else self.versions(memory_id, user_id)
+        latest = current(versions)
+        if latest.status is not SummaryStatus.ACTIVE:
+            hint = f" (replaced by {latest.superseded_by!r})" if latest.superseded_by else ""
             raise UserInputError(
-                f"memory {memory_id!r} is {rec.status.value}{hint}: {action} its active "
-                "version, or restore() this one first"
+                f"memory {memory_id!r} is {latest.status.value}{hint}: restore() one of its "
+                f"versions ({', '.join(v.id for v in versions)}) before you {action} it"
             )
-        return rec
+        return latest
 
     def _next_version(self, old: SummaryRecord, action: str, **changes: object) -> SummaryRecord:
         now = self._clock()
@@ -192,4 +222,11 @@ class Editor:
             raise ReadOnlyStoreError("this memory was opened read-only: corrections write")
 
 
-__all__ = ["Editor", "check_listing", "user_version_id"]
+def current(versions: list[SummaryRecord]) -> SummaryRecord:
+    """A memory's current version: its active one (the newest, should a crash have left two),
+    else its newest version (a tombstone, or a fact superseded by a newer value)."""
+    active = [v for v in versions if v.status is SummaryStatus.ACTIVE]
+    return (active or versions)[-1]
+
+
+__all__ = ["Editor", "check_listing", "current", "user_version_id"]

@@ -68,7 +68,8 @@ def ask_params(
     )
     moment = as_of_utc(as_of)
     chosen = scoped(filters, agent_id=agent_id, run_id=run_id)
-    return AskParams(text, SearchScope(user, until=moment, filters=chosen), plan, moment)
+    scope = SearchScope(user, until=moment, filters=chosen, as_of=moment)
+    return AskParams(text, scope, plan, moment)
 
 
 def check_depth(depth: object) -> Depth:

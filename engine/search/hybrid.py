@@ -217,6 +217,9 @@ def _hit(
         dense_rank=d_rank,
         lexical_rank=l_rank,
         fused_score=fused,
+        memory_id=row.get("memory_id") if level is Level.SUMMARY else None,
+        valid_from=row.get("valid_from") if level is Level.SUMMARY else None,
+        valid_to=row.get("valid_to") if level is Level.SUMMARY else None,
     )
 
 

@@ -10,7 +10,8 @@ whose searches share one scope. httpx turns `timeout=5` into a `Timeout` the sam
 
 Normalised on the way in: bounds are naive UTC (`hymem.time.parse_time`, the one rule for
 every time argument: the same forms as `add(timestamp=)`), `as_of` is folded into `until`
-(nothing after the moment a question is asked is retrieved), and `filters` with the `agent_id` /
+(nothing after the moment a question is asked is retrieved) and kept as the moment whose facts
+are asked about (a fact superseded later was still true then: `RowScope.valid_at`), and `filters` with the `agent_id` /
 `run_id` shortcuts is one parsed `Filter`.
 """
 
@@ -54,6 +55,9 @@ class SearchScope:
     until: datetime | None = None
     include_inactive: bool = False
     filters: Filter | None = None
+    # The moment asked about (naive UTC): facts superseded after it still match (they were
+    # true then); None: current facts only.
+    as_of: datetime | None = None
 
     @property
     def time_range(self) -> TimeRange | None:
@@ -68,6 +72,7 @@ class SearchScope:
             statuses=None if self.include_inactive else ACTIVE_ONLY,
             time_range=self.time_range,
             filters=self.filters,
+            valid_at=self.as_of,
         )
 
     def sized(self, k: int, level: Level | None = None) -> SearchScope:
@@ -107,6 +112,7 @@ def search_scope(
         until=high,
         include_inactive=bool(include_inactive),
         filters=scoped(filters, agent_id=agent_id, run_id=run_id),
+        as_of=as_of_utc(as_of),
     )
 
 

@@ -30,7 +30,6 @@ from hymem.sleep.journal import JournalEntry, SleepJournal
 from hymem.sleep.plan import (
     Decision,
     PlannedChange,
-    lineage,
     plan_changes,
     plan_restore,
     with_vectors,
@@ -246,11 +245,17 @@ class Consolidator:
         return {r.id: r for r in rows}
 
     def history(self, summary_id: str, *, user_id: str) -> list[SummaryRecord]:
-        """Every version of the summary's chain, oldest first."""
-        chain = lineage(summary_id, self._records(user_id))
-        if not chain:
-            raise NotFoundError("memory", summary_id)
-        return chain
+        """Every version of the memory, oldest first: `summary_id` is its memory id or any
+        version's id. Versions share the memory id; a store written before memory ids
+        (whose migration filled them from the chain) gives the same versions."""
+        records = self._records(user_id)
+        memory = summary_id
+        if not any(r.memory_id == summary_id for r in records.values()):
+            if summary_id not in records:
+                raise NotFoundError("memory", summary_id)
+            memory = records[summary_id].memory_id
+        chain = [r for r in records.values() if r.memory_id == memory]
+        return sorted(chain, key=lambda r: (r.version, r.created_at, r.id))
 
     def restore(self, summary_id: str, *, user_id: str) -> SummaryRecord:
         """Reactivate a superseded or deleted version and retire the version that replaced it.

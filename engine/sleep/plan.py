@@ -263,6 +263,9 @@ def _new_version(
         created_at=now,
         updated_at=now,
         metadata=dict(target.metadata),  # queues never mix metadata: the evidence's too
+        memory_id=target.memory_id,  # a rewrite is a version of the same memory
+        valid_from=target.valid_from,
+        fact_key=target.fact_key,
     )
 
 

@@ -58,15 +58,20 @@ class Columns:
     has_start: np.ndarray  # bool: time_start is set (then it is `lo`)
     has_end: np.ndarray  # bool: time_end is set (then it is `hi`)
     meta: list[Metadata] | None = None  # each row's metadata (None: none has any)
+    valid_to: np.ndarray | None = None  # int64 micros when the fact stopped holding, 0: holds
 
 
 @dataclass(frozen=True, slots=True)
 class SummaryLink:
-    """What ties a cached summary to the level below: its segment and source turns."""
+    """What ties a cached summary to the level below (its segment and source turns) and to
+    its memory (the id its versions share, and when its fact held)."""
 
     segment_id: str
     source_turn_ids: tuple[str, ...]
     attribution: str | None
+    memory_id: str | None = None
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
 
 
 def _link_bytes(link: Any) -> int:
@@ -98,6 +103,7 @@ class Entry:
     has_end: np.ndarray
     meta_ids: np.ndarray  # int32 index into `interner.metas`
     interner: MetaInterner
+    valid_to: np.ndarray  # int64 micros, 0 where the fact still holds (and for segments)
     content_bytes: int = 0
     version: int | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -136,9 +142,16 @@ def new_entry(cols: Columns, version: int | None) -> Entry:
         has_end=np.asarray(cols.has_end, dtype=bool),
         meta_ids=interner.ids(cols.meta, len(cols.ids)),
         interner=interner,
+        valid_to=_valid_to(cols),
         content_bytes=text_bytes(cols),
         version=version,
     )
+
+
+def _valid_to(cols: Columns) -> np.ndarray:
+    if cols.valid_to is None:
+        return np.zeros(len(cols.ids), dtype=np.int64)
+    return np.asarray(cols.valid_to, dtype=np.int64)
 
 
 def upsert_rows(entry: Entry, cols: Columns) -> None:
@@ -148,6 +161,7 @@ def upsert_rows(entry: Entry, cols: Columns) -> None:
     (rows [0, n) at its start) never reads; growth allocates new arrays."""
     mat = unit_rows(cols.vectors)
     meta_ids = entry.interner.ids(cols.meta, len(cols.ids))
+    valid_to = _valid_to(cols)
     fresh: list[int] = []
     for k, item in enumerate(cols.ids):
         at = entry.pos.get(item)
@@ -156,6 +170,7 @@ def upsert_rows(entry: Entry, cols: Columns) -> None:
         else:
             _set_row(entry, at, cols, mat, k)
             entry.meta_ids[at] = meta_ids[k]
+            entry.valid_to[at] = valid_to[k]
     need = entry.n + len(fresh)
     if need > len(entry.mat):
         _grow(entry, max(need, 2 * len(entry.mat), 16))
@@ -165,6 +180,7 @@ def upsert_rows(entry: Entry, cols: Columns) -> None:
         entry.link.append(cols.link[k])
         _set_row(entry, at, cols, mat, k)
         entry.meta_ids[at] = meta_ids[k]
+        entry.valid_to[at] = valid_to[k]
         entry.pos[cols.ids[k]] = at
         entry.ids.append(cols.ids[k])  # last: this makes the row visible (n grows)
     entry.content_bytes += text_bytes(cols)  # replaced rows' old text is not subtracted
@@ -194,6 +210,7 @@ def _grow(entry: Entry, capacity: int) -> None:
     entry.lo, entry.hi, entry.dated = grown(entry.lo), grown(entry.hi), grown(entry.dated)
     entry.has_start, entry.has_end = grown(entry.has_start), grown(entry.has_end)
     entry.meta_ids = grown(entry.meta_ids)
+    entry.valid_to = grown(entry.valid_to)
 
 
 def hit_rows(entry: Entry, user_id: str, ids: Sequence[str], *, summary: bool) -> dict[str, dict]:
@@ -225,6 +242,9 @@ def hit_rows(entry: Entry, user_id: str, ids: Sequence[str], *, summary: bool) -
                 row["source_turn_ids"] = list(link.source_turn_ids)
                 row["attribution"] = link.attribution
                 row["status"] = STATUS_NAMES[int(entry.status[at])]
+                row["memory_id"] = link.memory_id or item
+                row["valid_from"] = link.valid_from
+                row["valid_to"] = link.valid_to
             else:
                 row["turn_ids"] = list(entry.link[at] or [])
             out[item] = row
@@ -243,14 +263,19 @@ def filter_mask(
     statuses: Sequence[str] | None,
     time_range: TimeRange | None,
     filters: Filter | None = None,
+    valid_at: datetime | None = None,
 ) -> np.ndarray | None:
     """Rows [0, n) that pass the filters, with the SQL filters' semantics
     (`indexes.filters.time_overlap`: undated rows never match a bounded range; metadata:
-    `Filter.matches`); None = all. The caller holds entry.lock."""
+    `Filter.matches`; statuses and validity: `RowScope.admits`); None = all. The caller
+    holds entry.lock."""
     mask: np.ndarray | None = None
     if statuses is not None:
         codes = [STATUS_CODES[SummaryStatus(s).value] for s in statuses]
         mask = np.isin(entry.status[:n], np.asarray(codes, dtype=np.int8))
+        if valid_at is not None:
+            ended = entry.status[:n] == STATUS_CODES[SummaryStatus.SUPERSEDED.value]
+            mask |= ended & (entry.valid_to[:n] > micros(valid_at))
     if time_range is not None and (time_range[0] is not None or time_range[1] is not None):
         since, until = time_range
         ok = entry.dated[:n].copy()
@@ -272,12 +297,13 @@ def top_k(
     statuses: Sequence[str] | None,
     time_range: TimeRange | None,
     filters: Filter | None = None,
+    valid_at: datetime | None = None,
 ) -> list[tuple[str, float]]:
     """(id, cosine distance) of the k nearest rows passing the filters, nearest first; ties in
     row order (the order rows were stored in)."""
     with entry.lock:  # a consistent snapshot: rows [0, n) are never rewritten by an append
         n, ids, mat = entry.n, entry.ids, entry.mat
-        mask = filter_mask(entry, n, statuses, time_range, filters)
+        mask = filter_mask(entry, n, statuses, time_range, filters, valid_at)
     if n == 0 or k <= 0:
         return []
     q = np.asarray(vector, dtype=np.float32)

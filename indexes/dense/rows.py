@@ -40,7 +40,17 @@ log = get_logger("hymem.indexes.dense.rows")
 
 _FILTER_COLUMNS = ["id", "vector", "time_start", "time_end", "text", "metadata"]
 # What links a row to the level below: kept in the entry so hits need no LanceDB lookup.
-_LINK = {S.SUMMARIES: ["segment_id", "source_turn_ids", "attribution"], S.SEGMENTS: ["turn_ids"]}
+_LINK = {
+    S.SUMMARIES: [
+        "segment_id",
+        "source_turn_ids",
+        "attribution",
+        "memory_id",
+        "valid_from",
+        "valid_to",
+    ],
+    S.SEGMENTS: ["turn_ids"],
+}
 
 
 def table_for(level: Level) -> str:
@@ -59,16 +69,22 @@ def columns_from_arrow(data: pa.Table, dim: int) -> Columns:
     start, end = (_micros_or_none(data.column(c)) for c in ("time_start", "time_end"))
     lo = np.where(start.mask, end.filled(0), start.filled(0))
     hi = np.where(end.mask, start.filled(0), end.filled(0))
+    valid_to = None
     if "segment_id" in data.column_names:
+        ends = data.column("valid_to").to_pylist()
         link = [
-            SummaryLink(seg, tuple(src or ()), attribution)
-            for seg, src, attribution in zip(
+            SummaryLink(seg, tuple(src or ()), attribution, memory_id, since, until)
+            for seg, src, attribution, memory_id, since, until in zip(
                 data.column("segment_id").to_pylist(),
                 data.column("source_turn_ids").to_pylist(),
                 data.column("attribution").to_pylist(),
+                data.column("memory_id").to_pylist(),
+                data.column("valid_from").to_pylist(),
+                ends,
                 strict=True,
             )
         ]
+        valid_to = np.asarray([micros(e) if e is not None else 0 for e in ends], dtype=np.int64)
     else:
         link = data.column("turn_ids").to_pylist()
     meta = None
@@ -86,6 +102,7 @@ def columns_from_arrow(data: pa.Table, dim: int) -> Columns:
         has_start=~np.ma.getmaskarray(start),
         has_end=~np.ma.getmaskarray(end),
         meta=meta,
+        valid_to=valid_to,
     )
 
 
@@ -121,12 +138,26 @@ def columns_from_records(records: Sequence[SegmentRecord | SummaryRecord], dim: 
         has_start=np.asarray([r.time_start is not None for r in records], dtype=bool),
         has_end=np.asarray([r.time_end is not None for r in records], dtype=bool),
         meta=[dict(r.metadata) for r in records],
+        valid_to=np.asarray(
+            [
+                micros(r.valid_to) if isinstance(r, SummaryRecord) and r.valid_to else 0
+                for r in records
+            ],
+            dtype=np.int64,
+        ),
     )
 
 
 def _link(rec: SegmentRecord | SummaryRecord) -> Any:
     if isinstance(rec, SummaryRecord):
-        return SummaryLink(rec.segment_id, tuple(rec.source_turn_ids), rec.attribution.value)
+        return SummaryLink(
+            rec.segment_id,
+            tuple(rec.source_turn_ids),
+            rec.attribution.value,
+            rec.memory_id,
+            rec.valid_from,
+            rec.valid_to,
+        )
     return list(rec.turn_ids)
 
 
@@ -155,7 +186,7 @@ class DenseRows:
         st = None
         if level is Level.SUMMARY and scope.statuses is not None:
             st = [SummaryStatus(x).value for x in scope.statuses]
-        best = top_k(entry, vector, k, st, scope.time_range, scope.filters)
+        best = top_k(entry, vector, k, st, scope.time_range, scope.filters, scope.valid_at)
         if not best:
             return []
         by_id = hit_rows(entry, scope.user_id, [i for i, _ in best], summary=level is Level.SUMMARY)

@@ -17,6 +17,13 @@ so each table is filled with the empty form by one `update` of the rows whose `m
 NULL` (one atomic LanceDB commit per table); a crash between tables leaves a version-3 folder
 whose next open adds and fills what is missing.
 
+Schema 4 -> 5: summaries gain `memory_id` (the id every version of one memory shares: its
+first version's, found by following `previous_id`), `valid_from` (when the fact was said:
+its time_start, else time_end, else when it was written), `valid_to` and `fact_key` (both left
+empty: no older fact was superseded by a newer value, and fact keys are found by the engine,
+which fills them at the next sleep). `valid_from` is filled by one `update`; `memory_id` a
+batch at a time, `memory_id IS NULL` marking the rows still to fill after a crash.
+
 A reader cannot upgrade (it writes nothing), so it refuses an old folder with a message saying
 how to upgrade it.
 """
@@ -148,8 +155,63 @@ def _fill_metadata(lance: LanceTables, name: str, schema: pa.Schema) -> int:
     return rows
 
 
+def _v4_to_v5(lance: LanceTables) -> int:
+    """Adds the summaries' memory id, validity and fact key; fills memory ids and valid_from."""
+    table = lance.table(S.SUMMARIES)
+    have = set(table.schema.names)
+    missing = [S.summaries_schema(1).field(c) for c, _ in S.SUMMARY_V5 if c not in have]
+    if missing:
+        table.add_columns(missing)
+    if lance.count(S.SUMMARIES, "valid_from IS NULL"):
+        table.update(
+            where="valid_from IS NULL",
+            values_sql={"valid_from": "coalesce(time_start, time_end, created_at)"},
+        )
+    previous: dict[tuple[str, str], str | None] = {}
+    for batch in lance.batches(
+        S.SUMMARIES, None, ["user_id", "id", "previous_id"], FILL_BATCH_ROWS
+    ):
+        for user, sid, prev in zip(
+            batch.column("user_id").to_pylist(),
+            batch.column("id").to_pylist(),
+            batch.column("previous_id").to_pylist(),
+            strict=True,
+        ):
+            previous[(user, sid)] = prev
+    filled = 0
+    todo = "memory_id IS NULL"  # rows a crashed earlier run did not reach
+    for batch in lance.batches(S.SUMMARIES, todo, ["user_id", "id"], FILL_BATCH_ROWS):
+        users, ids = batch.column("user_id").to_pylist(), batch.column("id").to_pylist()
+        update = pa.table(
+            {
+                "user_id": pa.array(users, pa.string()),
+                "id": pa.array(ids, pa.string()),
+                "memory_id": pa.array(
+                    [_root(u, i, previous) for u, i in zip(users, ids, strict=True)], pa.string()
+                ),
+            }
+        )
+        table.merge_insert(["user_id", "id"]).when_matched_update_all().execute(update)
+        filled += len(ids)
+    return filled
+
+
+def _root(user: str, sid: str, previous: dict[tuple[str, str], str | None]) -> str:
+    """The first version of `sid`'s chain (a cycle or a missing link stops the walk)."""
+    seen = {sid}
+    while (prev := previous.get((user, sid))) and prev not in seen and (user, prev) in previous:
+        seen.add(prev)
+        sid = prev
+    return sid
+
+
 # from-version -> the step to the next version
-MIGRATIONS: dict[int, Callable[[LanceTables], int]] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4}
+MIGRATIONS: dict[int, Callable[[LanceTables], int]] = {
+    1: _v1_to_v2,
+    2: _v2_to_v3,
+    3: _v3_to_v4,
+    4: _v4_to_v5,
+}
 
 
 def can_migrate(found: object) -> bool:

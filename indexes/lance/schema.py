@@ -21,8 +21,9 @@ from hymem.time import to_utc, to_utc_or_none, utcnow
 from hymem.types import SegmentRecord, SummaryRecord, TurnRecord
 from pydantic import BaseModel
 
-# 2: summaries' source_turn_ids and attribution; 3: their context; 4: metadata (`migrate`)
-SCHEMA_VERSION = 4
+# 2: summaries' source_turn_ids and attribution; 3: their context; 4: metadata; 5: their
+# memory id, validity and fact key (`migrate`)
+SCHEMA_VERSION = 5
 
 TS = pa.timestamp("us")
 STR_LIST = pa.list_(pa.string())
@@ -108,8 +109,18 @@ def summaries_schema(dim: int) -> pa.Schema:
             ("context", pa.string()),  # schema 3
             META_JSON,
             *META_FILTER,
+            *SUMMARY_V5,
         ]
     )
+
+
+# schema 5, last in the summaries table: the stable memory id, validity and fact key
+SUMMARY_V5 = [
+    ("memory_id", pa.string()),
+    ("valid_from", TS),
+    ("valid_to", TS),
+    ("fact_key", pa.string()),
+]
 
 
 TRACE_COLUMNS: dict[str, pa.DataType] = {

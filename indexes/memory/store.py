@@ -31,7 +31,7 @@ from hymem.indexes.memory.tables import MemoryTables, hit_row, in_range, utc_rec
 from hymem.indexes.paging import PageKey
 from hymem.indexes.protocol import ACTIVE_ONLY, SCAN_BATCH_ROWS, Row, RowScope, Vector
 from hymem.indexes.store.commits import check_owner, check_unclaimed, covering_segments
-from hymem.time import to_utc, utcnow
+from hymem.time import to_utc, to_utc_or_none, utcnow
 from hymem.types import (
     Level,
     SegmentRecord,
@@ -209,6 +209,7 @@ class InMemoryStore:
                 old.superseded_by = change.superseded_by
                 old.reason = change.reason
                 old.evidence_id = change.evidence_id
+                old.valid_to = to_utc_or_none(change.valid_to)
 
     # --- reads ---------------------------------------------------------------------------
     def get_segments(self, user_id: str, ids: Sequence[str]) -> list[SegmentRecord]:
@@ -223,6 +224,7 @@ class InMemoryStore:
         ids: Sequence[str] | None = None,
         statuses: Sequence[SummaryStatus] | None = ACTIVE_ONLY,
         with_vectors: bool = False,
+        memory_ids: Sequence[str] | None = None,
     ) -> list[SummaryRecord]:
         allowed = _statuses(statuses)
         with self._check_open():
@@ -234,6 +236,8 @@ class InMemoryStore:
                     self._t.of_user(self._t.summaries, user_id), key=lambda r: (r.created_at, r.id)
                 )
             rows = [r for r in rows if allowed is None or r.status.value in allowed]
+            if memory_ids is not None:
+                rows = [r for r in rows if r.memory_id in set(memory_ids)]
             return [self._t.copy(r, with_vectors) for r in rows]
 
     def iter_summaries(
@@ -285,7 +289,7 @@ class InMemoryStore:
         return [
             rec.id
             for rec in self._t.of_user(self._t.table(level), scope.user_id)
-            if (allowed is None or rec.status.value in allowed)
+            if (allowed is None or scope.admits(rec.status.value, rec.valid_to))
             and in_range(rec, scope.time_range)
             and (filters is None or filters.matches(rec.metadata))
         ]

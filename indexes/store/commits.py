@@ -31,7 +31,7 @@ from hymem.indexes.lexical.sync import (
 from hymem.indexes.store.journals import Journals
 from hymem.indexes.store.maintenance import Compactor
 from hymem.logging import get_logger
-from hymem.time import utcnow
+from hymem.time import to_utc_or_none, utcnow
 from hymem.types import (
     Level,
     SegmentRecord,
@@ -253,7 +253,7 @@ class CommitWriter:
         log.info("store.summary_changes", user_id=user_id, new=len(new_ids), changed=len(changes))
 
     def apply_status(self, user_id: str, changes: Sequence[StatusChange]) -> list[dict[str, Any]]:
-        """Set status/superseded_by/reason/evidence_id of existing summaries in one
+        """Set status/superseded_by/reason/evidence_id/valid_to of existing summaries in one
         merge_insert (idempotent); returns the updated rows for re-indexing."""
         if not changes:
             return []
@@ -270,6 +270,7 @@ class CommitWriter:
                 superseded_by=change.superseded_by,
                 reason=change.reason,
                 evidence_id=change.evidence_id,
+                valid_to=to_utc_or_none(change.valid_to),
             )
         if rows:
             data = pa.Table.from_pylist(rows, schema=S.summaries_schema(self._dim))

@@ -7,6 +7,7 @@ top-k cut. The caller (the `Store`) checks that the store is open.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from datetime import datetime
 
 from hymem.filters import Filter
 from hymem.indexes import paging as P
@@ -45,10 +46,22 @@ _MODEL_OF: dict[str, type[TurnRecord] | type[SegmentRecord] | type[SummaryRecord
 STORE_MAX_K = 100_000
 
 
-def status_clause(statuses: Sequence[SummaryStatus] | None) -> str | None:
+# An as-of lexical search reads this many times k from Tantivy, whose documents carry a
+# status but no validity, and keeps the rows `RowScope.admits` (superseded rows are few).
+VALIDITY_OVERFETCH = 3
+
+
+def status_clause(
+    statuses: Sequence[SummaryStatus] | None, valid_at: datetime | None = None
+) -> str | None:
+    """`RowScope.admits` in SQL."""
     if statuses is None:
         return None
-    return F.in_list("status", [SummaryStatus(s).value for s in statuses])
+    listed = F.in_list("status", [SummaryStatus(s).value for s in statuses])
+    if valid_at is None:
+        return listed
+    superseded = F.eq("status", SummaryStatus.SUPERSEDED.value)
+    return f"({listed}) OR ({superseded} AND valid_to > {F.ts_literal(valid_at)})"
 
 
 def _in_order(rows: list[Row], ids: Sequence[str]) -> list[Row]:
@@ -81,11 +94,13 @@ class RecordReader:
         ids: Sequence[str] | None = None,
         statuses: Sequence[SummaryStatus] | None = ACTIVE_ONLY,
         with_vectors: bool = False,
+        memory_ids: Sequence[str] | None = None,
     ) -> list[SummaryRecord]:
         where = F.conjunction(
             [
                 F.eq("user_id", user_id),
                 F.in_list("id", ids) if ids is not None else None,
+                F.in_list("memory_id", memory_ids) if memory_ids is not None else None,
                 status_clause(statuses),
             ]
         )
@@ -179,7 +194,9 @@ class RecordReader:
         where = F.conjunction(
             [
                 F.eq("user_id", scope.user_id),
-                status_clause(scope.statuses) if scope.level is Level.SUMMARY else None,
+                status_clause(scope.statuses, scope.valid_at)
+                if scope.level is Level.SUMMARY
+                else None,
                 F.time_overlap(*scope.time_range) if scope.time_range else None,
                 to_sql(scope.filters) if scope.filters is not None else None,
             ]
@@ -191,15 +208,27 @@ class RecordReader:
         if self._read_only:  # another process writes: pick up its commits
             self._lex.reload()
         st = None if scope.statuses is None else [SummaryStatus(s).value for s in scope.statuses]
-        return self._lex.search(
+        dated = scope.valid_at is not None and st is not None and scope.level is Level.SUMMARY
+        if dated:  # superseded rows too, then `admits` on their validity (index lacks it)
+            st = [*st, SummaryStatus.SUPERSEDED.value]
+        found = self._lex.search(
             scope.user_id,
             text,
-            k,
+            min(STORE_MAX_K, k * VALIDITY_OVERFETCH) if dated else k,
             level=scope.level,
             statuses=st,
             time_range=scope.time_range,
             filters=scope.filters,
         )
+        if not dated:
+            return found
+        rows = self.hydrate(scope.user_id, scope.level, [i for i, _ in found])
+        kept = [
+            (i, score)
+            for i, score in found
+            if i in rows and scope.admits(rows[i]["status"], rows[i].get("valid_to"))
+        ]
+        return kept[:k]
 
     def hydrate(self, user_id: str, level: Level, ids: Sequence[str]) -> dict[str, Row]:
         if not ids:

@@ -264,11 +264,16 @@ class Store:
         ids: Sequence[str] | None = None,
         statuses: Sequence[SummaryStatus] | None = ACTIVE_ONLY,
         with_vectors: bool = False,
+        memory_ids: Sequence[str] | None = None,
     ) -> list[SummaryRecord]:
         self._check_open()
         with storage_faults(self.path, "reading summaries"):
             return self._records.get_summaries(
-                user_id, ids=ids, statuses=statuses, with_vectors=with_vectors
+                user_id,
+                ids=ids,
+                statuses=statuses,
+                with_vectors=with_vectors,
+                memory_ids=memory_ids,
             )
 
     def iter_summaries(

@@ -67,8 +67,8 @@ def test_a_writer_upgrades_an_old_folder_and_a_reader_then_opens_it(
         make_store("old", read_only=True)
     store = make_store("old")
     assert _provenance(store) == WHOLE_SEGMENTS
-    assert store.meta()["schema_version"] == S.SCHEMA_VERSION == 4
-    assert json.loads((folder / "meta.json").read_text())["schema_version"] == 4
+    assert store.meta()["schema_version"] == S.SCHEMA_VERSION == 5
+    assert json.loads((folder / "meta.json").read_text())["schema_version"] == 5
     assert {s.context for s in store.get_summaries("u")} == {""}  # whole segments: no line before
     query = make_summary("u", "q", "Alice moved to Paris").vector or []
     assert store.dense_rows(RowScope("u"), query, 1)[0]["source_turn_ids"] == ["t1", "t2"]
@@ -102,7 +102,7 @@ def test_an_upgrade_killed_half_way_is_finished_by_the_next_open(
     monkeypatch.setattr(LanceTables, "batches", real)
     store = make_store("old")
     assert _provenance(store) == WHOLE_SEGMENTS
-    assert store.meta()["schema_version"] == 4
+    assert store.meta()["schema_version"] == 5
 
 
 CHAT = (
@@ -178,4 +178,4 @@ def test_an_upgrade_to_three_killed_half_way_is_finished_by_the_next_open(
     store = make_store("v2")
     contexts = {s.id: s.context for s in store.get_summaries("u")}
     assert contexts == {"a": "Mel: What are your plans for the summer?", "b": ""}
-    assert store.meta()["schema_version"] == 4
+    assert store.meta()["schema_version"] == 5

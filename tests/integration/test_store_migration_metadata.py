@@ -47,7 +47,7 @@ def _version_three_folder(make_store: Callable[..., Store], tmp_path: Path) -> P
 
 
 def _check_upgraded(store: Store) -> None:
-    assert store.meta()["schema_version"] == S.SCHEMA_VERSION == 4
+    assert store.meta()["schema_version"] == S.SCHEMA_VERSION == 5
     assert {t.metadata.get("x", "none") for t in store.get_turns("u")} == {"none"}
     assert all(s.metadata == {} for s in store.get_summaries("u"))
     assert store.get_segments("u", ["g1"])[0].metadata == {}
@@ -74,7 +74,7 @@ def test_a_version_three_folder_gets_empty_metadata_and_then_takes_new(
         make_store("v3", read_only=True)
     store = make_store("v3", dense_cache_bytes=0)  # dense queries through LanceDB's SQL
     _check_upgraded(store)
-    assert json.loads((folder / "meta.json").read_text())["schema_version"] == 4
+    assert json.loads((folder / "meta.json").read_text())["schema_version"] == 5
     tagged = make_summary(
         "u", "c", "Carol walked by the lake", segment_id="g2", metadata={"agent_id": "x"}
     )

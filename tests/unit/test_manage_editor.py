@@ -86,17 +86,25 @@ def test_update_writes_a_new_version_and_delete_a_restorable_tombstone(
         "updated by the user",
     )
     assert editor.update(new.id, new.text, "alice").id == new.id  # same text: no new version
-    with pytest.raises(UserInputError, match="superseded"):
-        editor.update("sum0", "again", "alice")
-    tomb = editor.delete(new.id, "alice")
-    assert (tomb.status, tomb.origin, tomb.version) == (SummaryStatus.DELETED, "user", 3)
+    assert new.memory_id == "sum0"  # the memory keeps the id the agent was given
+    assert editor.get("sum0", "alice").summary.id == new.id  # the memory id reads its current
+    assert editor.get(new.id, "alice").summary.id == new.id  # a version id reads that version
+    again = editor.update("sum0", "alice fact zero, again", "alice")  # by the memory id
+    assert (again.version, again.previous_id, again.memory_id) == (3, new.id, "sum0")
+    tomb = editor.delete("sum0", "alice")  # the id the agent kept, not the newest version's
+    assert (tomb.status, tomb.origin, tomb.version) == (SummaryStatus.DELETED, "user", 4)
+    assert tomb.memory_id == "sum0"
     assert editor.delete(tomb.id, "alice").id == tomb.id  # deleting twice is not an error
+    assert editor.delete("sum0", "alice").id == tomb.id
+    with pytest.raises(UserInputError, match="deleted.*restore"):
+        editor.update("sum0", "after the delete", "alice")
+    assert [v.id for v in editor.versions(new.id, "alice")] == ["sum0", new.id, again.id, tomb.id]
     active = editor.get_all("alice").items
     assert [r.id for r in active] == ["sum1", "sum2"]
     # restore() brings the corrected text back (the tombstone stays in the history)
     records = {r.id: r for r in store.get_summaries("alice", statuses=None)}
-    reactivate, retire = plan_restore(new.id, records)
-    assert reactivate.summary_id == new.id and retire is None
+    reactivate, retire = plan_restore(again.id, records)
+    assert reactivate.summary_id == again.id and retire is None
     assert editor.get("sum2", "bob").summary.text == "bob fact 2"  # bob untouched
 
 
