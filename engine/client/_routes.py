@@ -90,6 +90,7 @@ ROUTES: dict[str, Route] = {
     "update": Route("PUT", "/v1/memories/{memory_id}", M.UpdateRequest),
     "delete": Route("DELETE", "/v1/memories/{memory_id}"),
     "history": Route("GET", "/v1/memories/{summary_id}/history", read=True),
+    "restore": Route("POST", "/v1/versions/{summary_id}/restore", M.UserRequest),
     "search": Route("POST", "/v1/search", M.SearchRequest, read=True),
     "ask": Route("POST", "/v1/ask", M.AskRequest, read=True),
     "context": Route("POST", "/v1/context", M.ContextRequest, read=True),

@@ -265,6 +265,13 @@ def _add_manage_tools(server: MCPServer, memory: Any, user: str) -> None:
         """Retire a memory; it stays in its history and can be restored."""
         return await _run(lambda: memory.delete(memory_id, user_id=user))
 
+    @server.tool(annotations=EDITS)
+    async def restore_memory(
+        version_id: Annotated[str, Field(description="a version id from the memory's history")],
+    ) -> SummaryRecord:
+        """Bring back one version of a memory (undo a correction, a delete or a supersession)."""
+        return await _run(lambda: memory.restore(version_id, user_id=user))
+
 
 TOOL_NAMES = (
     "add_memory",
@@ -274,6 +281,7 @@ TOOL_NAMES = (
     "list_memories",
     "update_memory",
     "delete_memory",
+    "restore_memory",
 )
 
 __all__ = [

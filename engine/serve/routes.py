@@ -144,6 +144,12 @@ def history(
     return memory_for(request, key, user_id).history(memory_id, user_id=user_id)
 
 
+@router.post("/v1/versions/{summary_id}/restore", response_model=SummaryRecord)
+def restore(summary_id: str, body: UserRequest, request: Request, key: Caller) -> SummaryRecord:
+    """Reactivate one version (a version id from `history`) and retire what replaced it."""
+    return memory_for(request, key, body.user_id).restore(summary_id, user_id=body.user_id)
+
+
 # --- reading --------------------------------------------------------------------------------
 @router.post("/v1/search", response_model=list[Hit])
 def search(body: SearchRequest, request: Request, key: Caller) -> list[Hit]:

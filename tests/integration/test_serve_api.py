@@ -217,3 +217,39 @@ def test_time_arguments_take_the_librarys_forms_over_http(served: Served) -> Non
     )
     assert bad.status_code == 400 and bad.json()["error"] == "UserInputError"
     assert "since" in bad.json()["message"]
+
+
+def test_an_agent_keeps_its_memory_id_across_updates_delete_and_restore(served: Served) -> None:
+    """Issue 30: an agent that updates a memory and later deletes it by the id it was given
+    succeeds (in 0.2 the delete failed: the update had handed out a new id)."""
+    http = served.http
+    _seed(http)
+    hit = http.post("/v1/search", json={"user_id": "alice", "query": "beagle"}, headers=A).json()[0]
+    memory_id = hit["memory_id"]
+    assert memory_id == hit["id"]  # a first version is its own memory
+    body = {"user_id": "alice", "text": "Alice has a beagle named Rex"}
+    new = http.put(f"/v1/memories/{memory_id}", json=body, headers=A).json()
+    assert new["memory_id"] == memory_id and new["id"] != memory_id
+    again = http.put(
+        f"/v1/memories/{memory_id}", json={**body, "text": "Rex the beagle"}, headers=A
+    )
+    assert again.json()["memory_id"] == memory_id and again.json()["version"] == 3
+    item = http.get(f"/v1/memories/{memory_id}", params={"user_id": "alice"}, headers=A).json()
+    assert item["summary"]["text"] == "Rex the beagle" and len(item["version_ids"]) == 3
+    gone = http.delete(f"/v1/memories/{memory_id}", params={"user_id": "alice"}, headers=A)
+    assert gone.status_code == 200 and gone.json()["status"] == "deleted"
+    chain = http.get(f"/v1/memories/{memory_id}/history", params={"user_id": "alice"}, headers=A)
+    assert [v["status"] for v in chain.json()] == [
+        "superseded",
+        "superseded",
+        "superseded",
+        "deleted",
+    ]
+    back = http.post(
+        f"/v1/versions/{new['id']}/restore", json={"user_id": "alice"}, headers=A
+    ).json()
+    assert back["id"] == new["id"] and back["status"] == "active"
+    item = http.get(f"/v1/memories/{memory_id}", params={"user_id": "alice"}, headers=A).json()
+    assert item["summary"]["text"] == "Alice has a beagle named Rex"
+    other = http.post(f"/v1/versions/{new['id']}/restore", json={"user_id": "bob"}, headers=B)
+    assert other.status_code == 404

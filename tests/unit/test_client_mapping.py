@@ -31,6 +31,7 @@ CALLS: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {
     "update": (("m1", "new text"), {"user_id": "u"}),
     "delete": (("m1",), {"user_id": "u"}),
     "history": (("m1",), {"user_id": "u"}),
+    "restore": (("v1",), {"user_id": "u"}),
     "search": (("q",), {"user_id": "u", "since": datetime(2024, 1, 2)}),
     "ask": (("q?",), {"user_id": "u", "depth": "light"}),
     "context": (("q?",), {"user_id": "u"}),
