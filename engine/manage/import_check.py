@@ -35,7 +35,8 @@ from hymem.validation import check_memory_text, check_session_id, check_user_id
 from hymem.write.messages import MAX_ID_CHARS, MAX_MESSAGE_CHARS, normalise_message
 from pydantic import ValidationError
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: summaries carry memory_id, valid_from, valid_to, fact_key
+READABLE_FORMATS = (1, 2)  # a 0.2 export (format 1) still imports
 KINDS = ("turn", "segment", "summary")
 MAX_INT = 2**53  # seq, token_count, version: exact as float64, within int64
 SEGMENT_LINE_SLACK = 1_024  # a segment line's "[time] speaker: " prefix, per turn
@@ -149,6 +150,10 @@ def _summary(rec: SummaryRecord) -> SummaryRecord:
             "created_at": to_utc(rec.created_at),
             "updated_at": to_utc(rec.updated_at),
             "metadata": check_metadata(rec.metadata),
+            "memory_id": _id(rec.memory_id, "memory_id"),
+            "valid_from": to_utc_or_none(rec.valid_from),
+            "valid_to": to_utc_or_none(rec.valid_to),
+            "fact_key": _opt_text(rec.fact_key),
         }
     )
 
@@ -162,6 +167,7 @@ class ImportCheck:
 
     path: Path
     source: str | None = None
+    format: int = FORMAT_VERSION
     ended: bool = False
     last: int = 0
     found: dict[str, list[Any]] = field(default_factory=lambda: {k: [] for k in KINDS})
@@ -190,8 +196,10 @@ class ImportCheck:
         if not isinstance(kind, str):
             raise LineError("not a hymem export record")
         if n == 1:
-            if kind != "header" or data.get("format") != FORMAT_VERSION:
-                raise LineError(f"not a hymem export (format {FORMAT_VERSION})")
+            fmt = data.get("format")
+            if kind != "header" or isinstance(fmt, bool) or fmt not in READABLE_FORMATS:
+                raise LineError(f"not a hymem export (format {READABLE_FORMATS})")
+            self.format = int(fmt)
             source = data.get("user_id")
             if source is None:
                 raise LineError("the header names no user_id")
@@ -272,9 +280,27 @@ class ImportCheck:
                 other = getattr(rec, name)
                 if other is not None and other not in summaries:
                     self._refuse("summary", rec.id, f"{name} {other!r} is not in the file")
+            if self.format >= 2 and rec.memory_id not in summaries:
+                self._refuse("summary", rec.id, f"memory_id {rec.memory_id!r} is not in the file")
+        if self.format < 2:  # before memory ids: each version's chain root is its memory
+            self.found["summary"] = with_memory_ids(self.found["summary"])
 
     def _refuse(self, kind: str, rec_id: str, why: str) -> None:
         raise UserInputError(f"{self._where(self.lines[kind][rec_id])}: {why}")
 
 
-__all__ = ["FORMAT_VERSION", "KINDS", "ImportCheck"]
+def with_memory_ids(records: list[SummaryRecord]) -> list[SummaryRecord]:
+    """Records of a format-1 file with the memory id a schema-5 store would give them: the
+    first version of their `previous_id` chain (as the store's own upgrade does)."""
+    by_id = {r.id: r for r in records}
+    out = []
+    for rec in records:
+        root, seen = rec, {rec.id}
+        while root.previous_id in by_id and root.previous_id not in seen:
+            root = by_id[root.previous_id]
+            seen.add(root.id)
+        out.append(rec.model_copy(update={"memory_id": root.id}))
+    return out
+
+
+__all__ = ["FORMAT_VERSION", "KINDS", "READABLE_FORMATS", "ImportCheck", "with_memory_ids"]

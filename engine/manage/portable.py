@@ -1,8 +1,8 @@
 """Export one user's memory as JSON Lines, and import such a file into another store.
 
-Format (version 1), one JSON object per line, `kind` first:
+Format (version 2), one JSON object per line, `kind` first:
 
-    {"kind": "header", "format": 1, "user_id": ..., "exported_at": ..., "hymem": ...,
+    {"kind": "header", "format": 2, "user_id": ..., "exported_at": ..., "hymem": ...,
      "embedder": ...}
     {"kind": "turn", ...TurnRecord}        every turn, by sequence
     {"kind": "segment", ...SegmentRecord}  every Level-2 segment, without its vector
@@ -10,7 +10,9 @@ Format (version 1), one JSON object per line, `kind` first:
     {"kind": "end", "counts": {"turn": n, "segment": n, "summary": n}}
 
 Links are the records' own fields: a turn's `segment_id`, a segment's `turn_ids`, a summary's
-`segment_id`, `source_turn_ids`, `previous_id` and `superseded_by`. Vectors are left out: they
+`segment_id`, `source_turn_ids`, `previous_id`, `superseded_by` and `memory_id` (format 2: the
+memory every version belongs to; a format-1 file, written before memory ids, still imports and
+its versions get their chain's first id as memory id, as a store's own upgrade gives them). Vectors are left out: they
 belong to an embedder, and the importing store re-embeds with its own (turn vectors pooled into
 segment vectors as the write path does; summaries embedded from their text). The `end` line
 makes a truncated file detectable; import refuses one. Times are ISO 8601, naive UTC.

@@ -429,3 +429,45 @@ def test_the_readme_states_what_import_guarantees() -> None:
         "a bad line of an imported file (names the file and the line",
     ):
         assert words in text, words
+
+
+# --- issue 30: export format 2 carries memory ids; a format-1 file still imports ------------
+
+
+def _chained(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """m1 a later version of m0, m2 of m1 (superseded in turn), as a 0.2 update chain."""
+    by_id = {r["id"]: r for r in rows if r["kind"] == "summary"}
+    for old, new in (("m0", "m1"), ("m1", "m2")):
+        by_id[new]["previous_id"] = old
+        by_id[new]["version"] = by_id[old].get("version", 1) + 1
+        by_id[old].update(status="superseded", superseded_by=new)
+    return rows
+
+
+def test_a_format_one_file_gets_memory_ids_from_its_chains(tmp_path: Path) -> None:
+    store = _store()
+    import_file(store, EMBEDDER, _write(tmp_path / "a.jsonl", _chained(_lines())), user_id=None)
+    got = {s.id: s.memory_id for s in store.get_summaries("ann", statuses=None)}
+    assert got["m0"] == got["m1"] == got["m2"] == "m0" and got["m3"] == "m3"
+
+
+def test_an_export_round_trips_memory_ids_and_validity_in_format_two(tmp_path: Path) -> None:
+    store = _store()
+    import_file(store, EMBEDDER, _write(tmp_path / "a.jsonl", _chained(_lines())), user_id=None)
+    out = tmp_path / "b.jsonl"
+    export_user(store, "ann", out)
+    rows = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
+    assert rows[0]["format"] == 2
+    assert {r["id"]: r["memory_id"] for r in rows if r["kind"] == "summary"}["m2"] == "m0"
+    again = InMemoryStore(EMBEDDER.dim, embedder_name=EMBEDDER.name)
+    import_file(again, EMBEDDER, out, user_id="new")
+    got = {s.id: (s.memory_id, s.valid_from) for s in again.get_summaries("new", statuses=None)}
+    want = {s.id: (s.memory_id, s.valid_from) for s in store.get_summaries("ann", statuses=None)}
+    assert got == want
+
+
+def test_a_format_two_memory_id_that_is_not_in_the_file_is_refused(tmp_path: Path) -> None:
+    rows = _lines()
+    rows[0]["format"] = 2
+    rows[-2]["memory_id"] = "elsewhere"
+    _refused(_store(), _write(tmp_path / "a.jsonl", rows), len(rows) - 1, "elsewhere")
