@@ -215,9 +215,11 @@ class Storage(Protocol):
         statuses: Sequence[SummaryStatus] | None = ACTIVE_ONLY,
         with_vectors: bool = False,
         memory_ids: Sequence[str] | None = None,
+        fact_keys: Sequence[str] | None = None,
     ) -> list[SummaryRecord]:
         """Summaries in the order of `ids` when given, else by (created_at, id); vectors are
-        None unless `with_vectors`. `memory_ids` keeps the versions of those memories."""
+        None unless `with_vectors`. `memory_ids` keeps the versions of those memories,
+        `fact_keys` the summaries stating those facts (`SummaryRecord.fact_key`)."""
         ...
 
     def iter_summaries(

@@ -12,9 +12,10 @@ Format (version 2), one JSON object per line, `kind` first:
 Links are the records' own fields: a turn's `segment_id`, a segment's `turn_ids`, a summary's
 `segment_id`, `source_turn_ids`, `previous_id`, `superseded_by` and `memory_id` (format 2: the
 memory every version belongs to; a format-1 file, written before memory ids, still imports and
-its versions get their chain's first id as memory id, as a store's own upgrade gives them). Vectors are left out: they
-belong to an embedder, and the importing store re-embeds with its own (turn vectors pooled into
-segment vectors as the write path does; summaries embedded from their text). The `end` line
+its versions get their chain's first id as memory id, as a store's own upgrade gives them).
+Vectors are left out: they belong to an embedder, and the importing store re-embeds with its
+own (turn vectors pooled into segment vectors as the write path does; summaries embedded from
+their text). The `end` line
 makes a truncated file detectable; import refuses one. Times are ISO 8601, naive UTC.
 
 Import is all or nothing: `import_check` checks every line, link and count before the first

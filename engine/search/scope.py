@@ -11,8 +11,8 @@ whose searches share one scope. httpx turns `timeout=5` into a `Timeout` the sam
 Normalised on the way in: bounds are naive UTC (`hymem.time.parse_time`, the one rule for
 every time argument: the same forms as `add(timestamp=)`), `as_of` is folded into `until`
 (nothing after the moment a question is asked is retrieved) and kept as the moment whose facts
-are asked about (a fact superseded later was still true then: `RowScope.valid_at`), and `filters` with the `agent_id` /
-`run_id` shortcuts is one parsed `Filter`.
+are asked about (a fact superseded later was still true then: `RowScope.valid_at`), and
+`filters` with the `agent_id` / `run_id` shortcuts is one parsed `Filter`.
 """
 
 from __future__ import annotations

@@ -242,6 +242,18 @@ class DenseRows:
         if self.on_oversized is not None:
             self.on_oversized(table)
 
+    def changed(
+        self, user_id: str, new: Sequence[SummaryRecord], rows: Sequence[dict[str, Any]]
+    ) -> None:
+        """Apply finished summary changes (new versions, rows whose status moved) to the
+        user's loaded entry; nothing is loaded for a user not in the cache."""
+        if not self.cache.enabled:
+            return
+        records = [*new, *S.rows_to_records(SummaryRecord, [dict(r) for r in rows])]
+        if records:
+            cols = columns_from_records(records, self._dim)
+            self.cache.upsert(S.SUMMARIES, user_id, cols, None)
+
     def committed(
         self, user_id: str, segments: Sequence[SegmentRecord], summaries: Sequence[SummaryRecord]
     ) -> None:

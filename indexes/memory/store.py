@@ -225,6 +225,7 @@ class InMemoryStore:
         statuses: Sequence[SummaryStatus] | None = ACTIVE_ONLY,
         with_vectors: bool = False,
         memory_ids: Sequence[str] | None = None,
+        fact_keys: Sequence[str] | None = None,
     ) -> list[SummaryRecord]:
         allowed = _statuses(statuses)
         with self._check_open():
@@ -238,6 +239,8 @@ class InMemoryStore:
             rows = [r for r in rows if allowed is None or r.status.value in allowed]
             if memory_ids is not None:
                 rows = [r for r in rows if r.memory_id in set(memory_ids)]
+            if fact_keys is not None:
+                rows = [r for r in rows if r.fact_key in set(fact_keys)]
             return [self._t.copy(r, with_vectors) for r in rows]
 
     def iter_summaries(

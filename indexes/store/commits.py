@@ -226,8 +226,9 @@ class CommitWriter:
     # --- sleep-time versioning -----------------------------------------------------------
     def apply_summary_changes(
         self, user_id: str, new: Sequence[SummaryRecord], changes: Sequence[StatusChange]
-    ) -> None:
-        """See `Storage.apply_summary_changes`: new versions go in before old ones retire."""
+    ) -> list[dict[str, Any]]:
+        """See `Storage.apply_summary_changes`: new versions go in before old ones retire.
+        Returns the changed rows (vectors included), for the dense cache."""
         check_owner(user_id, new)
         table = S.summaries_to_arrow(new, self._dim)
         new_ids = [s.id for s in new]
@@ -251,6 +252,7 @@ class CommitWriter:
         self._index(index)
         self._finish(user_id)
         log.info("store.summary_changes", user_id=user_id, new=len(new_ids), changed=len(changes))
+        return changed
 
     def apply_status(self, user_id: str, changes: Sequence[StatusChange]) -> list[dict[str, Any]]:
         """Set status/superseded_by/reason/evidence_id/valid_to of existing summaries in one

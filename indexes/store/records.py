@@ -95,12 +95,14 @@ class RecordReader:
         statuses: Sequence[SummaryStatus] | None = ACTIVE_ONLY,
         with_vectors: bool = False,
         memory_ids: Sequence[str] | None = None,
+        fact_keys: Sequence[str] | None = None,
     ) -> list[SummaryRecord]:
         where = F.conjunction(
             [
                 F.eq("user_id", user_id),
                 F.in_list("id", ids) if ids is not None else None,
                 F.in_list("memory_id", memory_ids) if memory_ids is not None else None,
+                F.in_list("fact_key", fact_keys) if fact_keys is not None else None,
                 status_clause(statuses),
             ]
         )

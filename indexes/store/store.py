@@ -213,12 +213,15 @@ class Store:
         with self._write_lock, storage_faults(self.path, "applying summary changes"):
             try:
                 self._recovery.settle_leftover(user_id)
-                self._commits.apply_summary_changes(user_id, new, changes)
+                changed = self._commits.apply_summary_changes(user_id, new, changes)
             except BaseException:
                 self._recovery.after_failure(user_id)
-                raise
-            finally:  # statuses moved: the user's summaries are read afresh on next search
+                # statuses may have moved: the user's summaries are read afresh
                 self.dense_cache.invalidate(user_id, [S.SUMMARIES])
+                raise
+            # The new versions and the changed rows go into a loaded entry as a delta (a
+            # write-time merge on every flush must not make the next search reload the user).
+            self._dense.changed(user_id, new, changed)
 
     def withdraw(
         self, user_id: str, turn_ids: Sequence[str], segment_ids: Sequence[str]
@@ -265,6 +268,7 @@ class Store:
         statuses: Sequence[SummaryStatus] | None = ACTIVE_ONLY,
         with_vectors: bool = False,
         memory_ids: Sequence[str] | None = None,
+        fact_keys: Sequence[str] | None = None,
     ) -> list[SummaryRecord]:
         self._check_open()
         with storage_faults(self.path, "reading summaries"):
@@ -274,6 +278,7 @@ class Store:
                 statuses=statuses,
                 with_vectors=with_vectors,
                 memory_ids=memory_ids,
+                fact_keys=fact_keys,
             )
 
     def iter_summaries(
