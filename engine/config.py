@@ -78,6 +78,14 @@ class MemoryConfig(BaseSettings):
             " summariser call per add() and segments never span two add() calls"
         ),
     )
+    consolidate_on_write: bool = Field(
+        True,
+        description=(
+            "each flush compares its new summaries with the user's nearest active ones and"
+            " merges repeats and supersedes changed facts at once (hymem.write.consolidate);"
+            " off: both stay active until sleep()"
+        ),
+    )
     retry_window_s: float = Field(
         600.0,
         ge=0,

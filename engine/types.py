@@ -229,6 +229,10 @@ class AddResult(BaseModel):
     error: str | None = None  # summariser failure; the turns stay pending and are retried
     usage: Usage = Field(default_factory=Usage)
     backend: str = ""  # "extractive" or the model spec, so results are never mislabelled
+    # Write-time consolidation (issue 30): summaries this call merged into an older one, older
+    # summaries a newer value superseded, and summaries stored already ended (older values).
+    merged: list[str] = Field(default_factory=list)
+    superseded: list[str] = Field(default_factory=list)
 
 
 class Answer(BaseModel):

@@ -272,6 +272,13 @@ class Storage(Protocol):
         """`dense_rows` as (id, cosine similarity), best first."""
         ...
 
+    def dense_search_many(
+        self, scope: RowScope, vectors: Sequence[Vector], k: int
+    ) -> list[list[tuple[str, float]]]:
+        """`dense_search` of each vector, in one pass where the store can (write-time
+        consolidation asks for the neighbours of a whole flush's summaries at once)."""
+        ...
+
     def lexical_search(self, scope: RowScope, text: str, k: int) -> list[tuple[str, float]]:
         """Top-k (id, BM25) over `hymem.indexes.lexical.analysis.terms`, best first. Any text is
         accepted and never raises; text with no content words matches nothing."""

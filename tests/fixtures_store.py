@@ -157,6 +157,11 @@ def commit_texts(
     return segment, summaries
 
 
+def text_vector(text: str) -> list[float]:
+    """The vector `make_summary` gives a summary of `text` (the hashing embedder's)."""
+    return [float(x) for x in _HASHING.embed([text])[0]]
+
+
 def vec(*head: float) -> list[float]:
     """A DIM-d vector with the given leading components: cosine geometry made by hand."""
     return [*head, *([0.0] * (DIM - len(head)))]

@@ -38,6 +38,7 @@ from hymem.types import AddResult, SegmentRecord, TurnRecord, TurnStatus
 from hymem.validation import check_session_id
 from hymem.write.buffer import BufferedSegment, plan_flush
 from hymem.write.compression import LLMLinguaCompressor, attention_boundaries, load_compressor
+from hymem.write.consolidate import WriteConsolidation, fact_key
 from hymem.write.guard import WriteGuard
 from hymem.write.messages import Messages, normalise_messages
 from hymem.write.parts import Prepared, Summarised
@@ -90,6 +91,7 @@ class Ingestor:
         self._pending = PendingTurns(store)
         self._summary_vectors = SummaryVectors(embedder, pool=config.pool_summary_vectors)
         self._guard = guard or WriteGuard(store)
+        self._consolidation = WriteConsolidation(store, clock)
         self._guard.on_stale(self.forget)  # another worker wrote the user: reload its turns
 
     # --- public ------------------------------------------------------------------------
@@ -151,6 +153,7 @@ class Ingestor:
             )
             result = AddResult(turn_ids=[r.id for r in records], new_turn_ids=list(inserted))
             self._process(user_id, force=False, result=result)
+        self._consolidate(user_id, result)
         return result
 
     def flush(self, *, user_id: str) -> AddResult:
@@ -158,7 +161,12 @@ class Ingestor:
         with self._guard.writing(user_id), self._lock, self._reload_on_error(user_id):
             result = AddResult()
             self._process(user_id, force=True, result=result)
+        self._consolidate(user_id, result)
         return result
+
+    def _consolidate(self, user_id: str, result: AddResult) -> None:
+        if self._config.consolidate_on_write:
+            self._consolidation.after_write(user_id, result, self._guard)
 
     def pending(self, *, user_id: str) -> list[TurnRecord]:
         """Turns accepted but not yet stored, in acceptance order."""
@@ -379,6 +387,8 @@ class Ingestor:
         segments = [s for p in parts for s in p.segments]
         summaries = [s for p in parts for s in p.summaries]
         core_ids = [t for p in parts for t in p.core_ids]
+        for s in summaries:  # what write-time supersession and the profile match on
+            s.fact_key = fact_key(s.text)
         pooled = self._summary_vectors.assign(
             summaries, {k: v for p in parts for k, v in p.sources.items()}
         )

@@ -320,6 +320,39 @@ def top_k(
     return [(ids[i], float(1.0 - sims[i])) for i in order]
 
 
+def top_k_many(
+    entry: Entry,
+    vectors: Sequence[Sequence[float] | np.ndarray],
+    k: int,
+    statuses: Sequence[str] | None,
+    time_range: TimeRange | None,
+    filters: Filter | None = None,
+    valid_at: datetime | None = None,
+) -> list[list[tuple[str, float]]]:
+    """`top_k` of each vector, from one matrix product (same order and ties)."""
+    with entry.lock:
+        n, ids, mat = entry.n, entry.ids, entry.mat
+        mask = filter_mask(entry, n, statuses, time_range, filters, valid_at)
+    if not len(vectors):
+        return []
+    if n == 0 or k <= 0:
+        return [[] for _ in vectors]
+    q = unit_rows(np.asarray(vectors, dtype=np.float32))
+    sims = q @ mat[:n].T
+    if mask is not None:
+        sims = np.where(mask[None, :], sims, -np.inf)
+        k = min(k, int(np.count_nonzero(mask)))
+    if k <= 0:
+        return [[] for _ in vectors]
+    k = min(k, n)
+    out = []
+    for row in sims:
+        part = np.argpartition(-row, k - 1)[:k] if k < n else np.arange(n)
+        order = part[np.lexsort((part, -row[part]))]
+        out.append([(ids[i], float(1.0 - row[i])) for i in order])
+    return out
+
+
 Loader = Callable[[], tuple[Columns, int | None]]
 
 
@@ -424,6 +457,7 @@ __all__ = [
     "hit_rows",
     "new_entry",
     "top_k",
+    "top_k_many",
     "unit_rows",
     "upsert_rows",
 ]

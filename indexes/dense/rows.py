@@ -27,6 +27,7 @@ from hymem.indexes.dense.cache import (
     SummaryLink,
     hit_rows,
     top_k,
+    top_k_many,
 )
 from hymem.indexes.lance import schema as S
 from hymem.indexes.lance import sql as F
@@ -197,6 +198,25 @@ class DenseRows:
                 row["_distance"] = d
                 out.append(row)
         return out
+
+    def search_many(
+        self, scope: RowScope, vectors: Sequence[Vector], k: int
+    ) -> list[list[tuple[str, float]]] | None:
+        """(id, cosine similarity) of each vector's top k from the user's entry, or None when
+        the user is not served from memory (then LanceDB must be asked)."""
+        table = table_for(scope.level)
+        entry = self._entry(table, scope.user_id) if self.cache.enabled else None
+        if entry is None:
+            return None
+        st = None
+        if scope.level is Level.SUMMARY and scope.statuses is not None:
+            st = [SummaryStatus(x).value for x in scope.statuses]
+        return [
+            [(i, 1.0 - d) for i, d in best]
+            for best in top_k_many(
+                entry, vectors, k, st, scope.time_range, scope.filters, scope.valid_at
+            )
+        ]
 
     def hydrate(self, user_id: str, level: Level, ids: Sequence[str]) -> dict[str, Row] | None:
         """The hit rows of `ids` from the user's loaded entry (ids it lacks are not in the

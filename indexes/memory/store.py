@@ -318,6 +318,27 @@ class InMemoryStore:
     def dense_search(self, scope: RowScope, vector: Vector, k: int) -> list[tuple[str, float]]:
         return S.similarities(self.dense_rows(scope, vector, k))
 
+    def dense_search_many(
+        self, scope: RowScope, vectors: Sequence[Vector], k: int
+    ) -> list[list[tuple[str, float]]]:
+        lock, level, user_id = self._check_open(), scope.level, scope.user_id
+        for vector in vectors:
+            S.check_query_vector(vector, self.dim)
+        with lock:
+            ids = self._candidates(scope)
+            if not ids or k <= 0:
+                return [[] for _ in vectors]
+            mat = np.stack([self._t.vectors[(level, user_id, i)] for i in ids])
+            norms = np.linalg.norm(mat, axis=1)
+            out = []
+            for vector in vectors:
+                query = np.asarray(vector, dtype=np.float32)
+                scale = norms * float(np.linalg.norm(query))
+                distance = 1.0 - (mat @ query) / np.where(scale == 0.0, 1.0, scale)
+                order = np.argsort(distance, kind="stable")[:k]
+                out.append([(ids[n], 1.0 - float(distance[n])) for n in order])
+            return out
+
     def lexical_search(self, scope: RowScope, text: str, k: int) -> list[tuple[str, float]]:
         with self._check_open():
             ids = self._candidates(scope)

@@ -205,13 +205,26 @@ class RecordReader:
         )
         return self._dense.search(scope, vector, k, where=where)
 
+    def dense_search_many(
+        self, scope: RowScope, vectors: Sequence[Vector], k: int
+    ) -> list[list[tuple[str, float]]]:
+        """From the user's cached matrix in one product when it is loaded, else one LanceDB
+        query per vector."""
+        for vector in vectors:
+            S.check_query_vector(vector, self._dim)
+        k = min(k, STORE_MAX_K)
+        found = self._dense.search_many(scope, vectors, k)
+        if found is not None:
+            return found
+        return [S.similarities(self.dense_rows(scope, v, k)) for v in vectors]
+
     def lexical_search(self, scope: RowScope, text: str, k: int) -> list[tuple[str, float]]:
         k = min(k, STORE_MAX_K)
         if self._read_only:  # another process writes: pick up its commits
             self._lex.reload()
         st = None if scope.statuses is None else [SummaryStatus(s).value for s in scope.statuses]
         dated = scope.valid_at is not None and st is not None and scope.level is Level.SUMMARY
-        if dated:  # superseded rows too, then `admits` on their validity (index lacks it)
+        if dated and st is not None:  # superseded rows too, then `admits` on their validity
             st = [*st, SummaryStatus.SUPERSEDED.value]
         found = self._lex.search(
             scope.user_id,

@@ -331,6 +331,14 @@ class Store:
     def dense_search(self, scope: RowScope, vector: Vector, k: int) -> list[tuple[str, float]]:
         return S.similarities(self.dense_rows(scope, vector, k))
 
+    def dense_search_many(
+        self, scope: RowScope, vectors: Sequence[Vector], k: int
+    ) -> list[list[tuple[str, float]]]:
+        self._check_open()
+        self._sync.maybe_catch_up()
+        with storage_faults(self.path, "a dense search"):
+            return self._records.dense_search_many(scope, vectors, k)
+
     def lexical_search(self, scope: RowScope, text: str, k: int) -> list[tuple[str, float]]:
         self._check_open()
         self._sync.maybe_catch_up()

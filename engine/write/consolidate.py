@@ -1,0 +1,242 @@
+"""Consolidation at write time: a flush's new summaries against the user's active ones.
+
+Before issue 30 a repeated or changed fact stayed active beside the old one until a sleep (and
+only if one ran), so every flush added duplicates and "I moved to Porto" was served beside "I
+live in Lisbon". Now, right after a flush commits, each new summary is compared with a few of
+the user's active summaries: its nearest neighbours by vector (`NEIGHBOURS`, the candidate
+search sleep uses, bounded) and the ones stating the same fact (`SummaryRecord.fact_key`, read by
+key, so a changed value is found even when its wording is far from the old one). `hymem.facts`
+decides the clear cases without a model:
+
+* duplicate: no second active row. The new summary retires into the survivor, and when it rests
+  on turns the survivor lacks, the survivor gets a new version holding them too (same memory id);
+* supersede: a newer value of the same fact ends the old summary, whose `valid_to` becomes the
+  time the new value was said (a version change, restorable with `restore`);
+* stale: a summary older than the value already stored (an old message imported late) is stored
+  already ended, at the newer value's time;
+* anything else is kept, both left for sleep, which remains the full pass.
+
+All of a flush's decisions are applied in one journaled `apply_summary_changes`, under the
+versions lock like sleep and corrections. A crash between the flush's commit and this write
+leaves both summaries active: the store is consistent, and the next sleep merges them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from hymem.errors import HymemError
+from hymem.facts import Candidate, Decision, decide, extract_fact
+from hymem.indexes.protocol import ACTIVE_ONLY, RowScope, Storage
+from hymem.logging import get_logger
+from hymem.sleep.plan import version_id
+from hymem.types import AddResult, Level, StatusChange, SummaryRecord, SummaryStatus
+from hymem.write.guard import WriteGuard
+
+log = get_logger("hymem.write.consolidate")
+
+NEIGHBOURS = 5  # nearest active summaries a new one is compared with (plus its fact's)
+
+
+def fact_key(text: str) -> str | None:
+    """"subject|relation" of a single-valued fact the text states, else None."""
+    fact = extract_fact(text)
+    return None if fact is None or fact.multi else f"{fact.subject}|{fact.relation}"
+
+
+def with_fact_keys(summaries: Sequence[SummaryRecord]) -> list[SummaryRecord]:
+    return [s.model_copy(update={"fact_key": fact_key(s.text)}) for s in summaries]
+
+
+@dataclass
+class Consolidated:
+    """What one flush's consolidation did (ids of the summaries it retired or wrote)."""
+
+    merged: list[str]
+    superseded: list[str]
+    stale: list[str]
+    versions: list[str]
+
+
+class WriteConsolidation:
+    """Plans and applies the decisions for one user's freshly committed summaries."""
+
+    def __init__(self, store: Storage, clock: Callable[[], datetime]) -> None:
+        self._store = store
+        self._clock = clock
+
+    def after_write(self, user_id: str, result: AddResult, guard: WriteGuard) -> None:
+        """Consolidate what an add/flush wrote, after its own commit, under the versions lock
+        (taken before the right to write, as everywhere), and say so in its `result`. A
+        failure here loses nothing (the write is committed): both summaries stay for sleep."""
+        if not result.summaries_written:
+            return
+        try:
+            with guard.versions(user_id):
+                done = self.run(user_id, result.summaries_written)
+        except (HymemError, OSError) as exc:
+            log.warning("ingest.consolidation_failed", user_id=user_id, error=str(exc))
+            return
+        result.merged.extend(done.merged)
+        result.superseded.extend([*done.superseded, *done.stale])
+
+    def run(self, user_id: str, new_ids: Sequence[str]) -> Consolidated:
+        done = Consolidated([], [], [], [])
+        fresh = self._store.get_summaries(user_id, ids=list(new_ids), with_vectors=True)
+        fresh = [r for r in fresh if r.vector is not None]
+        if not fresh:
+            return done
+        fresh.sort(key=lambda r: (r.valid_from or r.created_at, r.id))
+        pool, near = self._pool(user_id, fresh)
+        plan = _Plan(self._clock())
+        for rec in fresh:
+            if rec.id in plan.retired:
+                continue
+            same = [p for p in pool.values() if rec.fact_key and p.fact_key == rec.fact_key]
+            ids = dict.fromkeys([*near[rec.id], *(p.id for p in same)])
+            neighbours = [
+                plan.current(pool[i]) for i in ids if i != rec.id and i not in plan.retired
+            ]
+            neighbours = list({n.id: n for n in neighbours if n.id not in plan.retired}.values())
+            decision = decide(_candidate(rec), [_candidate(n) for n in neighbours])
+            plan.apply(rec, decision, {n.id: n for n in neighbours}, done)
+        if plan.changes:
+            self._store.apply_summary_changes(user_id, plan.new, plan.changes)
+            done.versions = [v.id for v in plan.new]
+            log.info(
+                "ingest.consolidated",
+                user_id=user_id,
+                merged=len(done.merged),
+                superseded=len(done.superseded),
+                stale=len(done.stale),
+            )
+        return done
+
+    def _pool(
+        self, user_id: str, fresh: list[SummaryRecord]
+    ) -> tuple[dict[str, SummaryRecord], dict[str, list[str]]]:
+        """Every summary the flush's decisions may touch, read in three calls whatever the
+        flush's size: each new summary's nearest active ones (one batched search), the active
+        ones stating the same facts, and the rows of those neighbours."""
+        scope = RowScope(user_id, level=Level.SUMMARY, statuses=ACTIVE_ONLY)
+        vectors = [r.vector for r in fresh if r.vector is not None]
+        found = self._store.dense_search_many(scope, vectors, NEIGHBOURS + 1)
+        near = {r.id: [i for i, _ in hits] for r, hits in zip(fresh, found, strict=True)}
+        pool = {r.id: r for r in fresh}
+        keys = sorted({r.fact_key for r in fresh if r.fact_key})
+        if keys:
+            same = self._store.get_summaries(user_id, fact_keys=keys, with_vectors=True)
+            pool.update((r.id, r) for r in same if r.id not in pool)
+        missing = sorted({i for ids in near.values() for i in ids} - set(pool))
+        if missing:
+            rows = self._store.get_summaries(user_id, ids=missing, with_vectors=True)
+            pool.update((r.id, r) for r in rows)
+        near = {k: [i for i in v if i in pool] for k, v in near.items()}
+        return pool, near
+
+
+def _candidate(rec: SummaryRecord) -> Candidate:
+    return Candidate(id=rec.id, text=rec.text, valid_from=rec.valid_from, vector=rec.vector)
+
+
+class _Plan:
+    """The flush's decisions so far: versions to write, status changes, retired ids."""
+
+    def __init__(self, now: datetime) -> None:
+        self.now = now
+        self.new: list[SummaryRecord] = []
+        self.changes: list[StatusChange] = []
+        self.retired: set[str] = set()
+        self._replaced: dict[str, SummaryRecord] = {}  # survivor id -> its planned version
+
+    def current(self, rec: SummaryRecord) -> SummaryRecord:
+        return self._replaced.get(rec.id, rec)
+
+    def apply(
+        self,
+        rec: SummaryRecord,
+        decision: Decision,
+        neighbours: dict[str, SummaryRecord],
+        done: Consolidated,
+    ) -> None:
+        if decision.kind == "duplicate":
+            self._merge(rec, neighbours[decision.target_ids[0]], decision.reason)
+            done.merged.append(rec.id)
+        elif decision.kind == "supersede":
+            for target in decision.target_ids:
+                self._end(neighbours[target], rec, decision.reason)
+                done.superseded.append(target)
+        elif decision.kind == "stale":
+            self._end(rec, neighbours[decision.target_ids[0]], decision.reason)
+            done.stale.append(rec.id)
+
+    def _merge(self, rec: SummaryRecord, survivor: SummaryRecord, reason: str) -> None:
+        """Retire `rec` into `survivor`, which takes `rec`'s turns it lacks (a new version)."""
+        extra = [t for t in rec.source_turn_ids if t not in survivor.source_turn_ids]
+        into = survivor
+        if extra:
+            into = self._version(survivor, [*survivor.source_turn_ids, *extra])
+        self._retire(rec, into.id, reason or f"duplicate of {survivor.memory_id}")
+
+    def _version(self, survivor: SummaryRecord, turns: list[str]) -> SummaryRecord:
+        planned = survivor.id in {v.id for v in self.new}
+        if planned:  # a second merge into the same survivor in this flush: widen that version
+            version = survivor.model_copy(update={"source_turn_ids": turns})
+            self.new = [version if v.id == survivor.id else v for v in self.new]
+        else:
+            number = survivor.version + 1
+            version = survivor.model_copy(
+                update={
+                    "id": version_id(survivor.id, number, survivor.text + "|" + ",".join(turns)),
+                    "version": number,
+                    "previous_id": survivor.id,
+                    "superseded_by": None,
+                    "source_turn_ids": turns,
+                    "origin": "consolidated",
+                    "reason": "merged a repeated mention",
+                    "created_at": self.now,
+                    "updated_at": self.now,
+                }
+            )
+            self.new.append(version)
+            self._retire(survivor, version.id, "merged a repeated mention")
+        origin = next((k for k, v in self._replaced.items() if v.id == survivor.id), survivor.id)
+        self._replaced[origin] = version
+        return version
+
+    def _end(self, old: SummaryRecord, newer: SummaryRecord, reason: str) -> None:
+        """`old` stops holding when `newer` was said: superseded, with its validity ended."""
+        self.retired.add(old.id)
+        self.changes.append(
+            StatusChange(
+                summary_id=old.id,
+                status=SummaryStatus.SUPERSEDED,
+                superseded_by=newer.id,
+                reason=reason or "a newer value of the same fact",
+                evidence_id=newer.id,
+                valid_to=newer.valid_from,
+            )
+        )
+
+    def _retire(self, rec: SummaryRecord, into: str, reason: str) -> None:
+        self.retired.add(rec.id)
+        self.changes.append(
+            StatusChange(
+                summary_id=rec.id,
+                status=SummaryStatus.SUPERSEDED,
+                superseded_by=into,
+                reason=reason,
+                evidence_id=into,
+            )
+        )
+
+
+__all__ = [
+    "NEIGHBOURS",
+    "Consolidated",
+    "WriteConsolidation",
+    "fact_key",
+    "with_fact_keys",
+]

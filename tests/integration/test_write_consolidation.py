@@ -1,0 +1,109 @@
+"""Issue 30: consolidation at write time, through `Memory` on a real folder store (LanceDB,
+Tantivy, the extractive backend). A repeated fact leaves one active memory holding every turn
+it rests on; a changed fact ends the old value at the time the new one was said, so current
+questions read only the new value and questions as of an earlier moment read the old one; a
+failure of the consolidation write loses nothing and leaves both for sleep."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hymem import Memory, MemoryConfig
+from hymem.embedders import HashingEmbedder
+from hymem.errors import StorageFullError
+from hymem.types import SummaryStatus
+
+pytestmark = pytest.mark.integration
+
+
+def _memory(folder: Path, **settings: object) -> Memory:
+    config = MemoryConfig.defaults(llm="extractive", embedder="hashing", **settings)
+    return Memory(folder, config=config, embedder=HashingEmbedder(64), create=True)
+
+
+@pytest.fixture
+def mem(tmp_path: Path) -> Iterator[Memory]:
+    memory = _memory(tmp_path / "m")
+    yield memory
+    memory.close()
+
+
+def _say(mem: Memory, text: str, when: str, session: str) -> None:
+    mem.add([{"role": "user", "content": text}], user_id="dana", timestamp=when, session_id=session)
+    mem.flush(user_id="dana")
+
+
+def _active(mem: Memory, word: str) -> list[str]:
+    items = mem.get_all(user_id="dana", limit=1000).items
+    return [i.text for i in items if word.lower() in i.text.lower()]
+
+
+def test_a_repeated_fact_stays_one_memory_holding_every_turn(mem: Memory) -> None:
+    _say(mem, "I work at Acme as an engineer.", "2024-01-01T10:00:00", "s1")
+    first = mem.search("works at Acme", user_id="dana", k=1)[0]
+    _say(mem, "I work at Acme.", "2024-02-01T10:00:00", "s2")
+    assert len(_active(mem, "Acme")) == 1
+    item = mem.get(first.memory_id or "", user_id="dana")
+    assert item.summary.status is SummaryStatus.ACTIVE and item.summary.memory_id == first.memory_id
+    assert len(item.summary.source_turn_ids) == 2  # the repeat's turn was added to the survivor
+    hit = mem.search("works at Acme", user_id="dana", k=1)[0]
+    assert hit.memory_id == first.memory_id
+
+
+def test_a_changed_fact_ends_the_old_value_when_the_new_one_was_said(mem: Memory) -> None:
+    _say(mem, "I live in Lisbon.", "2024-01-01T10:00:00", "s1")
+    _say(mem, "I live in Porto now.", "2024-03-01T10:00:00", "s2")
+    assert _active(mem, "Lisbon") == [] and _active(mem, "Porto")
+    old = next(
+        s
+        for s in mem.get_all(user_id="dana", status="superseded", limit=100).items
+        if "Lisbon" in s.text
+    )
+    assert old.valid_to is not None and old.valid_to.isoformat().startswith("2024-03-01")
+    now = " ".join(h.text for h in mem.context("Where does the user live?", user_id="dana"))
+    assert "Porto" in now and "Lisbon" not in now
+    then = mem.context("Where does the user live?", user_id="dana", as_of="2024-02-01")
+    assert "Lisbon" in " ".join(h.text for h in then)
+    assert "Porto" not in " ".join(h.text for h in then)
+    hit = next(h for h in then if "Lisbon" in h.text)
+    assert hit.valid_to is not None  # the hit says when its fact stopped holding
+    back = mem.restore(old.id, user_id="dana")  # undo the supersession
+    assert back.status is SummaryStatus.ACTIVE and back.valid_to is None
+
+
+def test_an_older_value_written_late_is_stored_already_ended(mem: Memory) -> None:
+    _say(mem, "I live in Porto now.", "2024-03-01T10:00:00", "s2")
+    _say(mem, "I live in Lisbon.", "2024-01-01T10:00:00", "s1")  # an old chat imported late
+    assert _active(mem, "Lisbon") == [] and _active(mem, "Porto")
+
+
+def test_switched_off_both_values_stay_active_until_sleep(tmp_path: Path) -> None:
+    mem = _memory(tmp_path / "off", consolidate_on_write=False)
+    try:
+        _say(mem, "I live in Lisbon.", "2024-01-01T10:00:00", "s1")
+        _say(mem, "I live in Porto now.", "2024-03-01T10:00:00", "s2")
+        assert _active(mem, "Lisbon") and _active(mem, "Porto")
+    finally:
+        mem.close()
+
+
+def test_a_failed_consolidation_write_loses_nothing(
+    mem: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _say(mem, "I live in Lisbon.", "2024-01-01T10:00:00", "s1")
+
+    def full(*args: object, **kwargs: object) -> None:
+        raise StorageFullError("no space left on device")
+
+    monkeypatch.setattr(mem.store, "apply_summary_changes", full)
+    mem.add(
+        [{"role": "user", "content": "I live in Porto now."}],
+        user_id="dana",
+        timestamp="2024-03-01T10:00:00",
+        session_id="s2",
+    )
+    result = mem.flush(user_id="dana")
+    assert result.summaries_written and result.pending == 0  # the new summary is stored
+    assert _active(mem, "Lisbon") and _active(mem, "Porto")  # both, for sleep to reconcile
