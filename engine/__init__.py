@@ -34,6 +34,7 @@ from hymem.filters import Filter
 from hymem.manage.erase import ErasureReport
 from hymem.manage.models import MemoryItem, Page
 from hymem.manage.portable import ExportReport, ImportReport
+from hymem.manage.profile import Profile, ProfileFact
 from hymem.memory import Memory
 from hymem.read.trace_record import Trace
 from hymem.sleep.consolidator import SleepReport
@@ -79,6 +80,8 @@ __all__ = [
     "MemoryItem",
     "NotFoundError",
     "Page",
+    "Profile",
+    "ProfileFact",
     "ReadOnlyStoreError",
     "RoleUsage",
     "SchemaVersionError",

@@ -161,6 +161,7 @@ class AsyncMemory:
     refresh = _twin(Memory.refresh)
     get = _twin(Memory.get)
     get_all = _twin(Memory.get_all)
+    profile = _twin(Memory.profile)
     update = _twin(Memory.update)
     delete = _twin(Memory.delete)
     erase_user = _twin(Memory.erase_user)

@@ -385,6 +385,7 @@ class Memory:
     restore = _managed(Manager.restore)
     get = _managed(Manager.get)
     get_all = _managed(Manager.get_all)
+    profile = _managed(Manager.profile)
     update = _managed(Manager.update)
     delete = _managed(Manager.delete)
     erase_user = _managed(Manager.erase_user)

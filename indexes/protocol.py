@@ -216,10 +216,12 @@ class Storage(Protocol):
         with_vectors: bool = False,
         memory_ids: Sequence[str] | None = None,
         fact_keys: Sequence[str] | None = None,
+        keyed: bool = False,
     ) -> list[SummaryRecord]:
         """Summaries in the order of `ids` when given, else by (created_at, id); vectors are
         None unless `with_vectors`. `memory_ids` keeps the versions of those memories,
-        `fact_keys` the summaries stating those facts (`SummaryRecord.fact_key`)."""
+        `fact_keys` the summaries stating those facts (`SummaryRecord.fact_key`), `keyed` the
+        summaries stating any recognised fact (the standing profile's rows)."""
         ...
 
     def iter_summaries(

@@ -11,6 +11,7 @@ import typer
 from hymem.cli.app import DEFAULT_STORE, EmbedderOpt, StorePath, UserOpt, app, open_memory
 from hymem.cli.sleep_cmds import versions_table
 from hymem.manage.models import Page
+from hymem.manage.profile import DEFAULT_PROFILE_TOKENS
 from hymem.types import SegmentRecord, SummaryRecord, TurnRecord
 from rich.console import Console
 from rich.table import Table
@@ -98,7 +99,7 @@ def get_cmd(
 
 @app.command("update")
 def update_cmd(
-    memory_id: Annotated[str, typer.Argument(help="the active version's id")],
+    memory_id: Annotated[str, typer.Argument(help="the memory's id (any version's id works)")],
     text: Annotated[str, typer.Argument(help="the corrected text")],
     user: UserOpt,
     store: StorePath = DEFAULT_STORE,
@@ -107,12 +108,12 @@ def update_cmd(
     """Correct a memory: writes a new version (the old one stays in its history)."""
     with open_memory(store, embedder=embedder) as mem:
         new = mem.update(memory_id, text, user_id=user)
-    _console.print(f"version {new.version}: {new.id}")
+    _console.print(f"memory {new.memory_id}: version {new.version} ({new.id})")
 
 
 @app.command("delete")
 def delete_cmd(
-    memory_id: Annotated[str, typer.Argument(help="the active version's id")],
+    memory_id: Annotated[str, typer.Argument(help="the memory's id (any version's id works)")],
     user: UserOpt,
     store: StorePath = DEFAULT_STORE,
     embedder: EmbedderOpt = None,
@@ -120,7 +121,28 @@ def delete_cmd(
     """Delete a memory (as a version: `hymem restore` brings it back)."""
     with open_memory(store, embedder=embedder) as mem:
         tomb = mem.delete(memory_id, user_id=user)
-    _console.print(f"deleted: {tomb.id} (restore {memory_id} to undo)")
+    undo = f" (hymem restore {tomb.previous_id} to undo)" if tomb.previous_id else ""
+    _console.print(f"deleted memory {tomb.memory_id}: version {tomb.id}{undo}")
+
+
+@app.command("profile")
+def profile_cmd(
+    user: UserOpt,
+    store: StorePath = DEFAULT_STORE,
+    max_tokens: Annotated[
+        int, typer.Option("--max-tokens", help="budget of the listed facts")
+    ] = DEFAULT_PROFILE_TOKENS,
+    embedder: EmbedderOpt = None,
+) -> None:
+    """The user's current facts, one line each: what an agent puts in its system prompt."""
+    with open_memory(store, embedder=embedder, read_only=True) as mem:
+        profile = mem.profile(user_id=user, max_tokens=max_tokens)
+    if not profile.facts:
+        _console.print(f"no facts recognised for {user!r} yet (see `hymem list`)")
+        return
+    typer.echo(profile.text)
+    if profile.left_out:
+        _console.print(f"{profile.left_out} more facts past {max_tokens} tokens")
 
 
 @app.command("erase")

@@ -96,6 +96,7 @@ ROUTES: dict[str, Route] = {
     "context": Route("POST", "/v1/context", M.ContextRequest, read=True),
     "traces": Route("GET", "/v1/traces", read=True),
     "sleep": Route("POST", "/v1/sleep", M.SleepRequest),
+    "profile": Route("GET", "/v1/users/{user_id}/profile", read=True),
     "erase_user": Route("DELETE", "/v1/users/{user_id}"),
 }
 HEALTH = Route("GET", "/healthz", read=True)

@@ -16,7 +16,7 @@ reconciles those later.
 """
 
 from hymem.facts.decide import DUP_COSINE, Candidate, Decision, DecisionKind, decide
-from hymem.facts.slots import Fact, Reading, extract_fact, read_fact
+from hymem.facts.slots import Fact, Reading, extract_fact, fact_key, read_fact
 
 __all__ = [
     "DUP_COSINE",
@@ -27,5 +27,6 @@ __all__ = [
     "Reading",
     "decide",
     "extract_fact",
+    "fact_key",
     "read_fact",
 ]

@@ -121,3 +121,11 @@ def _inverse_favourite(text: str) -> _Found | None:
         return None
     fact = Fact(subject, "favourite:" + thing_key(thing), value)
     return fact, body, (m.end("value"), m.end()), m.end()
+
+
+def fact_key(text: str) -> str | None:
+    """ "subject|relation" of the single-valued fact `text` states, else None: what a summary
+    stores as `fact_key`, so write-time supersession and the standing profile find the
+    summaries of one fact by key instead of by wording."""
+    fact = extract_fact(text)
+    return None if fact is None or fact.multi else f"{fact.subject}|{fact.relation}"

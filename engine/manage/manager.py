@@ -24,6 +24,12 @@ from hymem.manage.portable import (
     import_file,
     read_export_user,
 )
+from hymem.manage.profile import (
+    DEFAULT_PROFILE_TOKENS,
+    Profile,
+    build_profile,
+    check_profile_tokens,
+)
 from hymem.types import SummaryRecord
 from hymem.validation import check_memory_text, check_record_id, check_user_id
 
@@ -109,6 +115,12 @@ class Manager:
         """Retire a memory as a deleted version (restorable with `restore`); returns it."""
         check_user_id(user_id)
         return self._editor.delete(check_record_id(memory_id), user_id)
+
+    def profile(self, *, user_id: str, max_tokens: int = DEFAULT_PROFILE_TOKENS) -> Profile:
+        """The user's current facts (one line each, newest value of each fact), within
+        `max_tokens`: what an agent puts in its system prompt. Kept by writes and sleep."""
+        check_user_id(user_id)
+        return build_profile(self._store, user_id, check_profile_tokens(max_tokens))
 
     # --- whole users ---------------------------------------------------------------------
     def erase_user(self, user_id: str) -> ErasureReport:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 import anyio.to_thread
 from hymem.errors import HymemError, LLMUnavailable, StoreLockedError
 from hymem.manage.models import MemoryItem, Page
+from hymem.manage.profile import Profile
 from hymem.serve.errors import RETRY_AFTER_S
 from hymem.types import AddResult, Answer, Hit, SummaryRecord
 from hymem.validation import check_user_id
@@ -265,6 +266,13 @@ def _add_manage_tools(server: MCPServer, memory: Any, user: str) -> None:
         """Retire a memory; it stays in its history and can be restored."""
         return await _run(lambda: memory.delete(memory_id, user_id=user))
 
+    @server.tool(annotations=READS)
+    async def get_profile(
+        max_tokens: Annotated[int, Field(description="budget of the listed facts", ge=1)] = 300,
+    ) -> Profile:
+        """The user's current facts, one line each: what to keep in mind about them."""
+        return await _run(lambda: memory.profile(user_id=user, max_tokens=max_tokens))
+
     @server.tool(annotations=EDITS)
     async def restore_memory(
         version_id: Annotated[str, Field(description="a version id from the memory's history")],
@@ -282,6 +290,7 @@ TOOL_NAMES = (
     "update_memory",
     "delete_memory",
     "restore_memory",
+    "get_profile",
 )
 
 __all__ = [

@@ -15,6 +15,7 @@ from fastapi import APIRouter, Depends, Header, Query, Request
 from hymem.errors import UserInputError
 from hymem.manage.erase import ErasureReport
 from hymem.manage.models import MemoryItem, Page
+from hymem.manage.profile import DEFAULT_PROFILE_TOKENS, Profile
 from hymem.serve.auth import Binding
 from hymem.serve.models import (
     AddRequest,
@@ -181,6 +182,14 @@ def traces(
 def sleep(body: SleepRequest, request: Request, key: Caller) -> SleepReport:
     mem = memory_for(request, key, body.user_id)
     return mem.sleep(user_id=body.user_id, dry_run=body.dry_run)
+
+
+@router.get("/v1/users/{user_id}/profile", response_model=Profile)
+def profile(
+    user_id: str, request: Request, key: Caller, max_tokens: int = DEFAULT_PROFILE_TOKENS
+) -> Profile:
+    """The user's current facts within `max_tokens` (`Memory.profile`)."""
+    return memory_for(request, key, user_id).profile(user_id=user_id, max_tokens=max_tokens)
 
 
 @router.delete("/v1/users/{user_id}", response_model=ErasureReport)

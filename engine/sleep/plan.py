@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
+from hymem.facts import fact_key
 from hymem.indexes.keys import merged_context
 from hymem.indexes.lexical.analysis import content_terms
 from hymem.types import Attribution, StatusChange, SummaryRecord, SummaryStatus
@@ -265,7 +266,7 @@ def _new_version(
         metadata=dict(target.metadata),  # queues never mix metadata: the evidence's too
         memory_id=target.memory_id,  # a rewrite is a version of the same memory
         valid_from=target.valid_from,
-        fact_key=target.fact_key,
+        fact_key=fact_key(d.text or ""),  # a rewrite may state the fact differently
     )
 
 

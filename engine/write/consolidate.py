@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from hymem.errors import HymemError
-from hymem.facts import Candidate, Decision, decide, extract_fact
+from hymem.facts import Candidate, Decision, decide, fact_key
 from hymem.indexes.protocol import ACTIVE_ONLY, RowScope, Storage
 from hymem.logging import get_logger
 from hymem.sleep.plan import version_id
@@ -38,12 +38,6 @@ from hymem.write.guard import WriteGuard
 log = get_logger("hymem.write.consolidate")
 
 NEIGHBOURS = 5  # nearest active summaries a new one is compared with (plus its fact's)
-
-
-def fact_key(text: str) -> str | None:
-    """"subject|relation" of a single-valued fact the text states, else None."""
-    fact = extract_fact(text)
-    return None if fact is None or fact.multi else f"{fact.subject}|{fact.relation}"
 
 
 def with_fact_keys(summaries: Sequence[SummaryRecord]) -> list[SummaryRecord]:
@@ -237,6 +231,5 @@ __all__ = [
     "NEIGHBOURS",
     "Consolidated",
     "WriteConsolidation",
-    "fact_key",
     "with_fact_keys",
 ]

@@ -28,6 +28,7 @@ import numpy as np
 from hymem.config import MemoryConfig
 from hymem.embedders import Embedder
 from hymem.errors import LLMError, StorageFullError
+from hymem.facts import fact_key
 from hymem.indexes.protocol import Storage
 from hymem.llm.roles import RolesProvider, SegmentInput
 from hymem.llm.tokens import count_tokens
@@ -38,7 +39,7 @@ from hymem.types import AddResult, SegmentRecord, TurnRecord, TurnStatus
 from hymem.validation import check_session_id
 from hymem.write.buffer import BufferedSegment, plan_flush
 from hymem.write.compression import LLMLinguaCompressor, attention_boundaries, load_compressor
-from hymem.write.consolidate import WriteConsolidation, fact_key
+from hymem.write.consolidate import WriteConsolidation
 from hymem.write.guard import WriteGuard
 from hymem.write.messages import Messages, normalise_messages
 from hymem.write.parts import Prepared, Summarised

@@ -226,6 +226,7 @@ class InMemoryStore:
         with_vectors: bool = False,
         memory_ids: Sequence[str] | None = None,
         fact_keys: Sequence[str] | None = None,
+        keyed: bool = False,
     ) -> list[SummaryRecord]:
         allowed = _statuses(statuses)
         with self._check_open():
@@ -241,6 +242,8 @@ class InMemoryStore:
                 rows = [r for r in rows if r.memory_id in set(memory_ids)]
             if fact_keys is not None:
                 rows = [r for r in rows if r.fact_key in set(fact_keys)]
+            if keyed:
+                rows = [r for r in rows if r.fact_key is not None]
             return [self._t.copy(r, with_vectors) for r in rows]
 
     def iter_summaries(

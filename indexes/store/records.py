@@ -96,6 +96,7 @@ class RecordReader:
         with_vectors: bool = False,
         memory_ids: Sequence[str] | None = None,
         fact_keys: Sequence[str] | None = None,
+        keyed: bool = False,
     ) -> list[SummaryRecord]:
         where = F.conjunction(
             [
@@ -103,6 +104,7 @@ class RecordReader:
                 F.in_list("id", ids) if ids is not None else None,
                 F.in_list("memory_id", memory_ids) if memory_ids is not None else None,
                 F.in_list("fact_key", fact_keys) if fact_keys is not None else None,
+                "fact_key IS NOT NULL" if keyed else None,
                 status_clause(statuses),
             ]
         )

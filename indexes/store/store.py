@@ -269,6 +269,7 @@ class Store:
         with_vectors: bool = False,
         memory_ids: Sequence[str] | None = None,
         fact_keys: Sequence[str] | None = None,
+        keyed: bool = False,
     ) -> list[SummaryRecord]:
         self._check_open()
         with storage_faults(self.path, "reading summaries"):
@@ -279,6 +280,7 @@ class Store:
                 with_vectors=with_vectors,
                 memory_ids=memory_ids,
                 fact_keys=fact_keys,
+                keyed=keyed,
             )
 
     def iter_summaries(

@@ -105,6 +105,13 @@ async def core_flow(client: Client, bob_summary: str) -> None:
     assert gone["status"] == "deleted"
     page = data(await client.call_tool("list_memories", {}))
     assert [item["id"] for item in page["items"]] == [new["id"]]
+    assert new["memory_id"] == cat  # the agent's id still names the corrected memory
+    again = data(await client.call_tool("update_memory", {"memory_id": cat, "text": fixed + "!"}))
+    assert again["memory_id"] == cat and again["version"] == 3
+    back = data(await client.call_tool("restore_memory", {"version_id": new["id"]}))
+    assert back["id"] == new["id"] and back["status"] == "active"
+    profile = data(await client.call_tool("get_profile", {"max_tokens": 100}))
+    assert profile["user_id"] == "alice" and isinstance(profile["facts"], list)
 
     answer = data(await client.call_tool("ask_memory", {"question": "What is Alice's cat called?"}))
     assert answer["user_id"] == "alice" and "Miso" in answer["text"]

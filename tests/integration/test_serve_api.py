@@ -253,3 +253,15 @@ def test_an_agent_keeps_its_memory_id_across_updates_delete_and_restore(served: 
     assert item["summary"]["text"] == "Alice has a beagle named Rex"
     other = http.post(f"/v1/versions/{new['id']}/restore", json={"user_id": "bob"}, headers=B)
     assert other.status_code == 404
+
+
+def test_the_profile_over_http(served: Served) -> None:
+    http = served.http
+    body = {"user_id": "alice", "messages": [{"role": "user", "content": "I live in Lisbon."}]}
+    assert http.post("/v1/memories", json=body, headers=A).status_code == 200
+    assert http.post("/v1/memories/flush", json={"user_id": "alice"}, headers=A).is_success
+    got = http.get("/v1/users/alice/profile", headers=A).json()
+    assert got["facts"][0]["fact_key"] == "user|lives_in" and "Lisbon" in got["text"]
+    assert http.get("/v1/users/alice/profile", headers=B).status_code == 403
+    bad = http.get("/v1/users/alice/profile", params={"max_tokens": 0}, headers=A)
+    assert bad.status_code == 400

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from hymem import Memory, MemoryConfig
 from hymem.embedders import HashingEmbedder
-from hymem.errors import StorageFullError
+from hymem.errors import StorageFullError, UserInputError
 from hymem.types import SummaryStatus
 
 pytestmark = pytest.mark.integration
@@ -107,3 +107,19 @@ def test_a_failed_consolidation_write_loses_nothing(
     result = mem.flush(user_id="dana")
     assert result.summaries_written and result.pending == 0  # the new summary is stored
     assert _active(mem, "Lisbon") and _active(mem, "Porto")  # both, for sleep to reconcile
+
+
+def test_the_profile_lists_current_facts_and_follows_a_change_at_once(mem: Memory) -> None:
+    assert mem.profile(user_id="dana").facts == []
+    _say(mem, "I live in Lisbon. I work at Acme as an engineer.", "2024-01-01T10:00:00", "s1")
+    _say(mem, "It rained all day, I watched a film.", "2024-01-02T10:00:00", "s2")
+    before = mem.profile(user_id="dana")
+    assert "Lisbon" in before.text and "Acme" in before.text and "rained" not in before.text
+    _say(mem, "I live in Porto now.", "2024-03-01T10:00:00", "s3")
+    after = mem.profile(user_id="dana")
+    assert "Porto" in after.text and "Lisbon" not in after.text
+    assert {f.fact_key for f in after.facts} == {"user|lives_in", "user|works_at"}
+    one = mem.profile(user_id="dana", max_tokens=12)
+    assert len(one.facts) == 1 and one.left_out == 1 and one.tokens <= 12
+    with pytest.raises(UserInputError):
+        mem.profile(user_id="dana", max_tokens=0)
