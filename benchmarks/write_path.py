@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from hymem import Memory
+from hymem import Memory, MemoryConfig
 from hymem.embedders import Embedder, TokenVectors, resolve_embedder
 from hymem.evaluation.locomo_data import load_locomo
 from rich.console import Console
@@ -109,20 +109,23 @@ def locomo_history(path: Path, sample_id: str) -> History:
 
 
 @contextmanager
-def fresh_memory(embedder: TimedEmbedder) -> Iterator[Memory]:
+def fresh_memory(embedder: TimedEmbedder, consolidate: bool = True) -> Iterator[Memory]:
     with (
         tempfile.TemporaryDirectory() as folder,
         Memory(
             Path(folder) / "m",
+            config=MemoryConfig(consolidate_on_write=consolidate),
             embedder=embedder,  # type: ignore[arg-type]
         ) as mem,
     ):
         yield mem
 
 
-def run_mode(history: History, embedder: TimedEmbedder, mode: str) -> dict[str, Any]:
+def run_mode(
+    history: History, embedder: TimedEmbedder, mode: str, consolidate: bool = True
+) -> dict[str, Any]:
     embedder.seconds, embedder.texts, embedder.token_texts = 0.0, 0, 0
-    with fresh_memory(embedder) as mem:
+    with fresh_memory(embedder, consolidate) as mem:
         started = time.perf_counter()
         for sid, stamp, msgs in history.sessions:
             if mode == "bulk":
@@ -134,6 +137,7 @@ def run_mode(history: History, embedder: TimedEmbedder, mode: str) -> dict[str, 
         seconds = time.perf_counter() - started
         stats = mem.stats(user_id="u")
     return {
+        "active": stats["active_summaries"],
         "seconds": seconds,
         "embed_s": embedder.seconds,
         "embedded": embedder.texts,
@@ -159,6 +163,13 @@ def main() -> None:
     ap.add_argument("--locomo", type=Path, default=SHARED / "locomo" / "locomo10-dev.json")
     ap.add_argument("--conversation", default="conv-26")
     ap.add_argument("--modes", nargs="+", default=["bulk", "live"], choices=["bulk", "live"])
+    ap.add_argument(
+        "--consolidation",
+        nargs="+",
+        default=["on"],
+        choices=["on", "off"],
+        help="write-time consolidation (issue 30); 'on off' measures both, interleaved",
+    )
     args = ap.parse_args()
     logging.getLogger("hymem").setLevel(logging.ERROR)
     embedder = TimedEmbedder(resolve_embedder("all-MiniLM-L6-v2"))
@@ -189,28 +200,29 @@ def main() -> None:
     for h in histories:
         n = len(h.texts)
         for mode in args.modes:
-            floor = floor_seconds(h, embedder)  # same run, right before the mode it judges
-            r = run_mode(h, embedder, mode)
-            target = 0.5 if mode == "bulk" else 0.25
-            ratio = floor / r["seconds"]
-            table.add_row(
-                h.name,
-                mode,
-                str(n),
-                f"{r['seconds']:.1f}",
-                f"{n / r['seconds']:.1f}",
-                f"{floor:.1f}",
-                f"{n / floor:.1f}",
-                f"{ratio:.2f}x",
-                f">={target}x {'met' if ratio >= target else 'MISSED'}",
-                f"{r['embed_s']:.1f}",
-                f"{r['seconds'] - r['embed_s']:.1f}",
-                str(r["embedded"]),
-                str(r["token_pass"]),
-                str(r["segments"]),
-                str(r["summaries"]),
-            )
-            assert r["pending"] == 0, "every turn must be stored after flush"
+            for setting in args.consolidation:
+                floor = floor_seconds(h, embedder)  # same run, right before the mode it judges
+                r = run_mode(h, embedder, mode, consolidate=setting == "on")
+                target = 0.5 if mode == "bulk" else 0.25
+                ratio = floor / r["seconds"]
+                table.add_row(
+                    h.name,
+                    f"{mode} (consolidation {setting})",
+                    str(n),
+                    f"{r['seconds']:.1f}",
+                    f"{n / r['seconds']:.1f}",
+                    f"{floor:.1f}",
+                    f"{n / floor:.1f}",
+                    f"{ratio:.2f}x",
+                    f">={target}x {'met' if ratio >= target else 'MISSED'}",
+                    f"{r['embed_s']:.1f}",
+                    f"{r['seconds'] - r['embed_s']:.1f}",
+                    str(r["embedded"]),
+                    str(r["token_pass"]),
+                    str(r["segments"]),
+                    f"{r['summaries']} ({r['active']} active)",
+                )
+                assert r["pending"] == 0, "every turn must be stored after flush"
     Console(width=250).print(table)
 
 

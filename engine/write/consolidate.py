@@ -29,6 +29,7 @@ from datetime import datetime
 
 from hymem.errors import HymemError
 from hymem.facts import Candidate, Decision, decide, fact_key
+from hymem.indexes.lexical.analysis import content_terms
 from hymem.indexes.protocol import ACTIVE_ONLY, RowScope, Storage
 from hymem.logging import get_logger
 from hymem.sleep.plan import version_id
@@ -131,6 +132,13 @@ class WriteConsolidation:
         return pool, near
 
 
+def _says_more(text: str, than: str) -> bool:
+    """Whether `text`'s content words strictly include `than`'s: then the merged memory keeps
+    the fuller wording (a fuller old wording is kept, the new one's turns still added)."""
+    mine, theirs = set(content_terms(text)), set(content_terms(than))
+    return theirs < mine
+
+
 def _candidate(rec: SummaryRecord) -> Candidate:
     return Candidate(id=rec.id, text=rec.text, valid_from=rec.valid_from, vector=rec.vector)
 
@@ -167,26 +175,38 @@ class _Plan:
             done.stale.append(rec.id)
 
     def _merge(self, rec: SummaryRecord, survivor: SummaryRecord, reason: str) -> None:
-        """Retire `rec` into `survivor`, which takes `rec`'s turns it lacks (a new version)."""
+        """Retire `rec` into `survivor`, which takes `rec`'s turns it lacks, and its wording
+        when that says everything the survivor's does and more (a new version either way)."""
         extra = [t for t in rec.source_turn_ids if t not in survivor.source_turn_ids]
+        richer = _says_more(rec.text, survivor.text)
         into = survivor
-        if extra:
-            into = self._version(survivor, [*survivor.source_turn_ids, *extra])
+        if extra or richer:
+            into = self._version(
+                survivor, [*survivor.source_turn_ids, *extra], rec if richer else None
+            )
         self._retire(rec, into.id, reason or f"duplicate of {survivor.memory_id}")
 
-    def _version(self, survivor: SummaryRecord, turns: list[str]) -> SummaryRecord:
+    def _version(
+        self, survivor: SummaryRecord, turns: list[str], wording: SummaryRecord | None
+    ) -> SummaryRecord:
+        text = wording.text if wording is not None else survivor.text
+        vector = wording.vector if wording is not None else survivor.vector
         planned = survivor.id in {v.id for v in self.new}
         if planned:  # a second merge into the same survivor in this flush: widen that version
-            version = survivor.model_copy(update={"source_turn_ids": turns})
+            version = survivor.model_copy(
+                update={"source_turn_ids": turns, "text": text, "vector": vector}
+            )
             self.new = [version if v.id == survivor.id else v for v in self.new]
         else:
             number = survivor.version + 1
             version = survivor.model_copy(
                 update={
-                    "id": version_id(survivor.id, number, survivor.text + "|" + ",".join(turns)),
+                    "id": version_id(survivor.id, number, text + "|" + ",".join(turns)),
                     "version": number,
                     "previous_id": survivor.id,
                     "superseded_by": None,
+                    "text": text,
+                    "vector": vector,
                     "source_turn_ids": turns,
                     "origin": "consolidated",
                     "reason": "merged a repeated mention",
