@@ -147,6 +147,9 @@ class StatusChange(_Record):
     # When the fact stopped holding (a newer value was said); None for a rewrite or a delete,
     # which end a version, not the fact's truth.
     valid_to: datetime | None = None
+    # The summary's fact key, set when sleep reads the fact of a summary written before fact
+    # keys (None leaves the stored key as it is).
+    fact_key: str | None = None
 
 
 class Hit(BaseModel):

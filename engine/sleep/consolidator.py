@@ -26,6 +26,7 @@ from hymem.indexes.protocol import Storage
 from hymem.llm.roles import RolesProvider
 from hymem.logging import get_logger
 from hymem.sleep.decide import Ask, DecisionRunner, Snapshot, build_snapshot
+from hymem.sleep.fact_pass import FactPassReport, fact_pass
 from hymem.sleep.journal import JournalEntry, SleepJournal
 from hymem.sleep.plan import (
     Decision,
@@ -68,6 +69,9 @@ class SleepReport(BaseModel):
     failed: int = 0  # model failures or fallbacks: nothing changed, asked again next sleep
     deferred: int = 0  # users another worker wrote between survey and apply: next sleep
     repaired: int = 0  # half-applied changes of an interrupted earlier sleep, completed
+    # The fact pass (`hymem.sleep.fact_pass`), before the model's: keys read for summaries
+    # that had none, duplicates of one fact merged, older values ended, ended rows retired.
+    facts: FactPassReport = Field(default_factory=FactPassReport)
     new_versions: int = 0
     superseded: int = 0
     deleted: int = 0
@@ -148,6 +152,15 @@ class Consolidator:
             found: dict[str, list[Decision]] = {}
             for uid in users:
                 with self._user(uid, dry_run):
+                    done = fact_pass(
+                        store,
+                        uid,
+                        self._clock,
+                        decide_facts=roles.label == "extractive",
+                        dry_run=dry_run,
+                    )
+                    for name, value in done.model_dump().items():
+                        setattr(report.facts, name, getattr(report.facts, name) + value)
                     survey = self._survey(uid, roles.label, report, dry_run)
                 snaps[uid], user_asks, found[uid] = survey
                 asks.extend(user_asks)

@@ -210,6 +210,8 @@ class InMemoryStore:
                 old.reason = change.reason
                 old.evidence_id = change.evidence_id
                 old.valid_to = to_utc_or_none(change.valid_to)
+                if change.fact_key is not None:
+                    old.fact_key = change.fact_key
 
     # --- reads ---------------------------------------------------------------------------
     def get_segments(self, user_id: str, ids: Sequence[str]) -> list[SegmentRecord]:

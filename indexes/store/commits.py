@@ -274,6 +274,8 @@ class CommitWriter:
                 evidence_id=change.evidence_id,
                 valid_to=to_utc_or_none(change.valid_to),
             )
+            if change.fact_key is not None:
+                row["fact_key"] = change.fact_key
         if rows:
             data = pa.Table.from_pylist(rows, schema=S.summaries_schema(self._dim))
             # Matched on (user_id, id): ids are unique per user only, and matching on id alone

@@ -159,7 +159,7 @@ def test_readers_see_old_or_new_during_sleep(seeded: Any, llm_server: Any) -> No
     assert new in seen[-1] and old not in seen[-1]
 
 
-def test_extractive_update_is_conservative(tmp_path: Path, sleep_minilm: Any) -> None:
+def test_extractive_sleep_merges_repeats_and_ends_a_changed_fact(tmp_path: Path, sleep_minilm: Any) -> None:
     cfg = MemoryConfig.defaults(llm="extractive", sleep_similarity_floor=0.4)
     with Memory(tmp_path / "ex", config=cfg, embedder=sleep_minilm) as mem:
         sums = seed_store(
@@ -178,8 +178,10 @@ def test_extractive_update_is_conservative(tmp_path: Path, sleep_minilm: Any) ->
         assert report.decisions["update"] == 1 and report.decisions["delete"] == 0
         states = _states(mem, "u")
         assert states[sums[0].id][1] == "superseded"
-        assert states[sums[1].id][1] == "active"  # a conflict is not the extractive's call
-        assert sum(1 for t, s, _ in states.values() if s == "active") == 4
+        # Issue 30: a clear change of one fact (where someone lives) is the extractive's call
+        # now, in sleep's fact pass: New York ends when San Francisco was said.
+        assert states[sums[1].id][1] == "superseded" and report.facts.superseded == 1
+        assert sum(1 for t, s, _ in states.values() if s == "active") == 3
 
 
 def test_sleep_on_close_runs_a_sleep(tmp_path: Path) -> None:

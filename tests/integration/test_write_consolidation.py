@@ -123,3 +123,34 @@ def test_the_profile_lists_current_facts_and_follows_a_change_at_once(mem: Memor
     assert len(one.facts) == 1 and one.left_out == 1 and one.tokens <= 12
     with pytest.raises(UserInputError):
         mem.profile(user_id="dana", max_tokens=0)
+
+
+def test_sleep_reads_missing_fact_keys_and_ends_the_older_value(tmp_path: Path) -> None:
+    """What a crash before consolidation, or a store upgraded from before fact keys, leaves
+    (two active values, no keys) is repaired by sleep's fact pass, before any model."""
+    folder = tmp_path / "later"
+    mem = _memory(folder, consolidate_on_write=False)
+    _say(mem, "I live in Lisbon.", "2024-01-01T10:00:00", "s1")
+    _say(mem, "I live in Porto now.", "2024-03-01T10:00:00", "s2")
+    _blank_keys(mem)
+    assert {r.fact_key for r in mem.store.get_summaries("dana")} == {None}
+    mem.close()
+    mem = _memory(folder)
+    try:
+        report = mem.sleep(user_id="dana")
+        assert (report.facts.keyed, report.facts.superseded) == (2, 1)
+        assert _active(mem, "Lisbon") == [] and _active(mem, "Porto")
+        assert "Porto" in mem.profile(user_id="dana").text
+        again = mem.sleep(user_id="dana")
+        assert (again.facts.keyed, again.facts.superseded, again.facts.merged) == (0, 0, 0)
+    finally:
+        mem.close()
+
+
+def _blank_keys(mem: Memory) -> None:
+    """Stored keys set to NULL, as a schema-5 upgrade leaves them."""
+    from hymem.indexes.lance import schema as S
+
+    table = mem.store.tables.table(S.SUMMARIES)  # type: ignore[attr-defined]  # folder store only
+    table.update(where="fact_key IS NOT NULL", values_sql={"fact_key": "NULL"})
+    mem.store.dense_cache.invalidate("dana")  # type: ignore[attr-defined]  # folder store only

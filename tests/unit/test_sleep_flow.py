@@ -202,7 +202,10 @@ def test_auth_error_stops_the_sleep_with_nothing_applied() -> None:
     cons, store, _, _ = make(corpus(), ScriptedRoles(update=denied))
     with pytest.raises(LLMAuthError):
         cons.sleep(max_workers=1)
-    assert store.applied == []
+    # only the fact pass's key fills (metadata, before any model) went in: no version moved
+    changes = [c for _, new, cs in store.applied for c in cs if not new]
+    assert all(new == [] for _, new, _ in store.applied)
+    assert all(c.status == SummaryStatus.ACTIVE and c.fact_key for c in changes)
 
 
 def test_restore_reactivates_and_the_next_sleep_does_not_redo_it() -> None:
