@@ -31,6 +31,7 @@ from hymem.errors import (
     UserInputError,
 )
 from hymem.filters import Filter
+from hymem.manage.audit import AuditReport, SummarySupport, UserAudit
 from hymem.manage.erase import ErasureReport
 from hymem.manage.models import MemoryItem, Page
 from hymem.manage.portable import ExportReport, ImportReport
@@ -57,6 +58,7 @@ __all__ = [
     "Answer",
     "AsyncMemory",
     "Attribution",
+    "AuditReport",
     "AuthError",
     "CommitConflictError",
     "ConfigError",
@@ -94,9 +96,11 @@ __all__ = [
     "StoreLockedError",
     "StoreUnavailableError",
     "SummaryRecord",
+    "SummarySupport",
     "Trace",
     "TurnRecord",
     "Usage",
+    "UserAudit",
     "UserInputError",
     "__version__",
 ]

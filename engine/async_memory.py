@@ -162,6 +162,7 @@ class AsyncMemory:
     get = _twin(Memory.get)
     get_all = _twin(Memory.get_all)
     profile = _twin(Memory.profile)
+    audit = _twin(Memory.audit)
     update = _twin(Memory.update)
     delete = _twin(Memory.delete)
     erase_user = _twin(Memory.erase_user)

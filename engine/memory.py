@@ -386,6 +386,7 @@ class Memory:
     get = _managed(Manager.get)
     get_all = _managed(Manager.get_all)
     profile = _managed(Manager.profile)
+    audit = _managed(Manager.audit)
     update = _managed(Manager.update)
     delete = _managed(Manager.delete)
     erase_user = _managed(Manager.erase_user)

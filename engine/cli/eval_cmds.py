@@ -202,9 +202,10 @@ def dashboard(
         list[Path] | None, typer.Option("--runs", help="evaluation run folder(s)")
     ] = None,
 ) -> None:
-    """Write one self-contained HTML page (no network needed to view it)."""
-    from hymem.evaluation.dashboard import load_store_traces, write_dashboard
+    """Write one self-contained HTML page (no network needed to view it); with --traces, a
+    memory-health panel of that memory (`hymem audit`) too."""
+    from hymem.evaluation.dashboard import load_store, write_dashboard
 
-    trace_rows = load_store_traces(traces) if traces is not None else []
-    write_dashboard(out, traces=trace_rows, runs=runs or [])
+    trace_rows, health = load_store(traces) if traces is not None else ([], None)
+    write_dashboard(out, traces=trace_rows, runs=runs or [], health=health)
     _console.print(f"dashboard written to {out}")

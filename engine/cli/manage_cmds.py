@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 from hymem.cli.app import DEFAULT_STORE, EmbedderOpt, StorePath, UserOpt, app, open_memory
 from hymem.cli.sleep_cmds import versions_table
+from hymem.manage.audit import UNSUPPORTED_BELOW, AuditReport
 from hymem.manage.models import Page
 from hymem.manage.profile import DEFAULT_PROFILE_TOKENS
 from hymem.types import SegmentRecord, SummaryRecord, TurnRecord
@@ -123,6 +124,60 @@ def delete_cmd(
         tomb = mem.delete(memory_id, user_id=user)
     undo = f" (hymem restore {tomb.previous_id} to undo)" if tomb.previous_id else ""
     _console.print(f"deleted memory {tomb.memory_id}: version {tomb.id}{undo}")
+
+
+@app.command("audit")
+def audit_cmd(
+    store: StorePath = DEFAULT_STORE,
+    user: Annotated[
+        str | None, typer.Option("--user", help="one user (default: every user)")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="the whole report as JSON")] = False,
+    embedder: EmbedderOpt = None,
+) -> None:
+    """How healthy each user's memory is: unsupported summaries, duplicates, contradictions,
+    ended facts still served, records without links. Exits 1 when a user is not healthy."""
+    with open_memory(store, embedder=embedder, read_only=True) as mem:
+        report = mem.audit(user_id=user)
+    if as_json:
+        typer.echo(report.model_dump_json(indent=2))
+    else:
+        _console.print(_audit_table(report))
+        for u in report.users:
+            for w in u.worst[:3]:
+                if w.score < UNSUPPORTED_BELOW:
+                    _console.print(f"  {u.user_id}: {w.score:.2f} {w.id} {w.text!r}")
+    if not report.healthy:
+        raise typer.Exit(1)
+
+
+def _audit_table(report: AuditReport) -> Table:
+    table = Table(title="memory health (hymem audit)")
+    for col in (
+        "user",
+        "active",
+        "mean support",
+        "unsupported",
+        "duplicate clusters",
+        "contradictions",
+        "ended but served",
+        "unlinked",
+        "healthy",
+    ):
+        table.add_column(col)
+    for u in report.users:
+        table.add_row(
+            u.user_id,
+            str(u.summaries),
+            f"{u.mean_support:.2f}",
+            str(u.unsupported),
+            str(len(u.duplicate_clusters)),
+            str(len(u.contradictions)),
+            str(len(u.stale_served)),
+            str(len(u.unlinked_summaries) + len(u.unlinked_segments)),
+            "yes" if u.healthy else "no",
+        )
+    return table
 
 
 @app.command("profile")

@@ -97,6 +97,7 @@ ROUTES: dict[str, Route] = {
     "traces": Route("GET", "/v1/traces", read=True),
     "sleep": Route("POST", "/v1/sleep", M.SleepRequest),
     "profile": Route("GET", "/v1/users/{user_id}/profile", read=True),
+    "audit": Route("GET", "/v1/users/{user_id}/audit", read=True),
     "erase_user": Route("DELETE", "/v1/users/{user_id}"),
 }
 HEALTH = Route("GET", "/healthz", read=True)

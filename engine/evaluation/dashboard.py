@@ -25,6 +25,7 @@ from hymem.evaluation.dashboard_figures import CHART_IDS, CHART_TITLES, build_ch
 from hymem.evaluation.dashboard_tables import key_numbers_table, retrieval_tables
 from hymem.evaluation.predictions import AnswerRecord, PredictionRecord, read_predictions
 from hymem.logging import get_logger
+from hymem.manage.audit import AuditReport
 from hymem.read.trace_record import Trace, traces_from_rows
 
 log = get_logger("hymem.evaluation.dashboard")
@@ -39,6 +40,11 @@ def run_name(run: Path, runs: Sequence[Path]) -> str:
 def load_store_traces(store: Path) -> list[Trace]:
     """Traces of a memory folder, opened read-only with the embedder it was built with (read
     from its meta.json) so that opening never trips the embedder check."""
+    return load_store(store)[0]
+
+
+def load_store(store: Path) -> tuple[list[Trace], AuditReport]:
+    """A memory folder's traces and the health of its memory (`Memory.audit`), read-only."""
     from hymem.memory import Memory
 
     if not store.is_dir():
@@ -50,7 +56,28 @@ def load_store_traces(store: Path) -> list[Trace]:
         m = re.fullmatch(r"hashing-(\d+)", name)
         spec = f"hashing:{m.group(1)}" if m else (name or None)
     with Memory(store, embedder=spec, read_only=True) as mem:
-        return mem.traces()
+        return mem.traces(), mem.audit()
+
+
+def health_table(report: AuditReport | None) -> str:
+    """The memory-health panel: one row per user of the store (`hymem audit`'s numbers)."""
+    if report is None or not report.users:
+        return ""
+    head = (
+        "<tr><th>user</th><th>active summaries</th><th>mean support</th><th>unsupported</th>"
+        "<th>duplicate clusters</th><th>contradictions</th><th>ended but served</th>"
+        "<th>unlinked</th><th>healthy</th></tr>"
+    )
+    rows = "".join(
+        f"<tr><td>{html.escape(u.user_id)}</td><td>{u.summaries}</td>"
+        f"<td>{u.mean_support:.2f}</td><td>{u.unsupported}</td>"
+        f"<td>{len(u.duplicate_clusters)}</td><td>{len(u.contradictions)}</td>"
+        f"<td>{len(u.stale_served)}</td>"
+        f"<td>{len(u.unlinked_summaries) + len(u.unlinked_segments)}</td>"
+        f"<td>{'yes' if u.healthy else 'no'}</td></tr>"
+        for u in report.users
+    )
+    return f"<h2>Memory health</h2><table id='memory-health'>{head}{rows}</table>"
 
 
 def load_run(
@@ -150,7 +177,12 @@ def chart_html(charts: dict[str, Any]) -> tuple[str, str]:
     return "".join(drawn), note
 
 
-def render_dashboard(*, traces: Sequence[Trace] = (), runs: Sequence[Path] = ()) -> str:
+def render_dashboard(
+    *,
+    traces: Sequence[Trace] = (),
+    runs: Sequence[Path] = (),
+    health: AuditReport | None = None,
+) -> str:
     sources: dict[str, list[Event]] = {}
     if traces:
         sources["traces"] = traces_in_order(traces)
@@ -163,7 +195,7 @@ def render_dashboard(*, traces: Sequence[Trace] = (), runs: Sequence[Path] = ())
         if summary:
             run_summaries.append((name, summary))
             labels.append(f"{html.escape(name)}: {html.escape(summary.get('label', ''))}")
-    if not sources and not run_summaries:
+    if not sources and not run_summaries and health is None:
         raise UserInputError("nothing to draw: give --traces STORE and/or --runs DIR")
     charts, absent = chart_html(build_charts(sources, run_summaries))
     numbers = key_numbers_table(sources) or (
@@ -180,20 +212,28 @@ def render_dashboard(*, traces: Sequence[Trace] = (), runs: Sequence[Path] = ())
         f"<style>{_CSS}</style></head><body><h1>hymem: escalation and cost</h1>"
         f"<p class='note'>Generated {generated}. Answer sources: {len(sources)}. {backend_note}</p>"
         f"<h2>Key numbers</h2>{numbers}"
-        f"<div class='grid'>{charts}</div>{absent}{tables}</body></html>"
+        f"<div class='grid'>{charts}</div>{absent}{tables}{health_table(health)}</body></html>"
     )
 
 
-def write_dashboard(out: Path, *, traces: Sequence[Trace] = (), runs: Sequence[Path] = ()) -> Path:
+def write_dashboard(
+    out: Path,
+    *,
+    traces: Sequence[Trace] = (),
+    runs: Sequence[Path] = (),
+    health: AuditReport | None = None,
+) -> Path:
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(render_dashboard(traces=traces, runs=runs), encoding="utf-8")
+    out.write_text(render_dashboard(traces=traces, runs=runs, health=health), encoding="utf-8")
     log.info("dashboard.written", path=str(out), runs=[str(r) for r in runs], traces=len(traces))
     return out
 
 
 __all__ = [
     "CHART_IDS",
+    "health_table",
     "load_run",
+    "load_store",
     "load_store_traces",
     "record_model",
     "render_dashboard",

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from hymem.errors import ReadOnlyStoreError
 from hymem.filters import Filter, scoped
+from hymem.manage.audit import AuditReport, audit_store
 from hymem.manage.erase import ErasureReport, erase_user
 from hymem.manage.models import MemoryItem, Page, RecordLevel, StatusFilter
 from hymem.manage.portable import (
@@ -121,6 +122,14 @@ class Manager:
         `max_tokens`: what an agent puts in its system prompt. Kept by writes and sleep."""
         check_user_id(user_id)
         return build_profile(self._store, user_id, check_profile_tokens(max_tokens))
+
+    def audit(self, *, user_id: str | None = None) -> AuditReport:
+        """How healthy each user's memory is (of one user, or of all): summaries their source
+        turns do not support, duplicate clusters, active contradictions, ended facts still
+        served and records without links. `sleep()` repairs what it can."""
+        if user_id is not None:
+            check_user_id(user_id)
+        return audit_store(self._store, user_id)
 
     # --- whole users ---------------------------------------------------------------------
     def erase_user(self, user_id: str) -> ErasureReport:

@@ -13,6 +13,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Header, Query, Request
 from hymem.errors import UserInputError
+from hymem.manage.audit import AuditReport
 from hymem.manage.erase import ErasureReport
 from hymem.manage.models import MemoryItem, Page
 from hymem.manage.profile import DEFAULT_PROFILE_TOKENS, Profile
@@ -182,6 +183,12 @@ def traces(
 def sleep(body: SleepRequest, request: Request, key: Caller) -> SleepReport:
     mem = memory_for(request, key, body.user_id)
     return mem.sleep(user_id=body.user_id, dry_run=body.dry_run)
+
+
+@router.get("/v1/users/{user_id}/audit", response_model=AuditReport)
+def audit(user_id: str, request: Request, key: Caller) -> AuditReport:
+    """The health of the user's memory (`Memory.audit`)."""
+    return memory_for(request, key, user_id).audit(user_id=user_id)
 
 
 @router.get("/v1/users/{user_id}/profile", response_model=Profile)

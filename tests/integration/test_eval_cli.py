@@ -178,6 +178,7 @@ def test_dashboard_command_over_store_traces_and_run(cli_run: Path, tmp_path: Pa
     assert 'data-source="traces"' in text and 'data-source="run/hymem"' in text
     assert 'id="chart-escalation-category"' in text
     assert CANARY not in text
+    assert "<table id='memory-health'>" in text  # issue 30: the store's memory health
 
 
 def test_bad_inputs_are_clear_errors(tmp_path: Path) -> None:

@@ -154,3 +154,33 @@ def _blank_keys(mem: Memory) -> None:
     table = mem.store.tables.table(S.SUMMARIES)  # type: ignore[attr-defined]  # folder store only
     table.update(where="fact_key IS NOT NULL", values_sql={"fact_key": "NULL"})
     mem.store.dense_cache.invalidate("dana")  # type: ignore[attr-defined]  # folder store only
+
+
+def test_audit_profile_over_the_cli_and_sleep_repairs_what_the_audit_flags(
+    tmp_path: Path,
+) -> None:
+    """`hymem audit` reports a contradiction that consolidation was off for (exit 1), `sleep`
+    repairs it, and the audit is then healthy (exit 0); `hymem profile` lists the fact."""
+    from hymem.cli import app
+    from typer.testing import CliRunner
+
+    folder = tmp_path / "cli"
+    mem = _memory(folder, consolidate_on_write=False)
+    _say(mem, "I live in Lisbon.", "2024-01-01T10:00:00", "s1")
+    _say(mem, "I live in Porto now.", "2024-03-01T10:00:00", "s2")
+    report = mem.audit(user_id="dana")
+    assert report.users[0].contradictions and not report.healthy
+    mem.close()
+    runner = CliRunner()
+    args = ["-s", str(folder), "--embedder", "hashing:64"]
+    res = runner.invoke(app, ["audit", "--user", "dana", "--json", *args])
+    assert res.exit_code == 1, res.output
+    assert '"contradictions"' in res.output
+    mem = _memory(folder)
+    mem.sleep(user_id="dana")
+    mem.close()
+    res = runner.invoke(app, ["audit", *args])
+    assert res.exit_code == 0, res.output
+    assert "dana" in res.output
+    res = runner.invoke(app, ["profile", "--user", "dana", *args])
+    assert res.exit_code == 0 and "Porto" in res.output and "Lisbon" not in res.output

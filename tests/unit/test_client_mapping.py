@@ -33,6 +33,7 @@ CALLS: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {
     "history": (("m1",), {"user_id": "u"}),
     "restore": (("v1",), {"user_id": "u"}),
     "profile": ((), {"user_id": "u", "max_tokens": 50}),
+    "audit": ((), {"user_id": "u"}),
     "search": (("q",), {"user_id": "u", "since": datetime(2024, 1, 2)}),
     "ask": (("q?",), {"user_id": "u", "depth": "light"}),
     "context": (("q?",), {"user_id": "u"}),
