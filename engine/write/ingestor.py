@@ -394,6 +394,8 @@ class Ingestor:
             summaries, {k: v for p in parts for k, v in p.sources.items()}
         )
         self._store.commit_segments(user_id, segments, summaries, core_ids)
+        if self._config.consolidate_on_write:
+            self._consolidation.committed(user_id, summaries)
         self._pending.stored(user_id, core_ids)
         self._drop_cached([(user_id, tid) for tid in core_ids])
         result.segments_written.extend(s.id for s in segments)
