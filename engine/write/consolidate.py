@@ -27,12 +27,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from hymem.errors import HymemError
+from hymem.embedders import Embedder
+from hymem.errors import HymemError, LLMError
 from hymem.facts import Candidate, Decision, decide, fact_key
 from hymem.indexes.lexical.analysis import content_terms
 from hymem.indexes.protocol import ACTIVE_ONLY, RowScope, Storage
+from hymem.llm.roles import ContextItem, RolesProvider
 from hymem.logging import get_logger
-from hymem.sleep.plan import version_id
+from hymem.sleep.plan import normalise_decision, version_id
 from hymem.types import AddResult, Level, StatusChange, SummaryRecord, SummaryStatus
 from hymem.write.guard import WriteGuard
 
@@ -62,9 +64,18 @@ class Consolidated:
 class WriteConsolidation:
     """Plans and applies the decisions for one user's freshly committed summaries."""
 
-    def __init__(self, store: Storage, clock: Callable[[], datetime]) -> None:
+    def __init__(
+        self,
+        store: Storage,
+        clock: Callable[[], datetime],
+        *,
+        roles: RolesProvider | None = None,
+        embedder: Embedder | None = None,
+    ) -> None:
         self._store = store
         self._clock = clock
+        self._roles = roles  # with a model configured, it decides what the rules leave
+        self._embedder = embedder
         self._written: dict[str, list[SummaryRecord]] = {}
 
     def after_write(self, user_id: str, result: AddResult, guard: WriteGuard) -> None:
@@ -115,7 +126,10 @@ class WriteConsolidation:
             ]
             neighbours = list({n.id: n for n in neighbours if n.id not in plan.retired}.values())
             decision = decide(_candidate(rec), [_candidate(n) for n in neighbours])
-            plan.apply(rec, decision, {n.id: n for n in neighbours}, done)
+            worded = False  # the model wrote the merged memory's text
+            if decision.kind == "keep" and neighbours:
+                decision, rec, worded = self._ask_model(rec, neighbours[0])
+            plan.apply(rec, decision, {n.id: n for n in neighbours}, done, worded=worded)
         if plan.changes:
             self._store.apply_summary_changes(user_id, plan.new, plan.changes)
             done.versions = [v.id for v in plan.new]
@@ -127,6 +141,37 @@ class WriteConsolidation:
                 stale=len(done.stale),
             )
         return done
+
+    def _ask_model(
+        self, rec: SummaryRecord, nearest: SummaryRecord
+    ) -> tuple[Decision, SummaryRecord, bool]:
+        """With a model configured, the existing `update` role decides a pair the rules
+        leave (the new summary against its nearest active one): "update" merges them into
+        one memory with the model's text, "delete" ends the older one, anything else (and any
+        model failure) keeps both for sleep. Without a model: keep."""
+        keep = Decision("keep")
+        if self._roles is None or self._embedder is None:
+            return keep, rec, False
+        roles = self._roles()
+        if roles.label == "extractive":
+            return keep, rec, False
+        try:
+            result = roles.update(_item(nearest), [_item(rec)])
+        except LLMError as exc:
+            log.warning("ingest.consolidation_model_failed", target_id=nearest.id, error=str(exc))
+            return keep, rec, False
+        if result.fallback:
+            return keep, rec, False
+        out = result.output
+        d = normalise_decision(nearest, [rec], out.action, out.text, rec.id, out.reason)
+        reason = d.reason or "decided by the model"
+        if d.action == "delete":
+            return Decision("supersede", (nearest.id,), reason), rec, False
+        if d.action == "update" and d.text:
+            vector = [float(x) for x in self._embedder.embed([d.text])[0]]
+            merged = rec.model_copy(update={"text": d.text, "vector": vector})
+            return Decision("duplicate", (nearest.id,), reason), merged, True
+        return keep, rec, False
 
     def _pool(
         self, user_id: str, fresh: list[SummaryRecord]
@@ -163,6 +208,10 @@ def _says_more(text: str, than: str) -> bool:
     return theirs < mine
 
 
+def _item(rec: SummaryRecord) -> ContextItem:
+    return ContextItem(id=rec.id, text=rec.text, time_start=rec.time_start, time_end=rec.time_end)
+
+
 def _candidate(rec: SummaryRecord) -> Candidate:
     return Candidate(id=rec.id, text=rec.text, valid_from=rec.valid_from, vector=rec.vector)
 
@@ -186,9 +235,11 @@ class _Plan:
         decision: Decision,
         neighbours: dict[str, SummaryRecord],
         done: Consolidated,
+        *,
+        worded: bool = False,
     ) -> None:
         if decision.kind == "duplicate":
-            self._merge(rec, neighbours[decision.target_ids[0]], decision.reason)
+            self._merge(rec, neighbours[decision.target_ids[0]], decision.reason, worded)
             done.merged.append(rec.id)
         elif decision.kind == "supersede":
             for target in decision.target_ids:
@@ -198,11 +249,14 @@ class _Plan:
             self._end(rec, neighbours[decision.target_ids[0]], decision.reason)
             done.stale.append(rec.id)
 
-    def _merge(self, rec: SummaryRecord, survivor: SummaryRecord, reason: str) -> None:
+    def _merge(
+        self, rec: SummaryRecord, survivor: SummaryRecord, reason: str, worded: bool = False
+    ) -> None:
         """Retire `rec` into `survivor`, which takes `rec`'s turns it lacks, and its wording
-        when that says everything the survivor's does and more (a new version either way)."""
+        when that says everything the survivor's does and more, or when a model wrote it
+        (`worded`): a new version either way."""
         extra = [t for t in rec.source_turn_ids if t not in survivor.source_turn_ids]
-        richer = _says_more(rec.text, survivor.text)
+        richer = worded or _says_more(rec.text, survivor.text)
         into = survivor
         if extra or richer:
             into = self._version(

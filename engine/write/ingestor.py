@@ -92,7 +92,7 @@ class Ingestor:
         self._pending = PendingTurns(store)
         self._summary_vectors = SummaryVectors(embedder, pool=config.pool_summary_vectors)
         self._guard = guard or WriteGuard(store)
-        self._consolidation = WriteConsolidation(store, clock)
+        self._consolidation = WriteConsolidation(store, clock, roles=roles, embedder=embedder)
         self._guard.on_stale(self.forget)  # another worker wrote the user: reload its turns
 
     # --- public ------------------------------------------------------------------------

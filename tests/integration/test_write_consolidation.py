@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hymem import Memory, MemoryConfig
 from hymem.embedders import HashingEmbedder
-from hymem.errors import StorageFullError, UserInputError
+from hymem.errors import LLMUnavailable, StorageFullError, UserInputError
 from hymem.types import SummaryStatus
 
 pytestmark = pytest.mark.integration
@@ -184,3 +185,40 @@ def test_audit_profile_over_the_cli_and_sleep_repairs_what_the_audit_flags(
     assert "dana" in res.output
     res = runner.invoke(app, ["profile", "--user", "dana", *args])
     assert res.exit_code == 0 and "Porto" in res.output and "Lisbon" not in res.output
+
+
+def _model_memory(folder: Path, update: object) -> tuple[Memory, Any]:
+    from tests.doubles import ScriptedRoles
+
+    roles = ScriptedRoles(update=update)  # type: ignore[arg-type]  # a reply callable or list
+    config = MemoryConfig.defaults(llm="extractive", embedder="hashing")
+    return Memory(folder, config=config, embedder=HashingEmbedder(64), roles=roles), roles
+
+
+PARTY = "The garden party was lovely with music and lanterns."
+PARTY_MORE = "The garden party was lovely with music and lanterns and a band."
+
+
+@pytest.mark.parametrize(
+    ("reply", "active_after"),
+    [
+        ({"action": "update", "text": "The garden party had music, lanterns and a band."}, 1),
+        ({"action": "delete", "reason": "the newer one replaces it"}, 1),
+        ({"action": "ignore"}, 2),
+        (LLMUnavailable("down", role="update"), 2),
+    ],
+)
+def test_with_a_model_the_update_role_decides_what_the_rules_leave(
+    tmp_path: Path, reply: Any, active_after: int
+) -> None:
+    mem, roles = _model_memory(tmp_path / "m", [reply])
+    try:
+        _say(mem, PARTY, "2024-01-01T10:00:00", "s1")
+        _say(mem, PARTY_MORE, "2024-01-02T10:00:00", "s2")
+        assert len(roles.updates()) == 1  # asked once: the new summary against its nearest
+        active = _active(mem, "garden party")
+        assert len(active) == active_after
+        if isinstance(reply, dict) and reply["action"] == "update":
+            assert active == [reply["text"]]
+    finally:
+        mem.close()
