@@ -159,7 +159,9 @@ def test_readers_see_old_or_new_during_sleep(seeded: Any, llm_server: Any) -> No
     assert new in seen[-1] and old not in seen[-1]
 
 
-def test_extractive_sleep_merges_repeats_and_ends_a_changed_fact(tmp_path: Path, sleep_minilm: Any) -> None:
+def test_extractive_sleep_merges_repeats_and_ends_a_changed_fact(
+    tmp_path: Path, sleep_minilm: Any
+) -> None:
     cfg = MemoryConfig.defaults(llm="extractive", sleep_similarity_floor=0.4)
     with Memory(tmp_path / "ex", config=cfg, embedder=sleep_minilm) as mem:
         sums = seed_store(

@@ -96,7 +96,7 @@ def test_update_writes_a_new_version_and_delete_a_restorable_tombstone(
     assert tomb.memory_id == "sum0"
     assert editor.delete(tomb.id, "alice").id == tomb.id  # deleting twice is not an error
     assert editor.delete("sum0", "alice").id == tomb.id
-    with pytest.raises(UserInputError, match="deleted.*restore"):
+    with pytest.raises(UserInputError, match=r"deleted.*restore"):
         editor.update("sum0", "after the delete", "alice")
     assert [v.id for v in editor.versions(new.id, "alice")] == ["sum0", new.id, again.id, tomb.id]
     active = editor.get_all("alice").items
