@@ -80,7 +80,9 @@ def fill(mem: Memory, user: str) -> None:
         mem.add(turns, user_id=user, session_id=f"s{i}", timestamp=f"2023-05-0{i + 1}T10:00:00")
     assert mem.flush(user_id=user).error is None
     mem.ask(f"what is my locker code {CANARY[user]}?", user_id=user, depth="light")
-    last = next(r for r in mem.get_all(user_id=user).items if "locker code 3" in r.text)
+    # the scripted model merges what it is asked about, at write time too (issue 30): take
+    # whichever locker-code memory is active
+    last = next(r for r in mem.get_all(user_id=user).items if "locker code" in r.text)
     mem.update(last.id, f"User's locker code is {CANARY[user]} (corrected)", user_id=user)
     mem.sleep(user_id=user)
 

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from hymem import Memory, MemoryConfig
 from hymem.embedders import SentenceTransformerEmbedder
+from hymem.errors import SchemaVersionError
 
 pytestmark = pytest.mark.integration
 
@@ -87,5 +88,10 @@ def test_a_release_store_opens_and_serves_the_same_results(
 def test_a_release_store_opens_read_only(
     folder: Path, config: MemoryConfig, minilm: SentenceTransformerEmbedder
 ) -> None:
+    # Schema 5 (issue 30): a reader cannot upgrade, so it names the command that does ...
+    with pytest.raises(SchemaVersionError, match="hymem upgrade"):
+        Memory(folder, config=config, embedder=minilm, read_only=True)
+    with Memory(folder, config=config, embedder=minilm):  # ... and one writer's open upgrades
+        pass
     with Memory(folder, config=config, embedder=minilm, read_only=True) as mem:
         _assert_serves_the_release(mem)

@@ -174,6 +174,9 @@ def test_hit_rows_follow_upserts_and_leave_unknown_ids_out() -> None:
         "time_start": T0,
         "time_end": T0,
         "metadata": {},
+        "memory_id": "r0",  # issue 30: a first version is its own memory
+        "valid_from": None,
+        "valid_to": None,
     }
     assert rows["r1"]["time_start"] is None and rows["r1"]["time_end"] is None
     assert rows["new19"]["time_start"] == T0 + timedelta(days=19)

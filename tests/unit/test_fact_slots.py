@@ -395,5 +395,8 @@ def test_the_package_says_what_may_be_imported() -> None:
     exported = set(hymem.facts.__all__)
     assert len(exported) == len(hymem.facts.__all__)  # ruff (RUF022) keeps the order
     assert all(hasattr(hymem.facts, name) for name in exported)
-    public = "Candidate DUP_COSINE Decision DecisionKind Fact Reading decide extract_fact read_fact"
+    public = (
+        "Candidate DUP_COSINE Decision DecisionKind Fact Reading decide extract_fact fact_key "
+        "read_fact"
+    )
     assert exported == set(public.split())
