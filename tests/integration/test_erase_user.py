@@ -69,6 +69,8 @@ def open_memory(folder: Path, server: Any, **kw: Any) -> Memory:
         embedder="hashing",
         llm_cache_dir=str(folder / "llm-cache"),
         sleep_similarity_floor=0.05,
+        # erasure must find the user in the sleep journal too: leave the merges to sleep
+        consolidate_on_write=False,
     )
     return Memory(folder, config=config, embedder=HashingEmbedder(64), **kw)
 
@@ -80,9 +82,7 @@ def fill(mem: Memory, user: str) -> None:
         mem.add(turns, user_id=user, session_id=f"s{i}", timestamp=f"2023-05-0{i + 1}T10:00:00")
     assert mem.flush(user_id=user).error is None
     mem.ask(f"what is my locker code {CANARY[user]}?", user_id=user, depth="light")
-    # the scripted model merges what it is asked about, at write time too (issue 30): take
-    # whichever locker-code memory is active
-    last = next(r for r in mem.get_all(user_id=user).items if "locker code" in r.text)
+    last = next(r for r in mem.get_all(user_id=user).items if "locker code 3" in r.text)
     mem.update(last.id, f"User's locker code is {CANARY[user]} (corrected)", user_id=user)
     mem.sleep(user_id=user)
 
