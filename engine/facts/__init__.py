@@ -3,11 +3,12 @@
 At write time each new summary is compared with the user's few nearest active summaries
 (issue 30). Without a model, this package decides only the clear cases: the same subject and
 relation with a different value (where someone lives or works, their job, age, counts,
-favourites, partner, plans to move) supersedes the old summary, and a summary that adds nothing
-to a neighbour merges into it. Precision comes first, because a wrong fact hides a true summary
-while a missed one only leaves both active: questions, negations, hedges, the past, assistant
-echoes, other people's reports and near-but-unequal values read as no fact, and sleep
-reconciles those later.
+favourites, partner, a planned move or their next trip) supersedes the old summary, and a
+summary stating the same fact as a neighbour merges into it. The text is read clause by clause,
+so the fact may sit in any clause ("Nico has moved on from Coldplay, Wilco is Nico's favourite
+band now"). Precision comes first, because a wrong fact hides a true summary while a missed one
+only leaves both active: questions, negations, hedges, the past, assistant echoes, other
+people's reports and near-but-unequal values read as no fact, and sleep reconciles those later.
 
     extract_fact("User just moved to Porto, the apartment is lovely.")
     # Fact(subject="user", relation="lives_in", value="porto", multi=False)

@@ -2,7 +2,11 @@
 
 The write path hands over the new summary and its few nearest neighbours; the answer is one of
 
-- ``duplicate``: a neighbour already says all of it; the new one merges into that survivor.
+- ``duplicate``: a neighbour states the same fact (same subject, relation and value), or the
+  same words; the new one merges into that survivor, so there is no second active row for one
+  fact. This holds even when the new text adds words ("User moved to Porto, the flat is
+  lovely" after "User lives in Porto"): the caller keeps the more detailed text of the two
+  (`Reading.detail` says what each adds), since a fact stated twice is one memory.
 - ``supersede``: the same subject's same single-valued fact now has another value ("lives_in
   changed: lisbon → porto"); the neighbours holding the old value stop being current.
 - ``stale``: the new summary is itself the old value (a message imported late, older than the
@@ -149,8 +153,8 @@ def _duplicate(
     if reading is not None and old_reading is not None:
         if reading.fact != old_reading.fact:
             return ""  # different facts are never one memory, however alike the words
-        if reading.detail <= old_reading.detail:
-            return f"same fact ({_slot(reading.fact)}: {reading.fact.value}) as"
+        # the same fact is one memory whatever else either text says (see the module docstring)
+        return f"same fact ({_slot(reading.fact)}: {reading.fact.value}) as"
     if content_words(new.text) == content_words(old.text):
         return "same words as"
     cosine = _cosine(new.vector, old.vector)

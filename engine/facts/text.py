@@ -72,7 +72,8 @@ _DAY = r"\d{1,2}(?:st|nd|rd|th)?"
 # One trailing time phrase; `strip_time` removes them from the end until none is left.
 _TIME_TAIL = re.compile(
     r"(?:,?\s+|^)(?:now|nowadays|these days|currently|at the moment|right now|again|still|today|"
-    r"tonight|yesterday|recently|lately|"
+    r"tonight|yesterday|recently|lately|by far|hands down|for sure|of all time|ever|nonstop|"
+    r"non-stop|on repeat|"
     rf"(?:this|last) (?:{_PERIOD}|{_WEEKDAY})|(?:the )?week of .*|"
     rf"on (?:the )?{_DAY} (?:of )?{_MONTH}(?:,? \d{{4}})?|on {_MONTH} {_DAY}(?:,? \d{{4}})?|"
     rf"on (?:the )?{_DAY}|on {_WEEKDAY}|in (?:early |mid |late |mid-)?{_MONTH}(?:,? \d{{4}})?|"
@@ -104,7 +105,7 @@ def clean_value(raw: str) -> str:
     return re.sub(r"\s+", " ", digits(value.lower())).strip()
 
 
-# --- what makes a sentence not a current, single-valued fact --------------------------------
+# --- what makes a clause not a current, single-valued fact ---------------------------------
 
 # Checked case-insensitively.
 _NEGATION = (
@@ -116,41 +117,79 @@ _HEDGE = (
     r"thinking|considering|wondering|hoping|hopes?|wish(?:es)?|wants?|wanted|dreams?|dreaming|"
     r"dreamt|dreamed|imagines?|imagining|pretend(?:s|ing)?|someday|plans?|planning|planned|"
     r"gonna|trying|tries|try|applied|applying|interview(?:s|ed|ing)?|offer(?:s|ed)?|"
-    r"supposed|allegedly|rumou?r(?:ed)?|kidding|joking|fictional|role-?play)\b|"
-    r"\bone day\b|\bgoing to\b|\babout to\b|\bwould like\b|\bthought about\b"
+    r"supposed|supposedly|allegedly|apparently|reportedly|rumou?r(?:ed)?|kidding|joking|"
+    r"fictional|role-?play)\b|"
+    r"\bone day\b|\bgoing to\b|\babout to\b|\bwould like\b|\bthought about\b|"
+    r"\bfingers crossed\b|\bor so\b|"
+    r"\b(?:she|he|they|i) (?:thinks?|believes?|guess(?:es)?|reckons?|claims?)\b|"
+    r"\b(?:she|he|they|i) says?$"
 )
 _PAST = (
     r"\bused to\b|\bformerly\b|\bpreviously\b|\bformer\b|\bex\b|\bex-|\buntil\b|\btill\b|"
     r"\bback then\b|\bat the time\b|\bas a (?:kid|child|teen(?:ager)?)\b|\bgrowing up\b|"
-    r"\bgrew up\b|\bhad\b|'d\b|\bonce\b|\bdied\b|\bpassed away\b|\bput down\b|"
-    r"\b(?:her|his|their|my) late\b"
+    r"\bgrew up\b|'d\b|\bonce\b|\bdied\b|\bpassed away\b|\bput down\b|"
+    r"\b(?:her|his|their|my) late\b|\bor (?:was|were|did)\b|\bback in\b|"
+    # an end after the fact ("got hired by Globex but turned it down")
+    r"\b(?:quit|resigned|declined|turned (?:it|that|them|the \w+) down|(?:got|was) fired|"
+    r"(?:got |was )?laid off|moved (?:away|out)|divorced|broke up|split up|separated)\b"
 )
 _FUTURE = (
     rf"\bnext (?:{_PERIOD}|{_WEEKDAY}|time)\b|\bsoon\b|\btomorrow\b|\bupcoming\b|"
     r"\bstarting (?:next|in|on|from)\b|\bfrom next\b|\bin the future\b|\blater this\b|"
-    r"\bwill\b|'ll\b"
+    r"\bwill\b|'ll\b|\bon the way\b"
 )
-# A second value beside the first, or a value that holds only part of the time.
-_SCOPE = (
-    r"\balso\b|\btoo\b|\bas well\b|\banother\b|\bsecond\b|\bboth\b|\beither\b|\bpart-?time\b|"
-    r"\bside (?:job|gig|hustle)\b|\bextra\b|\bin addition\b|\badditionally\b|\bsometimes\b|"
+# "had": the past in the fact's own clause ("User had two cars"), not in a later one ("turned
+# 45 and had a quiet dinner").
+_HAD = r"\bhad\b"
+# A second value beside the first ("also works at").
+_SECOND = (
+    r"\balso\b|\btoo\b|\bas well\b|\banother\b|\bsecond\b|\bboth\b|\beither\b|\bextra\b|"
+    r"\bin addition\b|\badditionally\b"
+)
+# A value that holds only part of the time, or away from home (a trip, a stay).
+_PART = (
+    r"\bpart-?time\b|\bside (?:job|gig|hustle)\b|\bsometimes\b|"
     r"\boften\b|\busually\b|\boccasionally\b|\bduring\b|\bsummers\b|\bwinters\b|\bweekends\b|"
     r"\bfor the (?:summer|winter|season|holidays?)\b|\btemporar(?:y|ily)\b|\bvisiting\b|"
     r"\bstaying\b|\bpart of the (?:year|week|time)\b|\bhalf (?:of )?the (?:year|time)\b|"
-    rf"\bfor (?:a|an|one|a few|a couple of|several|{NUMBER}) (?:days?|weeks?|months?)\b|"
     r"\bfor the (?:week|month|semester|term)\b|\b(?:trip|conference|semester|exchange|"
-    r"tour|touring|travel(?:l)?ing)\b"
+    r"tour|touring|travel(?:l)?ing)\b|\bfor now\b|\bat least\b|\bfor the (?:time being|moment)\b"
 )
-_BLOCK_ALWAYS = re.compile("|".join((_NEGATION, _HEDGE, _PAST, _SCOPE)), re.IGNORECASE)
-_BLOCK_FUTURE = re.compile(_FUTURE, re.IGNORECASE)
+# A stay of days to months: temporary after "moved to", but a current state after "has been".
+_DURATION = rf"\bfor (?:a|an|one|a few|a couple of|several|{NUMBER}) (?:days?|weeks?|months?)\b"
+_BLOCKS: dict[str, re.Pattern[str]] = {
+    name: re.compile(pattern, re.IGNORECASE)
+    for name, pattern in (
+        ("negation", _NEGATION),
+        ("hedge", _HEDGE),
+        ("past", _PAST),
+        ("had", _HAD),
+        ("second", _SECOND),
+        ("part", _PART),
+        ("duration", _DURATION),
+        ("future", _FUTURE),
+    )
+}
 # Modal verbs are lowercase only: "May" and "Will" are names and months.
-_MODAL = re.compile(r"\b(?:might|may|could|would|should|must|shall)\b")
+_BLOCKS["modal"] = re.compile(r"\b(?:might|may|could|would|should|must|shall)\b")
+BLOCK_KINDS = frozenset(_BLOCKS)
+# Idioms whose negation is emphasis ("can't stop listening to", "couldn't be happier").
+_IDIOMS = re.compile(
+    r"\b(?:can't|cannot|couldn't) (?:stop|get enough)\b|\bcouldn't be happier\b|"
+    r"\bnever been happier\b|\bno doubt\b|\bwithout a doubt\b|\bno question\b|"
+    r"\bno contest\b|\bno wonder\b",
+    re.IGNORECASE,
+)
 
 
-def blocking_phrase(text: str, *, future_ok: bool = False) -> str | None:
+def blocking_phrase(text: str, *, allow: frozenset[str] = frozenset()) -> str | None:
     """The first phrase in `text` that keeps it from stating a current fact (a negation, a
-    hedge, the past, the future unless `future_ok`, a second value), or None."""
-    for pattern in (_BLOCK_ALWAYS, _MODAL) if future_ok else (_BLOCK_ALWAYS, _MODAL, _BLOCK_FUTURE):
+    hedge, the past, the future, a second or part-time value), or None. `allow` names the kinds
+    (`BLOCK_KINDS`) that do not block here: "future" for a plan, "duration" after "has been"."""
+    text = _IDIOMS.sub(" ", text.replace("’", "'"))
+    for kind, pattern in _BLOCKS.items():
+        if kind in allow:
+            continue
         m = pattern.search(text)
         if m is not None:
             return m.group(0)

@@ -104,10 +104,48 @@ PARTNER_ROLES = {
 POSSESSED = (
     wordset(
         """favourite favorite all-time absolute current new home job position role title age
-        little young rescue baby"""
+        little young rescue baby next upcoming"""
     )
     | frozenset(ANIMALS)
     | frozenset(PARTNER_ROLES)
 )
 # Job-title values that are no job ("works as a team", "works as a volunteer").
 NOT_JOBS = wordset("team volunteer well hard usual expected result favour favor hobby one unit")
+# Roles "at" a place that are no employment ("is a regular at Fairmont Cafe").
+NOT_EMPLOYEES = wordset(
+    """member customer volunteer beginner newcomer stranger regular visitor foreigner outsider
+    passenger speaker winner runner student resident patient parent client tenant participant
+    contestant guest user lover follower supporter subscriber attendee believer master pro
+    expert natural wizard genius legend newbie hit star champion whiz ace"""
+)
+# Words that open an announcement, not a speaker's line ("Big news: ...", "Update: ...").
+ANNOUNCEMENTS = wordset(
+    """news update updates guess fyi note ps reminder breaking alert heads psa edit summary
+    context background fact spoiler twist tldr btw correction important aside sidenote
+    side lol wow yay omg oh so well okay ok anyway honestly also plus quick random big huge
+    exciting happy sad bad good great amazing awesome"""
+)
+# Words that open a clause without changing what it says ("So, Keiko moved ...").
+DISCOURSE = wordset(
+    "so well anyway anyways oh okay ok btw honestly basically yeah yes wow lol haha ha"
+)
+# Nouns after "her"/"his"/"my" that make a clause about someone else ("her sister might visit").
+OTHERS = wordset(
+    """sister sisters brother brothers mom mum mother dad father parents kids children son sons
+    daughter daughters friend friends boss husband wife boyfriend girlfriend family neighbour
+    neighbours neighbor neighbors roommate roommates flatmate colleague colleagues coworker
+    coworkers cousin cousins aunt uncle grandma grandmother grandpa grandfather grandparents
+    baby team company landlord doctor therapist nurse teacher manager ex nan granny mom's
+    mother-in-law father-in-law niece nephew godmother stepmom stepdad partner's"""
+)
+# Capitalised words after "moved to" that are departments, not places ("moved to Marketing").
+NOT_PLACES = wordset(
+    """sales marketing engineering finance hr legal support design product operations
+    accounting admin management research it ops security"""
+)
+# Teams that are no employer ("is on the soccer team at Ridgewood High").
+HOBBY_TEAMS = wordset(
+    """soccer football basketball baseball hockey chess debate swim swimming track volleyball
+    rugby cricket tennis netball lacrosse softball rowing cheer cheerleading dance running
+    cycling quiz trivia bowling golf school varsity junior robotics drama"""
+)

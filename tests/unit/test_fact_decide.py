@@ -136,11 +136,25 @@ def test_the_same_fact_adding_nothing_is_a_duplicate() -> None:
     assert d.reason.startswith("same fact") and d.reason.endswith("a")
 
 
-def test_the_same_fact_with_more_detail_is_kept() -> None:
-    # merging it away would lose "the flat is lovely"
+def test_the_same_fact_with_more_detail_is_still_a_duplicate() -> None:
+    # one fact, one active row: the caller keeps the more detailed text of the two
     old = cand("a", "User lives in Porto.", FEB)
     d = decide(cand("n", "User moved to Porto, the flat is lovely.", MAR), [old])
-    assert d.kind == "keep"
+    assert d.kind == "duplicate" and d.target_ids == ("a",)
+    assert d.reason == "same fact (user/lives_in: porto) as a"
+
+
+def test_the_same_fact_in_other_clauses_is_a_duplicate() -> None:
+    old = cand("a", "Nico's favourite band is Wilco.", FEB)
+    new = cand("n", "Nico has moved on from Coldplay, Wilco is Nico's favourite band now.", MAR)
+    d = decide(new, [old])
+    assert d.kind == "duplicate" and d.target_ids == ("a",)
+
+
+def test_a_newer_planned_trip_replaces_the_old_one() -> None:
+    old = cand("a", "Cora: We're planning a trip to Kyoto in April.", JAN)
+    d = decide(cand("n", "Cora booked flights to Lisbon for June.", FEB), [old])
+    assert d == Decision("supersede", ("a",), "plan:trip changed: kyoto → lisbon")
 
 
 def test_the_survivor_is_the_earliest_duplicate() -> None:

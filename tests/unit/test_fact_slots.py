@@ -36,6 +36,7 @@ POSITIVE: list[tuple[str, str, str, str]] = [
     ("Caroline: I moved to Paris.", "caroline", "lives_in", "paris"),
     ("Melanie and family moved to Paris.", "melanie", "lives_in", "paris"),
     ("User lives in Rio de Janeiro.", "user", "lives_in", "rio de janeiro"),
+    ("User, 34, lives in Porto.", "user", "lives_in", "porto"),  # the age in commas is not read
     # works_at
     ("User works at Globex as a designer.", "user", "works_at", "globex"),
     ("User works for Initech.", "user", "works_at", "initech"),
@@ -217,7 +218,6 @@ NEGATIVE = [
     "User is one of the organisers.",
     "User turned 40 pages of her novel.",
     "Porto is 300 years old.",
-    "User, 34, lives in Porto.",
     "User's favourite bands are Radiohead and Muse.",
     "One of User's favourite bands is Radiohead.",
     "It is User's favourite band.",
