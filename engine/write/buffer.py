@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from hymem.types import TurnRecord
+
 
 @dataclass(frozen=True, slots=True)
 class BufferedSegment:
@@ -50,3 +52,13 @@ def plan_flush(
 def buffered_tokens(segments: Sequence[BufferedSegment]) -> int:
     """Tokens currently waiting (for progress reports and `pending`)."""
     return sum(s.tokens for s in segments)
+
+
+def may_flush(pending: Sequence[TurnRecord], tokens: Sequence[int], buffer_tokens: int) -> bool:
+    """Whether `plan_flush` could choose anything, decided without vectors.
+
+    A buffer flushes when its session ends or its tokens reach th. With one session pending
+    and fewer than th tokens in all pending turns, neither can happen whatever the
+    segmentation, so the turns need no embedding yet: one-turn adds stay cheap."""
+    one_session = len({t.session_id for t in pending}) == 1
+    return not one_session or sum(tokens) >= buffer_tokens

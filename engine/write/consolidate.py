@@ -71,11 +71,13 @@ class WriteConsolidation:
         *,
         roles: RolesProvider | None = None,
         embedder: Embedder | None = None,
+        on: bool = True,
     ) -> None:
         self._store = store
         self._clock = clock
         self._roles = roles  # with a model configured, it decides what the rules leave
         self._embedder = embedder
+        self._on = on  # MemoryConfig.consolidate_on_write
         self._written: dict[str, list[SummaryRecord]] = {}
 
     def after_write(self, user_id: str, result: AddResult, guard: WriteGuard) -> None:
@@ -83,7 +85,7 @@ class WriteConsolidation:
         (taken before the right to write, as everywhere), and say so in its `result`. A
         failure here loses nothing (the write is committed): both summaries stay for sleep."""
         written = self._written.pop(user_id, None)
-        if not result.summaries_written:
+        if not (self._on and result.summaries_written):
             return
         try:
             with guard.versions(user_id):
@@ -97,7 +99,8 @@ class WriteConsolidation:
     def committed(self, user_id: str, summaries: Sequence[SummaryRecord]) -> None:
         """The write path's committed summaries (with vectors), so `after_write` need not read
         back what it just wrote."""
-        self._written.setdefault(user_id, []).extend(summaries)
+        if self._on:
+            self._written.setdefault(user_id, []).extend(summaries)
 
     def run(
         self,

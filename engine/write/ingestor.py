@@ -37,7 +37,7 @@ from hymem.metadata import Metadata
 from hymem.time import Clock, parse_time, utcnow
 from hymem.types import AddResult, SegmentRecord, TurnRecord, TurnStatus
 from hymem.validation import check_session_id
-from hymem.write.buffer import BufferedSegment, plan_flush
+from hymem.write.buffer import BufferedSegment, may_flush, plan_flush
 from hymem.write.compression import LLMLinguaCompressor, attention_boundaries, load_compressor
 from hymem.write.consolidate import WriteConsolidation
 from hymem.write.guard import WriteGuard
@@ -92,7 +92,9 @@ class Ingestor:
         self._pending = PendingTurns(store)
         self._summary_vectors = SummaryVectors(embedder, pool=config.pool_summary_vectors)
         self._guard = guard or WriteGuard(store)
-        self._consolidation = WriteConsolidation(store, clock, roles=roles, embedder=embedder)
+        self._consolidation = WriteConsolidation(
+            store, clock, roles=roles, embedder=embedder, on=config.consolidate_on_write
+        )
         self._guard.on_stale(self.forget)  # another worker wrote the user: reload its turns
 
     # --- public ------------------------------------------------------------------------
@@ -154,7 +156,7 @@ class Ingestor:
             )
             result = AddResult(turn_ids=[r.id for r in records], new_turn_ids=list(inserted))
             self._process(user_id, force=False, result=result)
-        self._consolidate(user_id, result)
+        self._consolidation.after_write(user_id, result, self._guard)
         return result
 
     def flush(self, *, user_id: str) -> AddResult:
@@ -162,12 +164,8 @@ class Ingestor:
         with self._guard.writing(user_id), self._lock, self._reload_on_error(user_id):
             result = AddResult()
             self._process(user_id, force=True, result=result)
-        self._consolidate(user_id, result)
+        self._consolidation.after_write(user_id, result, self._guard)
         return result
-
-    def _consolidate(self, user_id: str, result: AddResult) -> None:
-        if self._config.consolidate_on_write:
-            self._consolidation.after_write(user_id, result, self._guard)
 
     def pending(self, *, user_id: str) -> list[TurnRecord]:
         """Turns accepted but not yet stored, in acceptance order."""
@@ -234,7 +232,7 @@ class Ingestor:
             return
         texts = self._summariser_texts(pending)
         tokens = self._token_counts(pending, texts)
-        if not force and not self._may_flush(pending, tokens):
+        if not force and not may_flush(pending, tokens, self._config.buffer_tokens):
             return
         prepared = self._prepare(pending, texts, tokens)
         spans = self._segment(pending, prepared)
@@ -277,15 +275,6 @@ class Ingestor:
             self._pending.forget(user_id)
             log.warning("ingest.commit_failed", user_id=user_id, error=str(exc))
             return -1
-
-    def _may_flush(self, pending: list[TurnRecord], tokens: list[int]) -> bool:
-        """Whether `plan_flush` could choose anything, decided without vectors.
-
-        A buffer flushes when its session ends or its tokens reach th. With one session
-        pending and fewer than th tokens in all pending turns, neither can happen whatever the
-        segmentation, so the turns need no embedding yet: one-turn adds stay cheap."""
-        one_session = len({t.session_id for t in pending}) == 1
-        return not one_session or sum(tokens) >= self._config.buffer_tokens
 
     def _token_counts(self, pending: list[TurnRecord], texts: list[str]) -> list[int]:
         turns = {(t.user_id, t.id): (t, text) for t, text in zip(pending, texts, strict=True)}
@@ -394,8 +383,7 @@ class Ingestor:
             summaries, {k: v for p in parts for k, v in p.sources.items()}
         )
         self._store.commit_segments(user_id, segments, summaries, core_ids)
-        if self._config.consolidate_on_write:
-            self._consolidation.committed(user_id, summaries)
+        self._consolidation.committed(user_id, summaries)
         self._pending.stored(user_id, core_ids)
         self._drop_cached([(user_id, tid) for tid in core_ids])
         result.segments_written.extend(s.id for s in segments)

@@ -25,10 +25,8 @@ from hymem.indexes.dense.cache import (
     DenseCache,
     Entry,
     SummaryLink,
-    hit_rows,
-    top_k,
-    top_k_many,
 )
+from hymem.indexes.dense.scan import hit_rows, top_k, top_k_many
 from hymem.indexes.lance import schema as S
 from hymem.indexes.lance import sql as F
 from hymem.indexes.lance.tables import LanceTables

@@ -19,7 +19,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from hymem.errors import ReadOnlyStoreError, StoreClosedError
 from hymem.filters import Filter
 from hymem.indexes.lance import schema as S
@@ -27,7 +26,8 @@ from hymem.indexes.lexical.index import query_terms
 from hymem.indexes.lexical.sync import PROGRESS_EVERY
 from hymem.indexes.memory.lines import MemoryLines
 from hymem.indexes.memory.manage import check_page_key, erase_from, page_of, withdraw_from
-from hymem.indexes.memory.tables import MemoryTables, hit_row, in_range, utc_record
+from hymem.indexes.memory.search import candidates, nearest_many, nearest_rows
+from hymem.indexes.memory.tables import MemoryTables, hit_row, utc_record
 from hymem.indexes.paging import PageKey
 from hymem.indexes.protocol import ACTIVE_ONLY, SCAN_BATCH_ROWS, Row, RowScope, Vector
 from hymem.indexes.store.commits import check_owner, check_unclaimed, covering_segments
@@ -289,36 +289,12 @@ class InMemoryStore:
 
     # --- search primitives ---------------------------------------------------------------
     def _candidates(self, scope: RowScope) -> list[str]:
-        """Ids of the user's records at the scope's level that pass its status, time and
-        metadata filters (the last by `Filter.matches`, the reference every store is tested
-        against)."""
-        level, filters = scope.level, scope.filters
-        allowed = _statuses(scope.statuses) if level is Level.SUMMARY else None
-        return [
-            rec.id
-            for rec in self._t.of_user(self._t.table(level), scope.user_id)
-            if (allowed is None or scope.admits(rec.status.value, rec.valid_to))
-            and in_range(rec, scope.time_range)
-            and (filters is None or filters.matches(rec.metadata))
-        ]
+        return candidates(self._t, scope)
 
     def dense_rows(self, scope: RowScope, vector: Vector, k: int) -> list[Row]:
-        lock, level, user_id = self._check_open(), scope.level, scope.user_id
         S.check_query_vector(vector, self.dim)
-        with lock:
-            ids = self._candidates(scope)
-            if not ids or k <= 0:
-                return []
-            mat = np.stack([self._t.vectors[(level, user_id, i)] for i in ids])
-            query = np.asarray(vector, dtype=np.float32)
-            norms = np.linalg.norm(mat, axis=1) * float(np.linalg.norm(query))
-            distance = 1.0 - (mat @ query) / np.where(norms == 0.0, 1.0, norms)
-            order = np.argsort(distance, kind="stable")[:k]
-            table = self._t.table(level)
-            return [
-                {**hit_row(level, table[(user_id, ids[n])]), "_distance": float(distance[n])}
-                for n in order
-            ]
+        with self._check_open():
+            return nearest_rows(self._t, scope, vector, k)
 
     def dense_search(self, scope: RowScope, vector: Vector, k: int) -> list[tuple[str, float]]:
         return S.similarities(self.dense_rows(scope, vector, k))
@@ -326,23 +302,10 @@ class InMemoryStore:
     def dense_search_many(
         self, scope: RowScope, vectors: Sequence[Vector], k: int
     ) -> list[list[tuple[str, float]]]:
-        lock, level, user_id = self._check_open(), scope.level, scope.user_id
         for vector in vectors:
             S.check_query_vector(vector, self.dim)
-        with lock:
-            ids = self._candidates(scope)
-            if not ids or k <= 0:
-                return [[] for _ in vectors]
-            mat = np.stack([self._t.vectors[(level, user_id, i)] for i in ids])
-            norms = np.linalg.norm(mat, axis=1)
-            out = []
-            for vector in vectors:
-                query = np.asarray(vector, dtype=np.float32)
-                scale = norms * float(np.linalg.norm(query))
-                distance = 1.0 - (mat @ query) / np.where(scale == 0.0, 1.0, scale)
-                order = np.argsort(distance, kind="stable")[:k]
-                out.append([(ids[n], 1.0 - float(distance[n])) for n in order])
-            return out
+        with self._check_open():
+            return nearest_many(self._t, scope, vectors, k)
 
     def lexical_search(self, scope: RowScope, text: str, k: int) -> list[tuple[str, float]]:
         with self._check_open():

@@ -13,11 +13,10 @@ from hymem.indexes.dense.cache import (
     Columns,
     DenseCache,
     SummaryLink,
-    hit_rows,
     new_entry,
-    top_k,
     unit_rows,
 )
+from hymem.indexes.dense.scan import hit_rows, top_k
 from hymem.time import micros
 
 T0 = datetime(2024, 1, 1)

@@ -1,0 +1,166 @@
+"""Reads of a loaded dense-cache entry: the rows of given ids, the filter mask of a scope, and
+the exact top k of one or many query vectors (`hymem.indexes.dense.cache` holds the entries;
+these functions read one under its lock)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+from hymem.filters import Filter
+from hymem.indexes.dense.cache import (
+    STATUS_CODES,
+    STATUS_NAMES,
+    Entry,
+    SummaryLink,
+    unit_rows,
+)
+from hymem.indexes.filter_compile import mask as meta_mask
+from hymem.indexes.protocol import TimeRange
+from hymem.time import micros
+from hymem.types import SummaryStatus
+
+
+def hit_rows(entry: Entry, user_id: str, ids: Sequence[str], *, summary: bool) -> dict[str, dict]:
+    """The rows of `ids` the entry holds, with the columns LanceDB would return for a hit
+    (`protocol.HIT_COLUMNS`); ids it does not hold are left out, as a lookup would. Times
+    are converted in one numpy call per column (per row, they were a third of the time)."""
+    out: dict[str, dict] = {}
+    with entry.lock:
+        n = entry.n
+        found = [(item, at) for item in ids if (at := entry.pos.get(item)) is not None and at < n]
+        if not found:
+            return out
+        at_rows = np.fromiter((at for _, at in found), dtype=np.int64, count=len(found))
+        starts = _datetimes(entry.lo[at_rows], entry.has_start[at_rows])
+        ends = _datetimes(entry.hi[at_rows], entry.has_end[at_rows])
+        metas = entry.interner.metas
+        for (item, at), start, end in zip(found, starts, ends, strict=True):
+            row: dict[str, Any] = {
+                "id": item,
+                "user_id": user_id,
+                "text": entry.text[at],
+                "time_start": start,
+                "time_end": end,
+                "metadata": dict(metas[entry.meta_ids[at]]),
+            }
+            if summary:
+                link: SummaryLink = entry.link[at]
+                row["segment_id"] = link.segment_id
+                row["source_turn_ids"] = list(link.source_turn_ids)
+                row["attribution"] = link.attribution
+                row["status"] = STATUS_NAMES[int(entry.status[at])]
+                row["memory_id"] = link.memory_id or item
+                row["valid_from"] = link.valid_from
+                row["valid_to"] = link.valid_to
+            else:
+                row["turn_ids"] = list(entry.link[at] or [])
+            out[item] = row
+    return out
+
+
+def _datetimes(values: np.ndarray, present: np.ndarray) -> list[datetime | None]:
+    """Naive UTC datetimes of microsecond values (None where absent)."""
+    stamps = values.astype("datetime64[us]").tolist()
+    return [s if ok else None for s, ok in zip(stamps, present.tolist(), strict=True)]
+
+
+def filter_mask(
+    entry: Entry,
+    n: int,
+    statuses: Sequence[str] | None,
+    time_range: TimeRange | None,
+    filters: Filter | None = None,
+    valid_at: datetime | None = None,
+) -> np.ndarray | None:
+    """Rows [0, n) that pass the filters, with the SQL filters' semantics
+    (`indexes.filters.time_overlap`: undated rows never match a bounded range; metadata:
+    `Filter.matches`; statuses and validity: `RowScope.admits`); None = all. The caller
+    holds entry.lock."""
+    mask: np.ndarray | None = None
+    if statuses is not None:
+        codes = [STATUS_CODES[SummaryStatus(s).value] for s in statuses]
+        mask = np.isin(entry.status[:n], np.asarray(codes, dtype=np.int8))
+        if valid_at is not None:
+            ended = entry.status[:n] == STATUS_CODES[SummaryStatus.SUPERSEDED.value]
+            mask |= ended & (entry.valid_to[:n] > micros(valid_at))
+    if time_range is not None and (time_range[0] is not None or time_range[1] is not None):
+        since, until = time_range
+        ok = entry.dated[:n].copy()
+        if since is not None:
+            ok &= entry.hi[:n] >= micros(since)
+        if until is not None:
+            ok &= entry.lo[:n] <= micros(until)
+        mask = ok if mask is None else mask & ok
+    if filters is not None:
+        ok = meta_mask(filters, entry.meta_ids[:n], entry.interner.metas)
+        mask = ok if mask is None else mask & ok
+    return mask
+
+
+def top_k(
+    entry: Entry,
+    vector: Sequence[float] | np.ndarray,
+    k: int,
+    statuses: Sequence[str] | None,
+    time_range: TimeRange | None,
+    filters: Filter | None = None,
+    valid_at: datetime | None = None,
+) -> list[tuple[str, float]]:
+    """(id, cosine distance) of the k nearest rows passing the filters, nearest first; ties in
+    row order (the order rows were stored in)."""
+    with entry.lock:  # a consistent snapshot: rows [0, n) are never rewritten by an append
+        n, ids, mat = entry.n, entry.ids, entry.mat
+        mask = filter_mask(entry, n, statuses, time_range, filters, valid_at)
+    if n == 0 or k <= 0:
+        return []
+    q = np.asarray(vector, dtype=np.float32)
+    norm = float(np.linalg.norm(q))
+    sims = mat[:n] @ (q / norm if norm else q)
+    if mask is not None:
+        sims = np.where(mask, sims, -np.inf)
+        k = min(k, int(np.count_nonzero(mask)))
+    if k <= 0:
+        return []
+    k = min(k, n)
+    part = np.argpartition(-sims, k - 1)[:k] if k < n else np.arange(n)
+    order = part[np.lexsort((part, -sims[part]))]
+    return [(ids[i], float(1.0 - sims[i])) for i in order]
+
+
+def top_k_many(
+    entry: Entry,
+    vectors: Sequence[Sequence[float] | np.ndarray],
+    k: int,
+    statuses: Sequence[str] | None,
+    time_range: TimeRange | None,
+    filters: Filter | None = None,
+    valid_at: datetime | None = None,
+) -> list[list[tuple[str, float]]]:
+    """`top_k` of each vector, from one matrix product (same order and ties)."""
+    with entry.lock:
+        n, ids, mat = entry.n, entry.ids, entry.mat
+        mask = filter_mask(entry, n, statuses, time_range, filters, valid_at)
+    if not len(vectors):
+        return []
+    if n == 0 or k <= 0:
+        return [[] for _ in vectors]
+    q = unit_rows(np.asarray(vectors, dtype=np.float32))
+    sims = q @ mat[:n].T
+    if mask is not None:
+        sims = np.where(mask[None, :], sims, -np.inf)
+        k = min(k, int(np.count_nonzero(mask)))
+    if k <= 0:
+        return [[] for _ in vectors]
+    k = min(k, n)
+    out = []
+    for row in sims:
+        part = np.argpartition(-row, k - 1)[:k] if k < n else np.arange(n)
+        order = part[np.lexsort((part, -row[part]))]
+        out.append([(ids[i], float(1.0 - row[i])) for i in order])
+    return out
+
+
+__all__ = ["filter_mask", "hit_rows", "top_k", "top_k_many"]
