@@ -69,8 +69,9 @@ from hymem.read.scheduler import (
     Step,
     schedule,
 )
+from hymem.search.hybrid import Ranked
 from hymem.search.scope import SearchScope
-from hymem.types import Hit, Level, RoleUsage
+from hymem.types import Hit, Level, RoleUsage, SummaryStatus
 
 # What each reading role costs per call (the reader's usage tests count on 12 tokens a call).
 USAGE = RoleUsage(calls=1, prompt_tokens=10, completion_tokens=2)
@@ -364,6 +365,52 @@ class FakeSearcher:
         self.levels.append(scope.level)
         self.time_ranges.append(scope.time_range)
         return [h for h in self.hits if h.level == scope.level][: scope.k]
+
+    def rank(
+        self,
+        query: str,
+        scope: SearchScope,
+        vector: Any,
+        *,
+        also: Sequence[Any] = (),
+        also_k: int = 0,
+    ) -> Ranked:
+        """`find`'s first hits as a ranking of ids (every branch agreeing), the same list for
+        each further vector."""
+        found = self.find(query, scope, vector)
+        pairs = [(h.id, 1.0 / n) for n, h in enumerate(found, start=1)]
+        return Ranked(
+            level=scope.level,
+            fused=pairs,
+            dense={i: (n, s) for n, (i, s) in enumerate(pairs, start=1)},
+            lexical={},
+            also=[pairs[:also_k] for _ in also],
+            degraded=False,
+        )
+
+    def rows(self, scope: SearchScope, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """The hits of `ids` as the store's hit rows."""
+        wanted = set(ids)
+        return {
+            h.id: {
+                "id": h.id,
+                "user_id": h.user_id,
+                "text": h.text,
+                "segment_id": h.segment_id,
+                "source_turn_ids": list(h.turn_ids),
+                "turn_ids": list(h.turn_ids),
+                "attribution": h.attribution,
+                "time_start": h.time_start,
+                "time_end": h.time_end,
+                "status": (h.status or SummaryStatus.ACTIVE).value,
+                "metadata": dict(h.metadata),
+                "memory_id": h.memory_id,
+                "valid_from": h.valid_from,
+                "valid_to": h.valid_to,
+            }
+            for h in self.hits
+            if h.level == scope.level and h.id in wanted and h.user_id == scope.user_id
+        }
 
 
 class WordTokens(HashingEmbedder):

@@ -60,8 +60,10 @@ def estimate_tokens(text: str) -> int:
     return sum(1 + (len(tok) - 1) // 8 for tok in _WORDS.findall(text))
 
 
+@functools.lru_cache(maxsize=65_536)
 def count_tokens(text: str) -> int:
-    """Number of tokens in `text` (no special tokens)."""
+    """Number of tokens in `text` (no special tokens). Cached: the light path counts the
+    same stored summaries ask after ask."""
     if not text:
         return 0
     with _lock:

@@ -17,9 +17,8 @@ Each piece and its alternatives were measured before it was kept (`benchmarks/la
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from hymem.search.anchors import Anchors
 from hymem.search.fusion import reciprocal_rank_fusion
 from hymem.types import Hit
 
@@ -31,31 +30,34 @@ SEGMENT_WEIGHT = 0.5
 
 
 def light_ranking(
-    summaries: Sequence[Hit], segments: Sequence[Hit], aspect: Sequence[Hit], anchors: Anchors
-) -> list[tuple[Hit, float]]:
-    """Summaries best first with their fused score (the hits as found: `fill_tokens` stamps
-    the score on the few it reads)."""
-    seg_rank = {h.id: n for n, h in enumerate(segments, start=1)}
+    hybrid: Sequence[str],
+    segments: Sequence[str],
+    aspect: Sequence[str],
+    named: Sequence[str],
+    segment_of: Mapping[str, str],
+) -> list[tuple[str, float]]:
+    """Summary ids best first with their fused score, from the four lists as ids: the hybrid
+    ranking, the segment ranking (each hybrid summary at its segment's rank, `segment_of`),
+    the aspect's dense ranking and its anchor-named part. Ids only, so rows are read for the
+    few hits the budget takes, not for every candidate."""
+    seg_rank = {s: n for n, s in enumerate(segments, start=1)}
     by_segment = sorted(
-        (h for h in summaries if h.segment_id in seg_rank), key=lambda h: seg_rank[h.segment_id]
+        (i for i in hybrid if segment_of.get(i) in seg_rank), key=lambda i: seg_rank[segment_of[i]]
     )
-    named = [h.id for h in aspect if anchors.names and anchors.named_in(h.text)]
-    fused = reciprocal_rank_fusion(
-        [[h.id for h in summaries], [h.id for h in by_segment], [h.id for h in aspect], named],
+    return reciprocal_rank_fusion(
+        [list(hybrid), by_segment, list(aspect), list(named)],
         k=LIGHT_RRF_K,
         weights=[1.0, SEGMENT_WEIGHT, 1.0, 1.0],
     )
-    hits = {h.id: h for h in aspect}
-    hits.update((h.id, h) for h in summaries)  # a hybrid hit carries both branches' ranks
-    return [(hits[i], score) for i, score in fused]
 
 
 def fill_tokens(
-    ranked: Sequence[tuple[Hit, float]], budget: int, count: Callable[[str], int]
+    ranked: Iterable[tuple[Hit, float]], budget: int, count: Callable[[str], int]
 ) -> list[Hit]:
     """Hits by rank, each adding a source turn, until the next would pass `budget` tokens
     of text (a first hit over the budget alone is skipped, not read whole); each read hit's
-    `fused_score` is its light rank's."""
+    `fused_score` is its light rank's. `ranked` may be lazy: it is read only as far as the
+    budget goes."""
     out: list[Hit] = []
     seen: set[str] = set()
     used = 0

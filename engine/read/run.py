@@ -8,7 +8,7 @@ segment read is checked against `user_id` again before its text reaches a prompt
 from __future__ import annotations
 
 import time
-from collections.abc import Generator, Iterator
+from collections.abc import Generator, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from datetime import datetime
@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 import numpy as np
 from hymem.embedders import Embedder
-from hymem.indexes.protocol import Storage, Vector
+from hymem.indexes.protocol import Row, Storage, Vector
 from hymem.llm.pool import map_concurrent
 from hymem.llm.roles import ContextItem, RoleResult, Roles, RolesProvider
 from hymem.llm.tokens import count_tokens
@@ -47,6 +47,7 @@ from hymem.read.scheduler import (
 )
 from hymem.read.traces import RoundIds
 from hymem.search.anchors import capitalised, find_anchors
+from hymem.search.hybrid import Ranked
 from hymem.search.scope import SearchScope
 from hymem.types import Hit, Level, SegmentRecord, Usage
 
@@ -54,11 +55,24 @@ log = get_logger("hymem.read.run")
 
 
 class VectorSearcher(Protocol):
-    """The one search the reader runs (`HybridSearcher.find` in a Memory, a fake in unit
-    tests): a checked scope, and the query's vector, embedded once per ask by the reader and
-    reused across rounds."""
+    """The searches the reader runs (`HybridSearcher` in a Memory, a fake in unit tests): a
+    checked scope, and the query's vector, embedded once per ask by the reader and reused
+    across rounds. `rank` and `rows` let the light path rank hundreds of candidates as ids
+    and read rows only for those it fuses and reads."""
 
     def find(self, query: str, scope: SearchScope, vector: Vector | None = None) -> list[Hit]: ...
+
+    def rank(
+        self,
+        query: str,
+        scope: SearchScope,
+        vector: Vector,
+        *,
+        also: Sequence[Vector] = (),
+        also_k: int = 0,
+    ) -> Ranked: ...
+
+    def rows(self, scope: SearchScope, ids: Sequence[str]) -> dict[str, Row]: ...
 
 
 def to_item(hit: Hit) -> ContextItem:
@@ -157,26 +171,64 @@ class Run:
         self.round(index).light_hits = hits
         return hits
 
-    def _light_ranking(self, query: str) -> list[tuple[Hit, float]]:
-        self._embed_all([query, capitalised(query).aspect])  # one batch: the likely aspect
-        summaries = self.search(query, LIGHT_POOL)
-        segments = self.search(query, LIGHT_SEGMENTS, Level.SEGMENT)
-        anchors = find_anchors(query, [h.text for h in summaries])
-        # no anchor: the aspect is the question, whose dense ranking the hybrid one holds
-        aspect = self.dense(anchors.aspect, LIGHT_ASPECT) if anchors.names else []
-        return light_ranking(summaries, segments, aspect, anchors)
+    def _light_ranking(self, query: str) -> Iterator[tuple[Hit, float]]:
+        """The fused light rank (`hymem.read.light`), lazily as hits: candidates are ranked
+        as ids, rows read once for the hybrid pool and the aspect list (their texts find the
+        anchors), and a `Hit` is built only for what `fill_tokens` reads."""
+        likely = capitalised(query)
+        self._embed_all([query, likely.aspect])  # one batch: the likely aspect
+        pool_scope = self._scope.sized(LIGHT_POOL, Level.SUMMARY)
+        vector = self._vectors[query]
+        ranked = self._searcher.rank(
+            query, pool_scope, vector, also=[self._vectors[likely.aspect]], also_k=LIGHT_ASPECT
+        )
+        segments = self._searcher.rank(
+            query, self._scope.sized(LIGHT_SEGMENTS, Level.SEGMENT), vector
+        )
+        rows = self._searcher.rows(pool_scope, [i for i, _ in ranked.fused[:LIGHT_POOL]])
+        hybrid = self._with_rows([i for i, _ in ranked.fused], LIGHT_POOL, rows, pool_scope)
+        anchors = find_anchors(query, [rows[i]["text"] for i in hybrid])
+        pairs: list[tuple[str, float]] = []
+        if anchors.names:  # no anchor: the aspect is the question, whose ranking hybrid holds
+            same = anchors.aspect == likely.aspect
+            pairs = ranked.also[0] if same else self._dense_ids(anchors.aspect, LIGHT_ASPECT)
+            rows.update(self._searcher.rows(pool_scope, [i for i, _ in pairs if i not in rows]))
+        aspect = [i for i, _ in pairs if i in rows]
+        named = [i for i in aspect if anchors.named_in(rows[i]["text"])]
+        segment_of = {i: rows[i]["segment_id"] for i in hybrid}
+        fused = light_ranking(
+            hybrid, [i for i, _ in segments.fused[:LIGHT_SEGMENTS]], aspect, named, segment_of
+        )
+        pool = set(hybrid)  # a hit outside the hybrid pool shows its aspect rank
+        by_aspect = Ranked(Level.SUMMARY, [], {i: (n, s) for n, (i, s) in enumerate(pairs, 1)})
+        for item, score in fused:
+            yield (ranked if item in pool else by_aspect).hit(rows[item], score), score
+
+    def _with_rows(
+        self, ids: list[str], n: int, rows: dict[str, Row], scope: SearchScope
+    ) -> list[str]:
+        """The first `n` of `ids` the store holds rows for, reading further rows only when
+        an id had none (a lexical hit the table no longer holds is never served)."""
+        kept = [i for i in ids[:n] if i in rows]
+        at = n
+        while len(kept) < n and at < len(ids):
+            more = ids[at : at + n - len(kept)]
+            rows.update(self._searcher.rows(scope, more))
+            kept += [i for i in more if i in rows]
+            at += len(more)
+        return kept
+
+    def _dense_ids(self, query: str, k: int) -> list[tuple[str, float]]:
+        """The top k summaries by the query's vector alone, as (id, cosine similarity)."""
+        self._embed_all([query])
+        scope = replace(self._scope.sized(k, Level.SUMMARY), mode="dense")
+        dense = self._searcher.rank(query, scope, self._vectors[query]).dense
+        return [(i, sim) for i, (_, sim) in dense.items()][:k]  # dicts keep rank order
 
     def _embed_all(self, queries: list[str]) -> None:
         new = [q for q in dict.fromkeys(queries) if q not in self._vectors]
         if new:
             self._vectors.update(zip(new, self._embedder.embed(new), strict=True))
-
-    def dense(self, query: str, k: int) -> list[Hit]:
-        """The top k summaries by the query's vector alone (embedded once per ask)."""
-        self._embed_all([query])
-        vector = self._vectors[query]
-        scope = replace(self._scope.sized(k, Level.SUMMARY), mode="dense")
-        return [h for h in self._searcher.find(query, scope, vector) if h.user_id == self.user_id]
 
     def candidates(self, index: int, query: str, n: int) -> list[Hit]:
         """Summaries and segments fused (`hymem.read.candidates`): no segment is unreachable."""

@@ -12,7 +12,7 @@ k = 60 (5 to 20 were within a point of each other; benchmarks/RESULTS.md).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 DEFAULT_RRF_K = 20
 
@@ -37,13 +37,22 @@ def reciprocal_rank_fusion(
     scores: dict[str, float] = {}
     best_rank: dict[str, int] = {}
     for ranking, weight in zip(rankings, weights, strict=True):
-        seen: set[str] = set()
-        for rank, item in enumerate(ranking, start=1):
-            if item in seen:
-                continue
-            seen.add(item)
-            scores[item] = scores.get(item, 0.0) + weight / (k + rank)
-            if rank < best_rank.get(item, rank + 1):
+        unique = dict.fromkeys(ranking)
+        if len(unique) == len(ranking):  # the usual case: ranks are positions
+            ranked: Iterable[tuple[int, str]] = enumerate(unique, start=1)
+        else:  # a repeat counts at its first position; later items keep their positions
+            first: dict[str, int] = {}
+            for rank, item in enumerate(ranking, start=1):
+                first.setdefault(item, rank)
+            ranked = ((rank, item) for item, rank in first.items())
+        for rank, item in ranked:
+            score = weight / (k + rank)
+            if item in scores:
+                scores[item] += score
+                if rank < best_rank[item]:
+                    best_rank[item] = rank
+            else:
+                scores[item] = score
                 best_rank[item] = rank
     return sorted(scores.items(), key=lambda kv: (-kv[1], best_rank[kv[0]], kv[0]))
 

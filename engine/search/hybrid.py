@@ -18,8 +18,9 @@ API edge (`hymem.search.scope`) and checks nothing again; `search(query, **argum
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -47,6 +48,28 @@ SEARCH_THREADS = 4
 _LexicalResult = tuple[list[tuple[str, float]], dict[str, Row], bool]
 
 log = get_logger("hymem.search.hybrid")
+
+
+@dataclass(frozen=True, slots=True)
+class Ranked:
+    """One query's hybrid ranking as ids, before any row is read: the fused ids best first,
+    each branch's (rank, score) by id, the dense rankings of the further vectors searched in
+    the same scan (`also`), and whether the lexical index was unusable. A caller that reads
+    only the top few reads only their rows (`HybridSearcher.rows`, `Ranked.hit`)."""
+
+    level: Level
+    fused: list[tuple[str, float]]
+    dense: dict[str, tuple[int, float]]  # id -> (rank, cosine similarity)
+    lexical: dict[str, tuple[int, float]] = field(default_factory=dict)  # id -> (rank, BM25)
+    also: list[list[tuple[str, float]]] = field(default_factory=list)
+    degraded: bool = False
+
+    def hit(self, row: Row, fused: float) -> Hit:
+        """The hit of one row of this ranking, with its branch ranks and scores."""
+        d_rank, d_sim = self.dense.get(row["id"], (None, None))
+        l_rank, l_score = self.lexical.get(row["id"], (None, None))
+        hit = _hit(self.level, row, fused, d_rank, l_rank, l_score, similarity=d_sim)
+        return hit.model_copy(update={"lexical_unavailable": True}) if self.degraded else hit
 
 
 def candidate_depth(k: int, factor: int = DEPTH_FACTOR, floor: int = MIN_CANDIDATES) -> int:
@@ -156,6 +179,55 @@ class HybridSearcher:
             hits = [h.model_copy(update={"lexical_unavailable": True}) for h in hits]
         return hits
 
+    def rank(
+        self,
+        query: str,
+        scope: SearchScope,
+        vector: Vector,
+        *,
+        also: Sequence[Vector] = (),
+        also_k: int = 0,
+    ) -> Ranked:
+        """`find`'s ranking as ids, no row read: the fused list holds every candidate (an id
+        the lexical index still holds but the table lost is dropped only when its row is
+        read). `also`: further vectors ranked by the same dense scan, `also_k` deep each (the
+        light path's aspect)."""
+        depth = candidate_depth(scope.k, self.depth_factor, self.min_candidates)
+        rows_scope = scope.rows()
+        lex_future: Future[tuple[list[tuple[str, float]], bool]] | None = None
+        if scope.mode != "dense" and query.strip():
+            lex_future = self._pool.submit(self._lexical_ids, rows_scope, query, depth)
+        try:
+            vectors = [vector, *also] if scope.mode != "lexical" else list(also)
+            deep = max(depth, also_k) if also else depth
+            found = self.store.dense_search_many(rows_scope, vectors, deep) if vectors else []
+        except BaseException:
+            if lex_future is not None:
+                lex_future.cancel()
+            raise
+        lexical, degraded = lex_future.result() if lex_future is not None else ([], False)
+        dense = found[0][:depth] if scope.mode != "lexical" else []
+        rest = found[1:] if scope.mode != "lexical" else found
+        dense_ids, lex_ids = [i for i, _ in dense], [i for i, _ in lexical]
+        return Ranked(
+            level=scope.level,
+            fused=reciprocal_rank_fusion([dense_ids, lex_ids], k=self.rrf_k),
+            dense={i: (n, sim) for n, (i, sim) in enumerate(dense, start=1)},
+            lexical={i: (n, score) for n, (i, score) in enumerate(lexical, start=1)},
+            also=[ranking[:also_k] for ranking in rest],
+            degraded=degraded,
+        )
+
+    def rows(self, scope: SearchScope, ids: Sequence[str]) -> dict[str, Row]:
+        """The hit rows of `ids` at the scope's level (ids the store lacks are left out)."""
+        return self.store.hydrate(scope.user_id, scope.level, ids)
+
+    def _lexical_ids(
+        self, scope: RowScope, query: str, depth: int
+    ) -> tuple[list[tuple[str, float]], bool]:
+        lexical = self.store.lexical_search(scope, query, depth)
+        return lexical, self.store.lexical_unavailable
+
     def _lexical_branch(self, scope: RowScope, query: str, depth: int) -> _LexicalResult:
         lexical = self.store.lexical_search(scope, query, depth)
         degraded = self.store.lexical_unavailable
@@ -198,8 +270,12 @@ def _hit(
     d_rank: int | None,
     l_rank: int | None,
     l_score: float | None,
+    *,
+    similarity: float | None = None,
 ) -> Hit:
     distance = row.get("_distance")
+    if similarity is None and distance is not None and d_rank is not None:
+        similarity = 1.0 - float(distance)
     return Hit(
         level=level,
         id=row["id"],
@@ -212,7 +288,7 @@ def _hit(
         time_end=row.get("time_end"),
         status=SummaryStatus(row["status"]) if level is Level.SUMMARY else None,
         metadata=row.get("metadata") or {},
-        dense_score=None if distance is None or d_rank is None else 1.0 - float(distance),
+        dense_score=similarity,
         lexical_score=l_score,
         dense_rank=d_rank,
         lexical_rank=l_rank,
@@ -228,6 +304,7 @@ __all__ = [
     "MIN_CANDIDATES",
     "SEARCH_THREADS",
     "HybridSearcher",
+    "Ranked",
     "SearchMode",
     "SearchScope",
     "Vector",

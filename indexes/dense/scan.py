@@ -22,6 +22,8 @@ from hymem.indexes.protocol import TimeRange
 from hymem.time import micros
 from hymem.types import SummaryStatus
 
+GEMV_MAX = 3
+
 
 def hit_rows(entry: Entry, user_id: str, ids: Sequence[str], *, summary: bool) -> dict[str, dict]:
     """The rows of `ids` the entry holds, with the columns LanceDB would return for a hit
@@ -82,7 +84,10 @@ def filter_mask(
     mask: np.ndarray | None = None
     if statuses is not None:
         codes = [STATUS_CODES[SummaryStatus(s).value] for s in statuses]
-        mask = np.isin(entry.status[:n], np.asarray(codes, dtype=np.int8))
+        if len(codes) == 1:  # the usual scope (active only): a third of np.isin's time
+            mask = entry.status[:n] == codes[0]
+        else:
+            mask = np.isin(entry.status[:n], np.asarray(codes, dtype=np.int8))
         if valid_at is not None:
             ended = entry.status[:n] == STATUS_CODES[SummaryStatus.SUPERSEDED.value]
             mask |= ended & (entry.valid_to[:n] > micros(valid_at))
@@ -148,15 +153,17 @@ def top_k_many(
     if n == 0 or k <= 0:
         return [[] for _ in vectors]
     q = unit_rows(np.asarray(vectors, dtype=np.float32))
-    sims = q @ mat[:n].T
+    # a few queries: one matrix-vector product each (at 10k rows two cost 0.7 ms, their
+    # matrix product 1.9); past GEMV_MAX the matrix product wins (32: 2.8 against 11.9 ms)
+    rows = list(q @ mat[:n].T) if len(q) > GEMV_MAX else [mat[:n] @ v for v in q]
     if mask is not None:
-        sims = np.where(mask[None, :], sims, -np.inf)
+        rows = [np.where(mask, sims, -np.inf) for sims in rows]
         k = min(k, int(np.count_nonzero(mask)))
     if k <= 0:
         return [[] for _ in vectors]
     k = min(k, n)
     out = []
-    for row in sims:
+    for row in rows:
         part = np.argpartition(-row, k - 1)[:k] if k < n else np.arange(n)
         order = part[np.lexsort((part, -row[part]))]
         out.append([(ids[i], float(1.0 - row[i])) for i in order])

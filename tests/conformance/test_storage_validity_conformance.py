@@ -4,6 +4,7 @@ write-time consolidation uses. Runs once per store kit, like the rest of the con
 
 from __future__ import annotations
 
+import itertools
 from datetime import timedelta
 
 import pytest
@@ -107,12 +108,16 @@ def test_summaries_are_read_by_memory_id_and_by_fact_key(storage_kit: StorageKit
 def test_the_batched_dense_search_equals_one_search_per_vector(storage_kit: StorageKit) -> None:
     _facts(storage_kit)
     store = storage_kit.store
-    queries = [vec(t) for t in ("Ann lives in Porto", "a dog named Rex", "nothing alike")]
-    for scope in (RowScope("u"), RowScope("u", statuses=None), RowScope("u", level=Level.SEGMENT)):
-        many = store.dense_search_many(scope, queries, 2)
-        one = [store.dense_search(scope, q, 2) for q in queries]
+    texts = ("Ann lives in Porto", "a dog named Rex", "nothing alike", "Lisbon", "a cat", "Rex")
+    queries = [vec(t) for t in texts]
+    scopes = (RowScope("u"), RowScope("u", statuses=None), RowScope("u", level=Level.SEGMENT))
+    # a few vectors are scanned one product each, many in one matrix product: both agree
+    for scope, batch in itertools.product(scopes, (queries[:2], queries)):
+        many = store.dense_search_many(scope, batch, 2)
+        one = [store.dense_search(scope, q, 2) for q in batch]
         assert [[i for i, _ in hits] for hits in many] == [[i for i, _ in hits] for hits in one]
         for a, b in zip(many, one, strict=True):
             assert [s for _, s in a] == pytest.approx([s for _, s in b], abs=1e-5)
+    queries = queries[:3]
     assert store.dense_search_many(RowScope("nobody"), queries, 2) == [[], [], []]
     assert store.dense_search_many(RowScope("u"), [], 2) == []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from hymem.indexes.protocol import RowScope
 from hymem.indexes.store.store import Store
 from hymem.search.fusion import DEFAULT_RRF_K
 from hymem.search.hybrid import HybridSearcher
+from hymem.search.scope import search_scope
 from hymem.types import Level, StatusChange, SummaryStatus
 
 from tests.fixtures_store import commit_texts, make_records, make_turns, open_store
@@ -88,6 +90,23 @@ def test_hits_carry_scores_ranks_and_links(searcher: HybridSearcher) -> None:
     assert top.fused_score == pytest.approx(2 / (DEFAULT_RRF_K + 1))
     assert top.time_start == datetime(2023, 5, 8, 13, 56)
     assert [h.fused_score for h in hits] == sorted((h.fused_score for h in hits), reverse=True)
+
+
+def test_the_id_ranking_is_the_ranking_find_serves(searcher: HybridSearcher) -> None:
+    """Issue #29: the light path ranks by ids (`rank`) and reads rows for the few it keeps;
+    the hits it builds are the hits `find` returns, rank for rank and score for score."""
+    for query, level in (("support group", Level.SUMMARY), ("lake sunrise", Level.SEGMENT)):
+        scope = search_scope(query, user_id="alice", k=3, level=level)
+        vector = searcher.embedder.embed([query])[0]
+        found = searcher.find(query, scope, vector)
+        ranked = searcher.rank(query, scope, vector, also=[vector], also_k=2)
+        rows = searcher.rows(scope, [i for i, _ in ranked.fused])
+        built = [ranked.hit(rows[i], score) for i, score in ranked.fused[: scope.k]]
+        assert built == found
+        assert [i for i, _ in ranked.also[0]] == [i for i, _ in ranked.fused if i in ranked.dense][
+            :2
+        ]
+        assert searcher.rows(replace(scope, user_id="bob"), [h.id for h in found]) == {}
 
 
 def test_stemming_matches_inflections(searcher: HybridSearcher) -> None:

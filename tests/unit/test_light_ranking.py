@@ -81,15 +81,18 @@ def test_fill_reads_by_rank_within_the_budget_and_skips_repeated_sources() -> No
 
 
 def test_the_light_rank_fuses_segments_aspect_and_the_anchor_named() -> None:
-    summaries = [
-        _hit("s1", "Bo likes tea", ["t1"], "g1"),
-        _hit("s2", "Ann likes art", ["t2"], "g2"),
-    ]
-    segments = [_hit("g2", "raw", ["t2"], "g2")]
-    aspect = [_hit("s3", "Ann paints with her kids", ["t3"], "g3"), summaries[0]]
-    ranked = light_ranking(summaries, segments, aspect, Anchors(("Ann",), "paints"))
-    ids = [h.id for h, _ in ranked]
+    texts = {"s1": "Bo likes tea", "s2": "Ann likes art", "s3": "Ann paints with her kids"}
+    anchors = Anchors(("Ann",), "paints")
+    aspect = ["s3", "s1"]
+    named = [i for i in aspect if anchors.named_in(texts[i])]
+    segment_of = {"s1": "g1", "s2": "g2"}
+    ranked = light_ranking(["s1", "s2"], ["g2"], aspect, named, segment_of)
     # s3: first by aspect and first named; s1: first by the question and second by aspect;
     # s2: second by the question, its segment first (at half weight)
-    assert ids == ["s3", "s1", "s2"]
+    assert [i for i, _ in ranked] == ["s3", "s1", "s2"]
     assert [s for _, s in ranked] == sorted((s for _, s in ranked), reverse=True)
+
+
+def test_a_summary_whose_segment_was_not_found_takes_no_segment_rank() -> None:
+    ranked = dict(light_ranking(["s1", "s2"], ["g9"], [], [], {"s1": "g1", "s2": "g2"}))
+    assert ranked["s1"] > ranked["s2"]  # the hybrid order alone
