@@ -190,9 +190,16 @@ class Storage(Protocol):
         segments: Sequence[SegmentRecord],
         summaries: Sequence[SummaryRecord],
         stored_turn_ids: Sequence[str],
+        *,
+        changes: Sequence[StatusChange] = (),
     ) -> None:
         """Atomically make `segments` and `summaries` visible (dense and lexical) and mark
         `stored_turn_ids` stored, each with the first given segment that covers it.
+
+        `changes`: status changes of summaries already stored (write-time consolidation: an
+        old value ended, a repeat merged), applied as `apply_summary_changes` applies them
+        but inside this commit, so they land with it or not at all (a commit rolled back
+        restores the changed rows as they were); unknown ids are skipped.
 
         Every record must belong to `user_id` and carry a finite vector of the store's
         dimension (else `UserInputError`, nothing written). Re-committing a segment id replaces

@@ -320,9 +320,11 @@ class RecordingStore(InMemoryStore):
         segments: Sequence[SegmentRecord],
         summaries: Sequence[SummaryRecord],
         stored_turn_ids: Sequence[str],
+        *,
+        changes: Sequence[StatusChange] = (),
     ) -> None:
         self._maybe_fail("commit_segments")
-        super().commit_segments(user_id, segments, summaries, stored_turn_ids)
+        super().commit_segments(user_id, segments, summaries, stored_turn_ids, changes=changes)
 
     def get_segments(self, user_id: str, ids: Sequence[str]) -> list[SegmentRecord]:
         self.segment_requests.append(list(ids))

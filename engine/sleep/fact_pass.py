@@ -24,7 +24,8 @@ from datetime import datetime
 from hymem.facts import fact_key
 from hymem.indexes.protocol import Storage
 from hymem.types import StatusChange, SummaryStatus
-from hymem.write.consolidate import Consolidated, WriteConsolidation
+from hymem.write.consolidate import WriteConsolidation
+from hymem.write.consolidation_plan import Consolidated
 from pydantic import BaseModel
 
 

@@ -2,11 +2,11 @@
 
 Before issue 30 a repeated or changed fact stayed active beside the old one until a sleep (and
 only if one ran), so every flush added duplicates and "I moved to Porto" was served beside "I
-live in Lisbon". Now, right after a flush commits, each new summary is compared with a few of
-the user's active summaries: its nearest neighbours by vector (`NEIGHBOURS`, the candidate
-search sleep uses, bounded) and the ones stating the same fact (`SummaryRecord.fact_key`, read by
-key, so a changed value is found even when its wording is far from the old one). `hymem.facts`
-decides the clear cases without a model:
+live in Lisbon". Now, as a flush commits, each new summary is compared with a few of the
+user's active summaries (and the flush's other new ones): its nearest neighbours by vector
+(`NEIGHBOURS`, the candidate search sleep uses, bounded) and the ones stating the same fact
+(`SummaryRecord.fact_key`, read by key, so a changed value is found even when its wording is far
+from the old one). `hymem.facts` decides the clear cases without a model:
 
 * duplicate: no second active row. The new summary retires into the survivor, and when it rests
   on turns the survivor lacks, the survivor gets a new version holding them too (same memory id);
@@ -16,26 +16,33 @@ decides the clear cases without a model:
   already ended, at the newer value's time;
 * anything else is kept, both left for sleep, which remains the full pass.
 
-All of a flush's decisions are applied in one journaled `apply_summary_changes`, under the
-versions lock like sleep and corrections. A crash between the flush's commit and this write
-leaves both summaries active: the store is consistent, and the next sleep merges them.
+The decisions are planned before the flush commits and written in the flush's own journaled
+commit (`Storage.commit_segments(changes=...)`, `folding`): the new summaries go in already
+ended where they retire, survivors' new versions with them, and the older summaries' status
+changes inside the same commit, so a crash or an outage leaves all of it or none (a rollback
+gives the older rows back their status). This is under the versions lock like sleep and
+corrections; when a sleep, restore or erasure holds it, the flush commits plainly and the
+decisions are made after it (`after_write`) in one journaled `apply_summary_changes`, as
+before the fold. A crash between those two writes leaves both summaries active: the store is
+consistent, and the next sleep merges them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 
 from hymem.embedders import Embedder
 from hymem.errors import HymemError, LLMError
 from hymem.facts import Candidate, Decision, decide, fact_key
-from hymem.indexes.lexical.analysis import content_terms
 from hymem.indexes.protocol import ACTIVE_ONLY, RowScope, Storage
 from hymem.llm.roles import ContextItem, RolesProvider
 from hymem.logging import get_logger
-from hymem.sleep.plan import normalise_decision, version_id
+from hymem.sleep.plan import normalise_decision
 from hymem.types import AddResult, Level, StatusChange, SummaryRecord, SummaryStatus
+from hymem.write.consolidation_plan import Consolidated, Plan, similar_within
 from hymem.write.guard import WriteGuard
 
 log = get_logger("hymem.write.consolidate")
@@ -52,13 +59,14 @@ def with_fact_keys(summaries: Sequence[SummaryRecord]) -> list[SummaryRecord]:
 
 
 @dataclass
-class Consolidated:
-    """What one flush's consolidation did (ids of the summaries it retired or wrote)."""
+class Folded:
+    """A flush's consolidation, planned before its commit: the summaries to write (the
+    flush's own, those it retires already ended, and new versions of survivors), the status
+    changes of summaries already stored, and what was decided."""
 
-    merged: list[str]
-    superseded: list[str]
-    stale: list[str]
-    versions: list[str]
+    summaries: list[SummaryRecord]
+    changes: list[StatusChange]
+    done: Consolidated
 
 
 class WriteConsolidation:
@@ -81,15 +89,17 @@ class WriteConsolidation:
         self._written: dict[str, list[SummaryRecord]] = {}
 
     def after_write(self, user_id: str, result: AddResult, guard: WriteGuard) -> None:
-        """Consolidate what an add/flush wrote, after its own commit, under the versions lock
-        (taken before the right to write, as everywhere), and say so in its `result`. A
-        failure here loses nothing (the write is committed): both summaries stay for sleep."""
+        """Consolidate what an add/flush committed without folding it in (`folding` found
+        the versions lock taken, or its planning failed), after its own commit, under the
+        versions lock (taken before the right to write, as everywhere), and say so in its
+        `result`. A failure here loses nothing (the write is committed): both summaries stay
+        for sleep."""
         written = self._written.pop(user_id, None)
-        if not (self._on and result.summaries_written):
+        if not (self._on and written):
             return
         try:
             with guard.versions(user_id):
-                done = self.run(user_id, result.summaries_written, written)
+                done = self.run(user_id, [r.id for r in written], written)
         except (HymemError, OSError) as exc:
             log.warning("ingest.consolidation_failed", user_id=user_id, error=str(exc))
             return
@@ -97,10 +107,61 @@ class WriteConsolidation:
         result.superseded.extend([*done.superseded, *done.stale])
 
     def committed(self, user_id: str, summaries: Sequence[SummaryRecord]) -> None:
-        """The write path's committed summaries (with vectors), so `after_write` need not read
-        back what it just wrote."""
+        """Summaries committed without their consolidation folded in (with vectors), so
+        `after_write` need not read back what was just written."""
         if self._on:
             self._written.setdefault(user_id, []).extend(summaries)
+
+    @contextmanager
+    def folding(
+        self, user_id: str, summaries: Sequence[SummaryRecord], guard: WriteGuard
+    ) -> Iterator[Folded | None]:
+        """A flush's consolidation planned before its commit, so the flush writes it in its
+        own journaled commit (`Storage.commit_segments(changes=...)`) instead of a second
+        one after it (that second commit cost the write path 20 % on LongMemEval). The
+        versions lock is held from the plan to the end of the block. None, and the caller
+        commits plainly and hands the summaries to `after_write`: consolidation off, the
+        lock held by a sleep, restore or erasure (never waited for here, where the user's
+        lease is already held: that would invert the lock order), or a planning failure."""
+        if not (self._on and summaries) or not guard.versions_lock.acquire(blocking=False):
+            yield None
+            return
+        try:
+            try:
+                folded = self._fold(user_id, list(summaries))
+            except (HymemError, OSError) as exc:
+                log.warning("ingest.consolidation_failed", user_id=user_id, error=str(exc))
+                folded = None
+            yield folded
+        finally:
+            guard.versions_lock.release()
+
+    def _fold(self, user_id: str, summaries: list[SummaryRecord]) -> Folded:
+        done = Consolidated([], [], [], [])
+        fresh = sorted(
+            (r for r in summaries if r.vector is not None),
+            key=lambda r: (r.valid_from or r.created_at, r.id),
+        )
+        plan = self._plan(user_id, fresh, done, committed=False)
+        writing = {r.id: r for r in [*summaries, *plan.new]}
+        stored: list[StatusChange] = []
+        for change in plan.changes:
+            rec = writing.get(change.summary_id)
+            if rec is None:
+                stored.append(change)
+                continue
+            writing[rec.id] = rec.model_copy(
+                update={
+                    "status": SummaryStatus(change.status),
+                    "superseded_by": change.superseded_by,
+                    "reason": change.reason,
+                    "evidence_id": change.evidence_id,
+                    "valid_to": change.valid_to,
+                    "updated_at": plan.now,
+                }
+            )
+        done.versions = [v.id for v in plan.new]
+        return Folded(list(writing.values()), stored, done)
 
     def run(
         self,
@@ -108,6 +169,8 @@ class WriteConsolidation:
         new_ids: Sequence[str],
         written: Sequence[SummaryRecord] | None = None,
     ) -> Consolidated:
+        """Consolidate summaries already committed, in one journaled
+        `apply_summary_changes` (sleep's fact pass, and flushes `folding` did not fold)."""
         done = Consolidated([], [], [], [])
         wanted = set(new_ids)
         fresh = [r for r in written or () if r.id in wanted and r.vector is not None]
@@ -117,8 +180,26 @@ class WriteConsolidation:
         if not fresh:
             return done
         fresh.sort(key=lambda r: (r.valid_from or r.created_at, r.id))
-        pool, near = self._pool(user_id, fresh)
-        plan = _Plan(self._clock())
+        plan = self._plan(user_id, fresh, done, committed=True)
+        if plan.changes:
+            self._store.apply_summary_changes(user_id, plan.new, plan.changes)
+            done.versions = [v.id for v in plan.new]
+            log.info(
+                "ingest.consolidated",
+                user_id=user_id,
+                merged=len(done.merged),
+                superseded=len(done.superseded),
+                stale=len(done.stale),
+            )
+        return done
+
+    def _plan(
+        self, user_id: str, fresh: list[SummaryRecord], done: Consolidated, *, committed: bool
+    ) -> Plan:
+        """Each fresh summary (oldest first) against its neighbours and the summaries
+        stating its fact: the rules' decision, or the model's where they keep both."""
+        pool, near = self._pool(user_id, fresh, committed=committed)
+        plan = Plan(self._clock())
         for rec in fresh:
             if rec.id in plan.retired:
                 continue
@@ -133,17 +214,7 @@ class WriteConsolidation:
             if decision.kind == "keep" and neighbours:
                 decision, rec, worded = self._ask_model(rec, neighbours[0])
             plan.apply(rec, decision, {n.id: n for n in neighbours}, done, worded=worded)
-        if plan.changes:
-            self._store.apply_summary_changes(user_id, plan.new, plan.changes)
-            done.versions = [v.id for v in plan.new]
-            log.info(
-                "ingest.consolidated",
-                user_id=user_id,
-                merged=len(done.merged),
-                superseded=len(done.superseded),
-                stale=len(done.stale),
-            )
-        return done
+        return plan
 
     def _ask_model(
         self, rec: SummaryRecord, nearest: SummaryRecord
@@ -177,7 +248,7 @@ class WriteConsolidation:
         return keep, rec, False
 
     def _pool(
-        self, user_id: str, fresh: list[SummaryRecord]
+        self, user_id: str, fresh: list[SummaryRecord], *, committed: bool = True
     ) -> tuple[dict[str, SummaryRecord], dict[str, list[str]]]:
         """Every summary the flush's decisions may touch, read in at most three calls whatever
         the flush's size: each new summary's nearest active ones (one batched search, from
@@ -187,6 +258,11 @@ class WriteConsolidation:
         scope = RowScope(user_id, level=Level.SUMMARY, statuses=ACTIVE_ONLY)
         vectors = [r.vector for r in fresh if r.vector is not None]
         found = self._store.dense_search_many(scope, vectors, NEIGHBOURS + 1)
+        if not committed:  # the flush's own summaries are not in the store yet
+            found = [
+                sorted([*hits, *others], key=lambda pair: -pair[1])[: NEIGHBOURS + 1]
+                for hits, others in zip(found, similar_within(fresh), strict=True)
+            ]
         near = {
             r.id: [i for i, sim in hits if sim >= NEAR and i != r.id]
             for r, hits in zip(fresh, found, strict=True)
@@ -204,128 +280,12 @@ class WriteConsolidation:
         return pool, near
 
 
-def _says_more(text: str, than: str) -> bool:
-    """Whether `text`'s content words strictly include `than`'s: then the merged memory keeps
-    the fuller wording (a fuller old wording is kept, the new one's turns still added)."""
-    mine, theirs = set(content_terms(text)), set(content_terms(than))
-    return theirs < mine
-
-
 def _item(rec: SummaryRecord) -> ContextItem:
     return ContextItem(id=rec.id, text=rec.text, time_start=rec.time_start, time_end=rec.time_end)
 
 
 def _candidate(rec: SummaryRecord) -> Candidate:
     return Candidate(id=rec.id, text=rec.text, valid_from=rec.valid_from, vector=rec.vector)
-
-
-class _Plan:
-    """The flush's decisions so far: versions to write, status changes, retired ids."""
-
-    def __init__(self, now: datetime) -> None:
-        self.now = now
-        self.new: list[SummaryRecord] = []
-        self.changes: list[StatusChange] = []
-        self.retired: set[str] = set()
-        self._replaced: dict[str, SummaryRecord] = {}  # survivor id -> its planned version
-
-    def current(self, rec: SummaryRecord) -> SummaryRecord:
-        return self._replaced.get(rec.id, rec)
-
-    def apply(
-        self,
-        rec: SummaryRecord,
-        decision: Decision,
-        neighbours: dict[str, SummaryRecord],
-        done: Consolidated,
-        *,
-        worded: bool = False,
-    ) -> None:
-        if decision.kind == "duplicate":
-            self._merge(rec, neighbours[decision.target_ids[0]], decision.reason, worded)
-            done.merged.append(rec.id)
-        elif decision.kind == "supersede":
-            for target in decision.target_ids:
-                self._end(neighbours[target], rec, decision.reason)
-                done.superseded.append(target)
-        elif decision.kind == "stale":
-            self._end(rec, neighbours[decision.target_ids[0]], decision.reason)
-            done.stale.append(rec.id)
-
-    def _merge(
-        self, rec: SummaryRecord, survivor: SummaryRecord, reason: str, worded: bool = False
-    ) -> None:
-        """Retire `rec` into `survivor`, which takes `rec`'s turns it lacks, and its wording
-        when that says everything the survivor's does and more, or when a model wrote it
-        (`worded`): a new version either way."""
-        extra = [t for t in rec.source_turn_ids if t not in survivor.source_turn_ids]
-        richer = worded or _says_more(rec.text, survivor.text)
-        into = survivor
-        if extra or richer:
-            into = self._version(
-                survivor, [*survivor.source_turn_ids, *extra], rec if richer else None
-            )
-        self._retire(rec, into.id, reason or f"duplicate of {survivor.memory_id}")
-
-    def _version(
-        self, survivor: SummaryRecord, turns: list[str], wording: SummaryRecord | None
-    ) -> SummaryRecord:
-        text = wording.text if wording is not None else survivor.text
-        vector = wording.vector if wording is not None else survivor.vector
-        planned = survivor.id in {v.id for v in self.new}
-        if planned:  # a second merge into the same survivor in this flush: widen that version
-            version = survivor.model_copy(
-                update={"source_turn_ids": turns, "text": text, "vector": vector}
-            )
-            self.new = [version if v.id == survivor.id else v for v in self.new]
-        else:
-            number = survivor.version + 1
-            version = survivor.model_copy(
-                update={
-                    "id": version_id(survivor.id, number, text + "|" + ",".join(turns)),
-                    "version": number,
-                    "previous_id": survivor.id,
-                    "superseded_by": None,
-                    "text": text,
-                    "vector": vector,
-                    "source_turn_ids": turns,
-                    "origin": "consolidated",
-                    "reason": "merged a repeated mention",
-                    "created_at": self.now,
-                    "updated_at": self.now,
-                }
-            )
-            self.new.append(version)
-            self._retire(survivor, version.id, "merged a repeated mention")
-        origin = next((k for k, v in self._replaced.items() if v.id == survivor.id), survivor.id)
-        self._replaced[origin] = version
-        return version
-
-    def _end(self, old: SummaryRecord, newer: SummaryRecord, reason: str) -> None:
-        """`old` stops holding when `newer` was said: superseded, with its validity ended."""
-        self.retired.add(old.id)
-        self.changes.append(
-            StatusChange(
-                summary_id=old.id,
-                status=SummaryStatus.SUPERSEDED,
-                superseded_by=newer.id,
-                reason=reason or "a newer value of the same fact",
-                evidence_id=newer.id,
-                valid_to=newer.valid_from,
-            )
-        )
-
-    def _retire(self, rec: SummaryRecord, into: str, reason: str) -> None:
-        self.retired.add(rec.id)
-        self.changes.append(
-            StatusChange(
-                summary_id=rec.id,
-                status=SummaryStatus.SUPERSEDED,
-                superseded_by=into,
-                reason=reason,
-                evidence_id=into,
-            )
-        )
 
 
 __all__ = [

@@ -171,6 +171,8 @@ class InMemoryStore:
         segments: Sequence[SegmentRecord],
         summaries: Sequence[SummaryRecord],
         stored_turn_ids: Sequence[str],
+        *,
+        changes: Sequence[StatusChange] = (),
     ) -> None:
         with self._check_writable():
             check_owner(user_id, [*segments, *summaries])
@@ -186,6 +188,7 @@ class InMemoryStore:
                 self._t.put(Level.SEGMENT, utc_record(seg), vec)
             for rec, vec in zip(summaries, sum_vecs, strict=True):
                 self._t.put(Level.SUMMARY, utc_record(rec), vec)
+            self._set_status(user_id, changes)
             for tid, seg_id in seg_of.items():
                 turn = self._t.turns.get((user_id, tid))
                 if turn is not None:
@@ -199,19 +202,22 @@ class InMemoryStore:
             vecs = S.vector_matrix(new, self.dim)
             for rec, vec in zip(new, vecs, strict=True):
                 self._t.put(Level.SUMMARY, utc_record(rec), vec)
-            now = utcnow()
-            for change in changes:
-                old = self._t.summaries.get((user_id, change.summary_id))
-                if old is None:
-                    continue
-                old.status = SummaryStatus(change.status)
-                old.updated_at = now
-                old.superseded_by = change.superseded_by
-                old.reason = change.reason
-                old.evidence_id = change.evidence_id
-                old.valid_to = to_utc_or_none(change.valid_to)
-                if change.fact_key is not None:
-                    old.fact_key = change.fact_key
+            self._set_status(user_id, changes)
+
+    def _set_status(self, user_id: str, changes: Sequence[StatusChange]) -> None:
+        now = utcnow()
+        for change in changes:
+            old = self._t.summaries.get((user_id, change.summary_id))
+            if old is None:
+                continue
+            old.status = SummaryStatus(change.status)
+            old.updated_at = now
+            old.superseded_by = change.superseded_by
+            old.reason = change.reason
+            old.evidence_id = change.evidence_id
+            old.valid_to = to_utc_or_none(change.valid_to)
+            if change.fact_key is not None:
+                old.fact_key = change.fact_key
 
     # --- reads ---------------------------------------------------------------------------
     def get_segments(self, user_id: str, ids: Sequence[str]) -> list[SegmentRecord]:

@@ -121,8 +121,12 @@ class CommitWriter:
         segments: Sequence[SegmentRecord],
         summaries: Sequence[SummaryRecord],
         stored_turn_ids: Sequence[str],
-    ) -> None:
-        """See `Storage.commit_segments`. Everything is validated before the journal."""
+        changes: Sequence[StatusChange] = (),
+    ) -> list[dict[str, Any]]:
+        """See `Storage.commit_segments`. Everything is validated before the journal. The
+        rows `changes` touch are read first, and the journal keeps what they held (`prior`),
+        so a commit rolled back after its changes landed puts them back (`restore_prior`).
+        Returns the changed rows, for the dense cache."""
         check_owner(user_id, [*segments, *summaries])
         seg_table = S.segments_to_arrow(segments, self._dim)
         sum_table = S.summaries_to_arrow(summaries, self._dim)
@@ -130,6 +134,7 @@ class CommitWriter:
         sum_ids = [s.id for s in summaries]
         seg_of = covering_segments(segments, stored_turn_ids)
         check_unclaimed(user_id, seg_of, self._turns.owners(user_id, list(seg_of)), seg_ids)
+        before = self.status_rows(user_id, changes)
         self._journals.of(user_id).begin(
             {
                 "op": "commit_segments",
@@ -137,16 +142,20 @@ class CommitWriter:
                 "segment_ids": seg_ids,
                 "summary_ids": sum_ids,
                 "turns": seg_of,
+                "changes": [c.model_dump(mode="json") for c in changes],
+                "prior": [prior_of(row) for row in before],
             }
         )
         stale = self.replace_rows(user_id, seg_ids, sum_ids)
         self._lance.add(S.SEGMENTS, seg_table)
         self._lance.add(S.SUMMARIES, sum_table)
+        changed = self.write_status(before, changes)
 
         def index() -> None:
             self._lex.delete(Level.SUMMARY, user_id, stale - set(sum_ids))
             self._lex.upsert(segment_doc(r) for r in seg_table.select(LEX_COLS).to_pylist())
             self._lex.upsert(summary_doc(r) for r in sum_table.select(SUMMARY_LEX_COLS).to_pylist())
+            self._lex.upsert(summary_doc(r) for r in changed)
             self._lex.commit()
 
         self._index(index)
@@ -159,7 +168,9 @@ class CommitWriter:
             segments=len(seg_ids),
             summaries=len(sum_ids),
             turns=len(seg_of),
+            changed=len(changed),
         )
+        return changed
 
     def replace_rows(
         self, user_id: str, seg_ids: Sequence[str], sum_ids: Sequence[str]
@@ -257,12 +268,45 @@ class CommitWriter:
     def apply_status(self, user_id: str, changes: Sequence[StatusChange]) -> list[dict[str, Any]]:
         """Set status/superseded_by/reason/evidence_id/valid_to of existing summaries in one
         merge_insert (idempotent); returns the updated rows for re-indexing."""
+        return self.write_status(self.status_rows(user_id, changes), changes)
+
+    def status_rows(self, user_id: str, changes: Sequence[StatusChange]) -> list[dict[str, Any]]:
+        """The stored rows (every column) of the summaries `changes` touch."""
+        rows: list[dict[str, Any]] = []
+        for chunk in F.chunks(list(dict.fromkeys(c.summary_id for c in changes))):
+            rows.extend(self._lance.rows(S.SUMMARIES, F.user_ids(user_id, chunk)))
+        return rows
+
+    def restore_prior(self, user_id: str, prior: Sequence[dict[str, Any]]) -> None:
+        """Put the status columns of rows back as a rolled-back commit found them."""
+        if not prior:
+            return
+        back = [
+            StatusChange(
+                summary_id=p["id"],
+                status=p["status"],
+                superseded_by=p.get("superseded_by"),
+                reason=p.get("reason"),
+                evidence_id=p.get("evidence_id"),
+                valid_to=p.get("valid_to"),
+            )
+            for p in prior
+        ]
+        changed = self.apply_status(user_id, back)
+
+        def index() -> None:
+            self._lex.upsert(summary_doc(r) for r in changed)
+            self._lex.commit()
+
+        self._index(index)
+
+    def write_status(
+        self, rows: list[dict[str, Any]], changes: Sequence[StatusChange]
+    ) -> list[dict[str, Any]]:
+        """`rows` (read by `status_rows`) with `changes` applied, written in one merge_insert."""
         if not changes:
             return []
         by_id = {c.summary_id: c for c in changes}
-        rows: list[dict[str, Any]] = []
-        for chunk in F.chunks(by_id):
-            rows.extend(self._lance.rows(S.SUMMARIES, F.user_ids(user_id, chunk)))
         now = utcnow()
         for row in rows:
             change = by_id[row["id"]]
@@ -291,4 +335,24 @@ class CommitWriter:
         return found == len(want)
 
 
-__all__ = ["WITHDRAW_OP", "CommitWriter", "check_owner", "check_unclaimed", "covering_segments"]
+def prior_of(row: dict[str, Any]) -> dict[str, Any]:
+    """What a journal keeps of a row a commit changes: its status columns, as JSON."""
+    valid_to = row.get("valid_to")
+    return {
+        "id": row["id"],
+        "status": row["status"],
+        "superseded_by": row.get("superseded_by"),
+        "reason": row.get("reason"),
+        "evidence_id": row.get("evidence_id"),
+        "valid_to": valid_to.isoformat() if valid_to is not None else None,
+    }
+
+
+__all__ = [
+    "WITHDRAW_OP",
+    "CommitWriter",
+    "check_owner",
+    "check_unclaimed",
+    "covering_segments",
+    "prior_of",
+]

@@ -4,8 +4,10 @@ A multi-table write (`commits.CommitWriter`) records its intent in `journal.json
 when done. On open a leftover journal is settled before anything is served:
 
 * commit_segments: if every journaled segment and summary is in LanceDB the commit is rolled
-  forward (turns marked stored); otherwise its rows are deleted and its turns set back to
-  pending, so the next flush redoes it. Either way no half-commit is ever served.
+  forward (turns marked stored, its status changes of older summaries applied again);
+  otherwise its rows are deleted, the older summaries it changed get back the status the
+  journal kept (`prior`), and its turns are set back to pending, so the next flush redoes it.
+  Either way no half-commit is ever served.
 * apply_summary_changes: if every new version is in LanceDB the status changes are re-applied
   (idempotent); otherwise the partial new versions are deleted.
 * erase_user: finished (every step of an erase is idempotent; `erasure.Eraser`).
@@ -151,6 +153,7 @@ class Recovery:
             return
         user = entry["user_id"]
         self._writer.replace_rows(user, entry["segment_ids"], entry["summary_ids"])
+        self._writer.restore_prior(user, entry.get("prior") or [])
         self._turns.set_status(user, entry["turns"], TurnStatus.PENDING)
         log.warning("store.journal_settled", op=entry["op"], user_id=user, rolled="back")
         self._sync.rebuild()
@@ -169,9 +172,12 @@ class Recovery:
             S.SUMMARIES, user, sum_ids
         )
         if complete:
+            changes = [StatusChange.model_validate(c) for c in entry.get("changes") or []]
+            self._writer.apply_status(user, changes)
             self._turns.set_status(user, entry["turns"], TurnStatus.STORED)
         else:
             self._writer.replace_rows(user, seg_ids, sum_ids)
+            self._writer.restore_prior(user, entry.get("prior") or [])
             self._turns.set_status(user, entry["turns"], TurnStatus.PENDING)
         return complete
 

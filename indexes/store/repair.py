@@ -26,7 +26,7 @@ from hymem.indexes.lance import sql as F
 from hymem.indexes.lance.tables import LanceTables
 from hymem.indexes.lance.turn_log import TurnLog
 from hymem.indexes.store.commits import CommitWriter
-from hymem.types import StatusChange, TurnStatus
+from hymem.types import StatusChange, SummaryStatus, TurnStatus
 
 
 def _strs(value: Any) -> bool:
@@ -44,6 +44,17 @@ def _changes(value: Any) -> bool:
     return True
 
 
+def _priors(value: Any) -> bool:
+    """Rows' status columns as a journal keeps them: each with its id and a known status."""
+    if not isinstance(value, list):
+        return False
+    statuses = {s.value for s in SummaryStatus}
+    return all(
+        isinstance(p, dict) and isinstance(p.get("id"), str) and p.get("status") in statuses
+        for p in value
+    )
+
+
 def well_formed(entry: dict[str, Any]) -> bool:
     """Whether `entry` is a journal entry `Recovery` knows how to settle exactly."""
     if not isinstance(entry.get("user_id"), str):
@@ -55,6 +66,9 @@ def well_formed(entry: dict[str, Any]) -> bool:
             and _strs(entry.get("summary_ids"))
             and isinstance(turns, dict)
             and all(isinstance(s, str | None) for s in turns.values())
+            # folded status changes (journals before issue 30's fold have neither key)
+            and _changes(entry.get("changes", []))
+            and _priors(entry.get("prior", []))
         )
     if entry.get("op") == "apply_summary_changes":
         return _strs(entry.get("new_ids")) and _changes(entry.get("changes"))

@@ -194,17 +194,23 @@ class Store:
         segments: Sequence[SegmentRecord],
         summaries: Sequence[SummaryRecord],
         stored_turn_ids: Sequence[str],
+        *,
+        changes: Sequence[StatusChange] = (),
     ) -> None:
         self._check_writable(user_id)
         with self._write_lock, storage_faults(self.path, "committing segments"):
             try:
                 self._recovery.settle_leftover(user_id)
-                self._commits.commit_segments(user_id, segments, summaries, stored_turn_ids)
+                changed = self._commits.commit_segments(
+                    user_id, segments, summaries, stored_turn_ids, changes
+                )
             except BaseException:
                 self._recovery.after_failure(user_id, roll_back=True)  # undone: never served
                 self.dense_cache.invalidate(user_id)  # whatever landed is read afresh
                 raise
             self._dense.committed(user_id, segments, summaries)
+            if changed:
+                self._dense.changed(user_id, [], changed)
 
     def apply_summary_changes(
         self, user_id: str, new: Sequence[SummaryRecord], changes: Sequence[StatusChange]

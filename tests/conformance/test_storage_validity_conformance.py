@@ -121,3 +121,38 @@ def test_the_batched_dense_search_equals_one_search_per_vector(storage_kit: Stor
     queries = queries[:3]
     assert store.dense_search_many(RowScope("nobody"), queries, 2) == [[], [], []]
     assert store.dense_search_many(RowScope("u"), [], 2) == []
+
+
+@pytest.mark.parametrize("search", [_dense, _lexical])
+def test_a_commit_carries_status_changes_of_older_summaries(
+    storage_kit: StorageKit, search: object
+) -> None:
+    """Write-time consolidation folded into the flush: the commit that writes Porto ends
+    Lisbon (unknown ids skipped), and both searches see the new state at once."""
+    store = storage_kit.store
+    find = search
+    assert callable(find)
+    old = make_summary("u", "lisbon", "Ann lives in Lisbon", segment_id="g1")
+    store.commit_segments("u", [make_segment("u", "g1", "Ann: I live in Lisbon")], [old], [])
+    assert "lisbon" in find(storage_kit, RowScope("u"), "Ann lives in Lisbon")
+    new = make_summary("u", "porto", "Ann lives in Porto", segment_id="g2", start=LATER)
+    ended = StatusChange(
+        summary_id="lisbon",
+        status=SummaryStatus.SUPERSEDED,
+        superseded_by="porto",
+        evidence_id="porto",
+        valid_to=LATER,
+    )
+    unknown = ended.model_copy(update={"summary_id": "nowhere"})
+    store.commit_segments(
+        "u", [make_segment("u", "g2", "Ann: I live in Porto")], [new], [], changes=[ended, unknown]
+    )
+    assert "lisbon" not in find(storage_kit, RowScope("u"), "Ann lives in Lisbon")
+    assert "porto" in find(storage_kit, RowScope("u"), "Ann lives in Porto")
+    got = store.get_summaries("u", ids=["lisbon"], statuses=None)[0]
+    assert (got.status, got.superseded_by, got.valid_to) == (
+        SummaryStatus.SUPERSEDED,
+        "porto",
+        LATER,
+    )
+    assert store.get_summaries("u", ids=["nowhere"], statuses=None) == []

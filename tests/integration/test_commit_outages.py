@@ -16,7 +16,7 @@ from hymem import Memory, MemoryConfig
 from hymem.embedders import HashingEmbedder
 from hymem.errors import StoreUnavailableError
 from hymem.indexes.lance.tables import LanceTables
-from hymem.types import TurnStatus
+from hymem.types import SummaryStatus, TurnStatus
 
 pytestmark = pytest.mark.integration
 
@@ -104,5 +104,44 @@ def test_an_outage_at_any_step_of_a_commit_duplicates_nothing(
             for i in range(6, 9):
                 mem.add(f"{user} hiked the grey hill {i} at noon.", user_id=user)
             mem.flush(user_id=user)
+            found += [f"k={k}: {p}" for p in _problems(mem, user)]
+    assert not found, "\n".join(found)
+
+
+@pytest.mark.parametrize("length", [None, 2])
+def test_an_outage_in_a_commit_carrying_a_supersession_loses_no_value(
+    tmp_path: Path, outage: Outage, length: int | None
+) -> None:
+    """Issue 30's fold: the flush that says the new value also ends the old one, in one
+    commit. An outage at any of its steps never leaves no value served; once the next write
+    has settled the failed commit (an outage that lasts through the rollback defers it to
+    then, as for any commit), exactly the new value is active and the old one ended once."""
+    cfg = MemoryConfig.defaults(llm="extractive")
+    found: list[str] = []
+
+    def living(mem: Memory, user: str) -> list[str]:
+        return [s.text for s in mem.store.get_summaries(user) if " live" in s.text]
+
+    with Memory(tmp_path / "m", embedder=HashingEmbedder(64), config=cfg) as mem:
+        for k in range(0, 24):
+            user = f"u{k}"
+            mem.add("I live in Lisbon.", user_id=user, timestamp="2024-01-01T10:00:00")
+            mem.flush(user_id=user)
+            mem.add("I live in Porto now.", user_id=user, timestamp="2024-03-01T10:00:00")
+            outage.arm(k, length)
+            with contextlib.suppress(StoreUnavailableError):
+                mem.flush(user_id=user)
+            outage.heal()
+            if not living(mem, user):
+                found.append(f"k={k}: after the outage, no value active")
+            mem.flush(user_id=user)
+            now = living(mem, user)
+            ended = [
+                s.text
+                for s in mem.store.get_summaries(user, statuses=[SummaryStatus.SUPERSEDED])
+                if " live" in s.text
+            ]
+            if len(now) != 1 or "Porto" not in now[0] or len(ended) != 1:
+                found.append(f"k={k}: after the next flush, active {now}, ended {ended}")
             found += [f"k={k}: {p}" for p in _problems(mem, user)]
     assert not found, "\n".join(found)

@@ -6,6 +6,8 @@ failure of the consolidation write loses nothing and leaves both for sleep."""
 
 from __future__ import annotations
 
+import errno
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,7 +16,7 @@ import pytest
 from hymem import Memory, MemoryConfig
 from hymem.embedders import HashingEmbedder
 from hymem.errors import LLMUnavailable, StorageFullError, UserInputError
-from hymem.types import SummaryStatus
+from hymem.types import AddResult, SummaryStatus
 
 pytestmark = pytest.mark.integration
 
@@ -90,24 +92,95 @@ def test_switched_off_both_values_stay_active_until_sleep(tmp_path: Path) -> Non
         mem.close()
 
 
-def test_a_failed_consolidation_write_loses_nothing(
+def _say_later(mem: Memory, text: str, when: str, session: str) -> AddResult:
+    mem.add([{"role": "user", "content": text}], user_id="dana", timestamp=when, session_id=session)
+    return mem.flush(user_id="dana")
+
+
+def test_the_flush_writes_its_consolidation_in_its_own_commit(
     mem: Memory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """The merge and the supersession land in the flush's journaled commit: no second
+    `apply_summary_changes` (a second commit cost the write path 20 %)."""
+    _say(mem, "I live in Lisbon.", "2024-01-01T10:00:00", "s1")
+    separate: list[object] = []
+    monkeypatch.setattr(mem.store, "apply_summary_changes", lambda *a, **k: separate.append(a))
+    result = _say_later(mem, "I live in Porto now.", "2024-03-01T10:00:00", "s2")
+    assert separate == [] and len(result.superseded) == 1
+    assert _active(mem, "Lisbon") == [] and _active(mem, "Porto")
+
+
+def test_a_failed_consolidation_plan_loses_nothing(
+    mem: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The neighbour search fails (a full disk, say): the flush commits plainly, the pass
+    after it fails the same way, and both values stay active for sleep."""
     _say(mem, "I live in Lisbon.", "2024-01-01T10:00:00", "s1")
 
     def full(*args: object, **kwargs: object) -> None:
         raise StorageFullError("no space left on device")
 
-    monkeypatch.setattr(mem.store, "apply_summary_changes", full)
-    mem.add(
-        [{"role": "user", "content": "I live in Porto now."}],
-        user_id="dana",
-        timestamp="2024-03-01T10:00:00",
-        session_id="s2",
-    )
-    result = mem.flush(user_id="dana")
+    monkeypatch.setattr(mem.store, "dense_search_many", full)
+    result = _say_later(mem, "I live in Porto now.", "2024-03-01T10:00:00", "s2")
     assert result.summaries_written and result.pending == 0  # the new summary is stored
+    assert result.error is None and result.superseded == []
     assert _active(mem, "Lisbon") and _active(mem, "Porto")  # both, for sleep to reconcile
+
+
+def test_a_commit_failing_after_its_changes_landed_puts_them_back(
+    mem: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The flush's commit fails at its last step, after the old value was ended in LanceDB:
+    the rollback gives the old value back, the new turn stays pending, and the next flush
+    stores it and ends the old value once."""
+    _say(mem, "I live in Lisbon.", "2024-01-01T10:00:00", "s1")
+    turns = mem.store._turns  # type: ignore[attr-defined]  # folder store only
+    real = turns.set_status
+    calls = {"n": 0}
+
+    def failing_once(*args: Any, **kwargs: Any) -> Any:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(turns, "set_status", failing_once)
+    failed = _say_later(mem, "I live in Porto now.", "2024-03-01T10:00:00", "s2")
+    assert failed.error and failed.pending == 1
+    assert _active(mem, "Lisbon") and _active(mem, "Porto") == []  # as before the flush
+    lisbon = mem.search("where does the user live", user_id="dana", k=5)
+    assert any("Lisbon" in h.text for h in lisbon)  # served again, lexical index included
+    retried = mem.flush(user_id="dana")
+    assert retried.pending == 0 and len(retried.superseded) == 1
+    assert _active(mem, "Lisbon") == [] and len(_active(mem, "Porto")) == 1
+    ended = mem.get_all(user_id="dana", status="superseded", limit=100).items
+    assert [s.text for s in ended if "Lisbon" in s.text] and len(ended) == 1
+
+
+def test_while_a_sleep_holds_the_versions_lock_the_flush_consolidates_after_it(
+    mem: Memory,
+) -> None:
+    """The flush never waits for the versions lock while it holds the user's lease (that
+    would invert the lock order): it commits plainly, and consolidates once the lock is
+    free, as before the fold."""
+    _say(mem, "I live in Lisbon.", "2024-01-01T10:00:00", "s1")
+    lock = mem._guard.versions_lock  # type: ignore[attr-defined]
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with lock:
+            held.set()
+            release.wait(10)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    held.wait(10)
+    timer = threading.Timer(0.3, release.set)
+    timer.start()
+    result = _say_later(mem, "I live in Porto now.", "2024-03-01T10:00:00", "s2")
+    holder.join(10)
+    assert release.is_set() and len(result.superseded) == 1
+    assert _active(mem, "Lisbon") == [] and _active(mem, "Porto")
 
 
 def test_the_profile_lists_current_facts_and_follows_a_change_at_once(mem: Memory) -> None:

@@ -273,9 +273,10 @@ def test_segments_are_pooled_from_turn_vectors_never_embedded_again() -> None:
     fakes.embedder.embed = lambda texts: (embedded.extend(texts), embed(texts))[1]  # type: ignore[method-assign]
     committed: list[SegmentRecord] = []
     commit = fakes.store.commit_segments
-    fakes.store.commit_segments = lambda u, segs, *a: (committed.extend(segs), commit(u, segs, *a))[
-        1
-    ]  # type: ignore[method-assign]
+    fakes.store.commit_segments = lambda u, segs, *a, **k: (  # type: ignore[method-assign]
+        committed.extend(segs),
+        commit(u, segs, *a, **k),
+    )[1]
     ing.add(msgs(3), user_id="u", session_id="s", timestamp=T0)
     assert ing.flush(user_id="u").segments_written
     assert committed and not any(seg.text in embedded for seg in committed)
@@ -287,10 +288,10 @@ def test_buffers_of_one_flush_are_committed_together() -> None:
     fakes, ing = make(buffer_tokens=8)  # every segment fills a buffer of its own
     commits: list[int] = []
     commit = fakes.store.commit_segments
-    fakes.store.commit_segments = lambda u, segs, *a: (
+    fakes.store.commit_segments = lambda u, segs, *a, **k: (  # type: ignore[method-assign]
         commits.append(len(segs)),
-        commit(u, segs, *a),
-    )[1]  # type: ignore[method-assign]
+        commit(u, segs, *a, **k),
+    )[1]
     ing.add(msgs(8), user_id="u", session_id="s", timestamp=T0)
     res = ing.flush(user_id="u")
     assert len(fakes.roles.summarised()) > 1  # one summariser call per buffer, as always
