@@ -7,9 +7,8 @@
   it alike and check what was asked, in what order and how concurrently.
 * `Fallback(output)`: a scripted reply that stands for the role's fallback (as after a
   malformed model reply); an exception instance as a reply is raised by the call.
-* `FakeEmbedder`, `FakeSearcher`: a constant 4-dimensional embedder and a canned searcher,
-  both recording their calls, for the reader's unit tests.
-* `WordTokens`: a TokenEmbedder twin (one hashing vector per word, mean-pooled).
+* `FakeEmbedder`, `FakeSearcher`, `WordTokens`: the retrieval doubles, in
+  `tests/doubles_retrieval.py`.
 * `ScheduleScript` with `drive`, `light`, `reflect`: the scheduler (hymem.read.scheduler)
   driven by scripted outcomes, recording the steps it asked for.
 * `scripted_config(server, **overrides)`: the one config whose roles talk to the scripted
@@ -28,14 +27,12 @@ import re
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-import numpy as np
 from hymem.config import MemoryConfig
-from hymem.embedders import HashingEmbedder, TokenVectors
 from hymem.llm.roles import (
     ContextItem,
     DeepAnswerOutput,
@@ -69,13 +66,10 @@ from hymem.read.scheduler import (
     Step,
     schedule,
 )
-from hymem.search.hybrid import Ranked
-from hymem.search.scope import SearchScope
-from hymem.types import Hit, Level, RoleUsage, SummaryStatus
+from hymem.types import RoleUsage
 
 # What each reading role costs per call (the reader's usage tests count on 12 tokens a call).
 USAGE = RoleUsage(calls=1, prompt_tokens=10, completion_tokens=2)
-DIM = 4  # FakeEmbedder's dimension
 
 Reply = Callable[..., Any]
 """A role's default: called with the role's positional arguments, returns a reply."""
@@ -334,103 +328,6 @@ class ScriptedRoles:
             fallback_reason="malformed reply" if fallback else None,
             prompt_version=f"{role.value}@1",
         )
-
-
-class FakeEmbedder:
-    """A constant embedder of dimension 4; records every batch it embedded."""
-
-    name, dim = "fake-4", DIM
-
-    def __init__(self) -> None:
-        self.calls: list[list[str]] = []
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        self.calls.append(list(texts))
-        return np.ones((len(texts), self.dim), dtype=np.float32) / 2.0
-
-
-class FakeSearcher:
-    """Returns the first k of `hits` at the level asked (all of one user unless a test plants
-    others); records each query, level and time range."""
-
-    def __init__(self, hits: list[Hit]) -> None:
-        self.hits = hits
-        self.queries: list[tuple[str, int]] = []
-        self.levels: list[Level] = []
-        self.time_ranges: list[Any] = []
-
-    def find(self, query: str, scope: SearchScope, vector: Any = None) -> list[Hit]:
-        assert vector is not None
-        self.queries.append((query, scope.k))
-        self.levels.append(scope.level)
-        self.time_ranges.append(scope.time_range)
-        return [h for h in self.hits if h.level == scope.level][: scope.k]
-
-    def rank(
-        self,
-        query: str,
-        scope: SearchScope,
-        vector: Any,
-        *,
-        also: Sequence[Any] = (),
-        also_k: int = 0,
-    ) -> Ranked:
-        """`find`'s first hits as a ranking of ids (every branch agreeing), the same list for
-        each further vector."""
-        found = self.find(query, scope, vector)
-        pairs = [(h.id, 1.0 / n) for n, h in enumerate(found, start=1)]
-        return Ranked(
-            level=scope.level,
-            fused=pairs,
-            dense={i: (n, s) for n, (i, s) in enumerate(pairs, start=1)},
-            lexical={},
-            also=[pairs[:also_k] for _ in also],
-            degraded=False,
-        )
-
-    def rows(self, scope: SearchScope, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
-        """The hits of `ids` as the store's hit rows."""
-        wanted = set(ids)
-        return {
-            h.id: {
-                "id": h.id,
-                "user_id": h.user_id,
-                "text": h.text,
-                "segment_id": h.segment_id,
-                "source_turn_ids": list(h.turn_ids),
-                "turn_ids": list(h.turn_ids),
-                "attribution": h.attribution,
-                "time_start": h.time_start,
-                "time_end": h.time_end,
-                "status": (h.status or SummaryStatus.ACTIVE).value,
-                "metadata": dict(h.metadata),
-                "memory_id": h.memory_id,
-                "valid_from": h.valid_from,
-                "valid_to": h.valid_to,
-            }
-            for h in self.hits
-            if h.level == scope.level and h.id in wanted and h.user_id == scope.user_id
-        }
-
-
-class WordTokens(HashingEmbedder):
-    """A TokenEmbedder twin: one 'token' per word, each the hashing vector of that word, and
-    a sentence vector that is their normalised mean (as MiniLM's mean pooling is)."""
-
-    def __init__(self) -> None:
-        super().__init__(64)
-        self.calls: list[list[str]] = []
-
-    def embed_with_tokens(self, texts: Sequence[str]) -> tuple[np.ndarray, list[TokenVectors]]:
-        self.calls.append(list(texts))
-        out, toks = [], []
-        for text in texts:
-            spans = [(m.start(), m.end()) for m in re.finditer(r"\w+", text)]
-            vecs = super().embed([text[s:e] for s, e in spans]) if spans else np.zeros((0, 64))
-            toks.append(TokenVectors(vecs.astype(np.float16), np.asarray(spans, np.int32)))
-            mean = vecs.mean(axis=0) if spans else np.zeros(64)
-            out.append(mean / max(np.linalg.norm(mean), 1e-12))
-        return np.asarray(out, np.float32), toks
 
 
 ONE_CALL = Cost(calls=1, tokens=10)

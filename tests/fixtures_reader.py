@@ -24,7 +24,8 @@ from hymem.read.params import AskParams, ask_params
 from hymem.read.reader import Reader
 from hymem.types import Hit, Level, SegmentRecord, SummaryRecord, TurnRecord, TurnStatus
 
-from tests.doubles import DIM, FakeEmbedder, FakeSearcher, ScriptedRoles, scripted_config
+from tests.doubles import ScriptedRoles, scripted_config
+from tests.doubles_retrieval import DIM, FakeEmbedder, FakeSearcher
 from tests.fixtures_store import RecordingStore
 
 T0 = datetime(2023, 5, 8, 13, 56)

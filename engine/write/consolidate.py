@@ -41,7 +41,14 @@ from hymem.indexes.protocol import ACTIVE_ONLY, RowScope, Storage
 from hymem.llm.roles import ContextItem, RolesProvider
 from hymem.logging import get_logger
 from hymem.sleep.plan import normalise_decision
-from hymem.types import AddResult, Level, StatusChange, SummaryRecord, SummaryStatus
+from hymem.types import (
+    AddResult,
+    Level,
+    SegmentRecord,
+    StatusChange,
+    SummaryRecord,
+    SummaryStatus,
+)
 from hymem.write.consolidation_plan import Consolidated, Plan, similar_within
 from hymem.write.guard import WriteGuard
 
@@ -111,6 +118,28 @@ class WriteConsolidation:
         `after_write` need not read back what was just written."""
         if self._on:
             self._written.setdefault(user_id, []).extend(summaries)
+
+    def commit(
+        self,
+        user_id: str,
+        segments: Sequence[SegmentRecord],
+        summaries: Sequence[SummaryRecord],
+        turn_ids: Sequence[str],
+        result: AddResult,
+        guard: WriteGuard,
+    ) -> None:
+        """A flush's commit, with its consolidation folded in where it can be (`folding`),
+        said on its `result`; otherwise a plain commit, handed to `after_write`."""
+        with self.folding(user_id, summaries, guard) as folded:
+            if folded is None:
+                self._store.commit_segments(user_id, segments, summaries, turn_ids)
+                self.committed(user_id, summaries)
+                return
+            self._store.commit_segments(
+                user_id, segments, folded.summaries, turn_ids, changes=folded.changes
+            )
+        result.merged.extend(folded.done.merged)
+        result.superseded.extend([*folded.done.superseded, *folded.done.stale])
 
     @contextmanager
     def folding(

@@ -382,16 +382,7 @@ class Ingestor:
         pooled = self._summary_vectors.assign(
             summaries, {k: v for p in parts for k, v in p.sources.items()}
         )
-        with self._consolidation.folding(user_id, summaries, self._guard) as folded:
-            if folded is None:
-                self._store.commit_segments(user_id, segments, summaries, core_ids)
-                self._consolidation.committed(user_id, summaries)
-            else:  # the flush's consolidation lands in its own commit
-                self._store.commit_segments(
-                    user_id, segments, folded.summaries, core_ids, changes=folded.changes
-                )
-                result.merged.extend(folded.done.merged)
-                result.superseded.extend([*folded.done.superseded, *folded.done.stale])
+        self._consolidation.commit(user_id, segments, summaries, core_ids, result, self._guard)
         self._pending.stored(user_id, core_ids)
         self._drop_cached([(user_id, tid) for tid in core_ids])
         result.segments_written.extend(s.id for s in segments)

@@ -31,7 +31,7 @@ from hymem.indexes.memory.tables import MemoryTables, hit_row, utc_record
 from hymem.indexes.paging import PageKey
 from hymem.indexes.protocol import ACTIVE_ONLY, SCAN_BATCH_ROWS, Row, RowScope, Vector
 from hymem.indexes.store.commits import check_owner, check_unclaimed, covering_segments
-from hymem.time import to_utc, to_utc_or_none, utcnow
+from hymem.time import to_utc, utcnow
 from hymem.types import (
     Level,
     SegmentRecord,
@@ -188,7 +188,7 @@ class InMemoryStore:
                 self._t.put(Level.SEGMENT, utc_record(seg), vec)
             for rec, vec in zip(summaries, sum_vecs, strict=True):
                 self._t.put(Level.SUMMARY, utc_record(rec), vec)
-            self._set_status(user_id, changes)
+            self._t.set_status(user_id, changes)
             for tid, seg_id in seg_of.items():
                 turn = self._t.turns.get((user_id, tid))
                 if turn is not None:
@@ -202,22 +202,7 @@ class InMemoryStore:
             vecs = S.vector_matrix(new, self.dim)
             for rec, vec in zip(new, vecs, strict=True):
                 self._t.put(Level.SUMMARY, utc_record(rec), vec)
-            self._set_status(user_id, changes)
-
-    def _set_status(self, user_id: str, changes: Sequence[StatusChange]) -> None:
-        now = utcnow()
-        for change in changes:
-            old = self._t.summaries.get((user_id, change.summary_id))
-            if old is None:
-                continue
-            old.status = SummaryStatus(change.status)
-            old.updated_at = now
-            old.superseded_by = change.superseded_by
-            old.reason = change.reason
-            old.evidence_id = change.evidence_id
-            old.valid_to = to_utc_or_none(change.valid_to)
-            if change.fact_key is not None:
-                old.fact_key = change.fact_key
+            self._t.set_status(user_id, changes)
 
     # --- reads ---------------------------------------------------------------------------
     def get_segments(self, user_id: str, ids: Sequence[str]) -> list[SegmentRecord]:

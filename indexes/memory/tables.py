@@ -7,7 +7,7 @@ Shared by an `InMemoryStore` and its read-only views; every access holds `lock`.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from enum import StrEnum
 from typing import Any, TypeVar
@@ -17,8 +17,16 @@ from hymem.indexes.keys import lexical_text
 from hymem.indexes.memory.bm25 import Bm25Index
 from hymem.indexes.memory.lines import MemoryLines
 from hymem.indexes.protocol import HIT_COLUMNS, Row, TimeRange
-from hymem.time import to_utc, to_utc_or_none
-from hymem.types import Level, SegmentRecord, SummaryRecord, TurnRecord, TurnStatus
+from hymem.time import to_utc, to_utc_or_none, utcnow
+from hymem.types import (
+    Level,
+    SegmentRecord,
+    StatusChange,
+    SummaryRecord,
+    SummaryStatus,
+    TurnRecord,
+    TurnStatus,
+)
 from pydantic import BaseModel
 
 M = TypeVar("M", bound=BaseModel)
@@ -113,6 +121,22 @@ class MemoryTables:
         for rec in self.of_user(self.summaries, user_id):
             if rec.segment_id in doomed:
                 self.drop_summary(user_id, rec.id)
+
+    def set_status(self, user_id: str, changes: Sequence[StatusChange]) -> None:
+        """Status changes of stored summaries (unknown ids skipped), as the real store's."""
+        now = utcnow()
+        for change in changes:
+            old = self.summaries.get((user_id, change.summary_id))
+            if old is None:
+                continue
+            old.status = SummaryStatus(change.status)
+            old.updated_at = now
+            old.superseded_by = change.superseded_by
+            old.reason = change.reason
+            old.evidence_id = change.evidence_id
+            old.valid_to = to_utc_or_none(change.valid_to)
+            if change.fact_key is not None:
+                old.fact_key = change.fact_key
 
     def stored_owners(self, user_id: str, turn_ids: Iterable[str]) -> dict[str, str]:
         """Each of these turns that is stored -> the segment holding it."""

@@ -38,7 +38,7 @@ def test_bounded_oldest_forgotten() -> None:
 
 
 def test_token_pass_is_remembered_for_the_baselines_that_follow() -> None:
-    from tests.doubles import WordTokens
+    from tests.doubles_retrieval import WordTokens
 
     inner = WordTokens()
     memo = MemoEmbedder(inner)

@@ -11,7 +11,8 @@ from hymem.llm.roles import LightAnswerOutput
 from hymem.read.candidates import LIGHT_EXTRA
 from hymem.types import Level
 
-from tests.doubles import FakeSearcher, Fallback, ScriptedRoles
+from tests.doubles import Fallback, ScriptedRoles
+from tests.doubles_retrieval import FakeSearcher
 from tests.fixtures_reader import (
     ReaderFakes,
     make_fakes,

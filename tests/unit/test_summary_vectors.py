@@ -15,7 +15,7 @@ from hymem.types import SummaryRecord
 from hymem.write.spans import added_words, locate, pooled_summary_vector, span_rows
 from hymem.write.summary_vectors import TOKEN_CACHE_ITEMS, SummarySource, SummaryVectors
 
-from tests.doubles import WordTokens
+from tests.doubles_retrieval import WordTokens
 
 
 def _tokens(spans: list[tuple[int, int]], dim: int = 4) -> TokenVectors:
