@@ -27,12 +27,7 @@ _TABLES = (S.TURNS, S.SEGMENTS, S.SUMMARIES, S.TRACES)
 # A claim on a new store's identity (`objects/open.py`): given the identity this opener would
 # write, the one that won (this one, or a concurrent opener's) and whether this opener won.
 Claim = Callable[[dict[str, Any]], tuple[dict[str, Any], bool]]
-# How long a losing opener waits for the winner to write the meta table before writing the
-# winner's identity itself (the winner may have died). 30 s was too short on a saturated
-# machine: eight workers importing at once on 2 cores kept a live winner from writing, a loser
-# timed out and wrote too, and the meta table held every row twice (rows the same, identity
-# intact). Waiting longer costs only a first open whose winner really died.
-CLAIM_WAIT_S = 120.0
+CLAIM_WAIT_S = 30.0  # how long a losing opener waits for the winner to write the meta table
 
 log = get_logger("hymem.indexes.store.meta")
 
