@@ -33,6 +33,8 @@ import numpy as np
 from hymem import Memory, MemoryConfig
 from hymem.embedders import Embedder, TokenVectors, resolve_embedder
 from hymem.evaluation.locomo_data import load_locomo
+from hymem.facts.slots import read_fact
+from hymem.llm.tokens import count_tokens
 from rich.console import Console
 from rich.table import Table
 
@@ -125,6 +127,8 @@ def run_mode(
     history: History, embedder: TimedEmbedder, mode: str, consolidate: bool = True
 ) -> dict[str, Any]:
     embedder.seconds, embedder.texts, embedder.token_texts = 0.0, 0, 0
+    read_fact.cache_clear()  # each run reads its history's facts afresh, as a new process would
+    count_tokens.cache_clear()
     with fresh_memory(embedder, consolidate) as mem:
         started = time.perf_counter()
         for sid, stamp, msgs in history.sessions:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from hymem.facts.clauses import Clause, clause_text, split_clauses
 from hymem.facts.favourites import (
@@ -77,8 +78,11 @@ class _Found:
     value_end: int
 
 
+@lru_cache(maxsize=8192)
 def read_fact(text: str) -> Reading | None:
-    """The fact `text` states and what else it says, or None (see the module docstring)."""
+    """The fact `text` states and what else it says, or None (see the module docstring).
+    Cached by text (the result is immutable): write-time consolidation reads each neighbour's
+    fact once per new summary it is compared with, and the same text's fact once for its key."""
     speaker, body = split_prefix(text)
     if speaker in NON_HUMAN_SPEAKERS or len(body) > MAX_CHARS:
         return None

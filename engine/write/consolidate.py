@@ -51,6 +51,7 @@ from hymem.types import (
 )
 from hymem.write.consolidation_plan import Consolidated, Plan, similar_within
 from hymem.write.guard import WriteGuard
+from hymem.write.recent import RecentSummaries, vouched
 
 log = get_logger("hymem.write.consolidate")
 
@@ -94,6 +95,7 @@ class WriteConsolidation:
         self._embedder = embedder
         self._on = on  # MemoryConfig.consolidate_on_write
         self._written: dict[str, list[SummaryRecord]] = {}
+        self._recent = RecentSummaries()  # what this writer committed lately, whole
 
     def after_write(self, user_id: str, result: AddResult, guard: WriteGuard) -> None:
         """Consolidate what an add/flush committed without folding it in (`folding` found
@@ -118,6 +120,7 @@ class WriteConsolidation:
         `after_write` need not read back what was just written."""
         if self._on:
             self._written.setdefault(user_id, []).extend(summaries)
+            self._recent.remember(summaries)
 
     def commit(
         self,
@@ -138,6 +141,8 @@ class WriteConsolidation:
             self._store.commit_segments(
                 user_id, segments, folded.summaries, turn_ids, changes=folded.changes
             )
+            self._recent.remember(folded.summaries)
+            self._recent.forget(c.summary_id for c in folded.changes)
         result.merged.extend(folded.done.merged)
         result.superseded.extend([*folded.done.superseded, *folded.done.stale])
 
@@ -212,6 +217,8 @@ class WriteConsolidation:
         plan = self._plan(user_id, fresh, done, committed=True)
         if plan.changes:
             self._store.apply_summary_changes(user_id, plan.new, plan.changes)
+            self._recent.forget(c.summary_id for c in plan.changes)
+            self._recent.remember(plan.new)
             done.versions = [v.id for v in plan.new]
             log.info(
                 "ingest.consolidated",
@@ -283,7 +290,8 @@ class WriteConsolidation:
         the flush's size: each new summary's nearest active ones (one batched search, from
         the dense cache), then only where needed the active ones stating the same facts and
         the rows of the neighbours close enough to be a repeat (`NEAR`): most flushes state
-        no recognised fact and repeat nothing, and read nothing more."""
+        no recognised fact and repeat nothing, and read nothing more. A neighbour this writer
+        committed lately is taken from `RecentSummaries` where the store's row vouches for it."""
         scope = RowScope(user_id, level=Level.SUMMARY, statuses=ACTIVE_ONLY)
         vectors = [r.vector for r in fresh if r.vector is not None]
         found = self._store.dense_search_many(scope, vectors, NEIGHBOURS + 1)
@@ -302,6 +310,11 @@ class WriteConsolidation:
             same = self._store.get_summaries(user_id, fact_keys=keys, with_vectors=True)
             pool.update((r.id, r) for r in same if r.id not in pool)
         missing = sorted({i for ids in near.values() for i in ids} - set(pool))
+        kept = self._recent.candidates(user_id, missing)
+        if kept:  # rows this writer committed lately, vouched for by the store's own rows
+            known = vouched(kept, self._store.hydrate(user_id, Level.SUMMARY, list(kept)))
+            pool.update(known)
+            missing = [i for i in missing if i not in known]
         if missing:
             rows = self._store.get_summaries(user_id, ids=missing, with_vectors=True)
             pool.update((r.id, r) for r in rows)

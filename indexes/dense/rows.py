@@ -205,6 +205,8 @@ class DenseRows:
         table = table_for(scope.level)
         entry = self._entry(table, scope.user_id) if self.cache.enabled else None
         if entry is None:
+            if self.cache.enabled and self._lance.count(table, F.eq("user_id", scope.user_id)) == 0:
+                return [[] for _ in vectors]  # a new user's first flush: nothing to search
             return None
         st = None
         if scope.level is Level.SUMMARY and scope.statuses is not None:

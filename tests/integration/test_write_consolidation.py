@@ -295,3 +295,26 @@ def test_with_a_model_the_update_role_decides_what_the_rules_leave(
             assert active == [reply["text"]]
     finally:
         mem.close()
+
+
+def test_a_neighbour_this_writer_committed_is_not_read_back(
+    mem: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The repeat's neighbour was written by this writer a flush before: its row comes from
+    what the writer kept (vouched for by the store's cached row), not a LanceDB read (~20 ms
+    a flush, most of what consolidation cost the live write path)."""
+    said = "We watched a long documentary about humpback whales."  # states no fact
+    _say(mem, said, "2024-01-01T10:00:00", "s1")
+    mem.search("whales", user_id="dana", k=1)  # the store's cache holds the user's rows
+    reads: list[object] = []
+    read = mem.store.get_summaries
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("ids"):
+            reads.append(kwargs["ids"])
+        return read(*args, **kwargs)
+
+    monkeypatch.setattr(mem.store, "get_summaries", counted)
+    result = _say_later(mem, said, "2024-02-01T10:00:00", "s2")
+    assert len(result.merged) == 1 and reads == []
+    assert len(_active(mem, "whales")) == 1
