@@ -141,6 +141,12 @@ class LanceTables:
     def delete(self, name: str, where: str) -> None:
         self._tables[name].delete(where)
 
+    def overwrite(self, name: str, data: pa.Table) -> None:
+        """Make `data` the table's whole content in one commit: writers racing to write the
+        same small table (a store's identity) leave one copy, where a delete then an add,
+        two commits, could interleave into two."""
+        self._tables[name].add(data, mode="overwrite")
+
     def upsert(self, name: str, data: pa.Table, on: Sequence[str]) -> None:
         """Replace rows matching on `on`, insert the rest (one atomic LanceDB commit)."""
         if data.num_rows:

@@ -28,6 +28,8 @@ _TABLES = (S.TURNS, S.SEGMENTS, S.SUMMARIES, S.TRACES)
 # write, the one that won (this one, or a concurrent opener's) and whether this opener won.
 Claim = Callable[[dict[str, Any]], tuple[dict[str, Any], bool]]
 CLAIM_WAIT_S = 30.0  # how long a losing opener waits for the winner to write the meta table
+OVERWRITE_TRIES = 5
+COMMIT_CONFLICT = "Retryable commit conflict"  # LanceDB: another commit pre-empted this one
 
 log = get_logger("hymem.indexes.store.meta")
 
@@ -91,9 +93,21 @@ class MetaKeeper:
         return meta
 
     def _write(self, meta: dict[str, Any]) -> None:
+        """The identity rows as the table's whole content, in one commit (a delete then an
+        add, two commits, left the rows twice when two writers interleaved them). A writer
+        pre-empted by another's overwrite (the same rows, on a new store) writes again over
+        it: the table ends holding one copy either way."""
         rows = [{"key": k, "value": str(v)} for k, v in meta.items()]
-        self._lance.delete(S.META, "true")
-        self._lance.add(S.META, pa.Table.from_pylist(rows, schema=S.meta_schema()))
+        data = pa.Table.from_pylist(rows, schema=S.meta_schema())
+        for attempt in range(OVERWRITE_TRIES):
+            try:
+                self._lance.overwrite(S.META, data)
+                break
+            except RuntimeError as exc:
+                if COMMIT_CONFLICT not in str(exc) or attempt == OVERWRITE_TRIES - 1:
+                    raise
+                self._lance.refresh()
+                time.sleep(0.05 * (attempt + 1))
         if self._meta_file is not None:
             _write_json(self._meta_file, meta)
 
