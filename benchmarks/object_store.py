@@ -1,7 +1,12 @@
 """Many workers on one S3 store (moto on loopback) against the local-folder store, in one run.
 
-    cd benchmarks && python object_store.py                       # 8 users x 30 turns, 1,2,4
-    python object_store.py --embedder minilm --out /tmp/objects.json
+    cd benchmarks && python object_store.py          # 8 users x 30 turns, 1,2,4,8, 20 ms
+    python object_store.py --latency-ms 0 --workers 1,2,4 --embedder minilm --out /tmp/o.json
+
+0. Unless `--latency-ms 0`, every S3 request goes through `latency_proxy` (its own process),
+   which holds it `--latency-ms` before passing it on (real S3 answers in 10-30 ms; moto on
+   loopback in well under one) and counts requests by method: the capacity model
+   (`object_store_model`) is built from those counts and printed beside what was measured.
 
 1. One moto server (`tests/fixtures_s3.start_moto`, a real S3-compatible HTTP server) starts in
    this process, with one bucket; every configuration gets its own prefix in it.
@@ -38,6 +43,7 @@ import threading
 import time
 import traceback
 import zlib
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -51,6 +57,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from hymem import Memory, MemoryConfig
 from hymem.errors import HymemError
+from latency_proxy import Proxy, start_proxy
+from object_store_model import print_model
 from retrieval_data import NAMES, THINGS, VERBS, WHEN
 
 from tests.fixtures_s3 import CLEARED_ENV, DUMMY_ENV, new_bucket, start_moto, storage_options_for
@@ -114,7 +122,18 @@ def leak_probe() -> tuple[int, int]:
     return fds, threading.active_count()
 
 
-def ingest(mem: Memory, users: list[str], turns: int) -> dict[str, list]:
+def ingest(mem: Memory, users: list[str], turns: int, threads: int = 1) -> dict[str, list]:
+    """`ingest_users` with the users split over `threads` threads (a server answering
+    several users' requests at once), the threads' timings merged."""
+    if threads <= 1 or len(users) <= 1:
+        return ingest_users(mem, users, turns)
+    parts = [users[i::threads] for i in range(min(threads, len(users)))]
+    with ThreadPoolExecutor(len(parts)) as pool:
+        results = list(pool.map(lambda own: ingest_users(mem, own, turns), parts))
+    return {k: [x for r in results for x in r[k]] for k in results[0]}
+
+
+def ingest_users(mem: Memory, users: list[str], turns: int) -> dict[str, list]:
     """Interleaved adds, then a flush per user. A call that raises is counted and the run goes
     on, as a server would answer that request with an error and serve the next."""
     lines = {u: dialogue(u, turns) for u in users}
@@ -172,7 +191,7 @@ def work(target: Target, job: dict[str, Any], gates: tuple[Any, Any]) -> dict[st
     prof = cProfile.Profile() if profile else None
     if prof is not None:
         prof.enable()
-    calls = ingest(mem, own, job["turns"])
+    calls = ingest(mem, own, job["turns"], job["threads"])
     if prof is not None:
         prof.disable()
         prof.dump_stats(profile)
@@ -187,9 +206,15 @@ def work(target: Target, job: dict[str, Any], gates: tuple[Any, Any]) -> dict[st
 
 
 def run_config(
-    label: str, target: Target, workers: int, users: list[str], args: argparse.Namespace
+    label: str,
+    target: Target,
+    workers: int,
+    users: list[str],
+    args: argparse.Namespace,
+    proxy: Proxy | None = None,
 ) -> dict[str, Any]:
-    """Ingest and search with `workers` processes on `target`; one result row."""
+    """Ingest and search with `workers` processes on `target`; one result row. With a
+    `proxy`, the S3 requests of the ingest (start barrier to the last worker done), by method."""
     ctx = mp.get_context("spawn")
     start, done, out = ctx.Barrier(workers + 1), ctx.Barrier(workers + 1), ctx.Queue()
     procs = []
@@ -199,6 +224,7 @@ def run_config(
             "own": own,
             "others": [u for u in users if u not in own],
             "turns": args.turns,
+            "threads": args.threads,
             "searches": args.searches,
             "profile": args.profile if (args.profile and target.options and workers == 1) else None,
         }
@@ -209,9 +235,11 @@ def run_config(
     with contextlib.suppress(threading.BrokenBarrierError):  # a failed worker's report says why
         start.wait(WAIT_S)
     t0, cpu0 = time.monotonic(), time.process_time()
+    before = proxy.requests() if proxy is not None else None
     with contextlib.suppress(threading.BrokenBarrierError):
         done.wait(WAIT_S)  # every worker has ingested: this process's CPU so far is moto's
     moto_cpu = time.process_time() - cpu0
+    requests = proxy.requests() if proxy is not None else None
     reports = [out.get(timeout=WAIT_S) for _ in procs]
     for p in procs:
         p.join(WAIT_S)
@@ -242,6 +270,11 @@ def run_config(
         "empty_results": sum(r["empty"][0] for r in reports),
         "worker_cpu_s": sum(r["cpu"] for r in reports),
         "moto_cpu_s": moto_cpu,
+        "worker_wall_s": [r["end"] - t0 for r in reports],
+        "worker_cpu": [r["cpu"] for r in reports],
+        "requests": None
+        if requests is None or before is None
+        else {k: requests[k] - before[k] for k in requests},
         "fd_delta": [r["fds"] for r in reports],
         "thread_delta": [r["threads"] for r in reports],
     }
@@ -258,8 +291,10 @@ def cell(x: float, fmt: str = ".1f") -> str:
 def report(rows: list[dict[str, Any]], lag: dict[str, Any], embedder: str, args: Any) -> None:
     local = rows[0]["turns_per_s"]
     print(
-        f"\n{args.users} users x {args.turns} turns, {args.searches} searches per worker, "
-        f"embedder {embedder}, extractive LLM, moto on 127.0.0.1, {os.cpu_count()} cores"
+        f"\n{args.users} users x {args.turns} turns, {args.threads} thread(s) and "
+        f"{args.searches} searches per worker, "
+        f"embedder {embedder}, extractive LLM, moto on 127.0.0.1 "
+        f"(+{args.latency_ms:g} ms a request), {os.cpu_count()} cores"
     )
     print(
         "\n| store | workers | ingest s | turns/s | vs local | search p50 ms | p95 ms "
@@ -300,7 +335,13 @@ def main() -> None:
     ap.add_argument("--users", type=int, default=8)
     ap.add_argument("--turns", type=int, default=30)
     ap.add_argument("--searches", type=int, default=100)
-    ap.add_argument("--workers", default="1,2,4", help="comma-separated worker counts")
+    ap.add_argument("--workers", default="1,2,4,8", help="comma-separated worker counts")
+    ap.add_argument(
+        "--latency-ms", type=float, default=20.0, help="added to each S3 request (0: no proxy)"
+    )
+    ap.add_argument(
+        "--threads", type=int, default=1, help="threads per worker, each adding for its users"
+    )
     ap.add_argument("--embedder", choices=sorted(EMBEDDERS), default="hashing")
     ap.add_argument("--burst", type=int, default=10, help="turns per catch-up-lag burst")
     ap.add_argument("--lag-trials", type=int, default=5)
@@ -314,22 +355,27 @@ def main() -> None:
     embedder = EMBEDDERS[args.embedder]
     users = [f"u{i}" for i in range(args.users)]
     server, endpoint = start_moto()
+    proxy = start_proxy(endpoint, args.latency_ms) if args.latency_ms > 0 else None
     try:
         bucket = new_bucket(endpoint).bucket
-        opts = storage_options_for(endpoint)
+        opts = storage_options_for(proxy.endpoint if proxy is not None else endpoint)
         with tempfile.TemporaryDirectory(prefix="objbench-", ignore_cleanup_errors=True) as tmp:
             local = Target(f"{tmp}/local", None, f"{tmp}/cache-local", embedder)
             rows = [run_config("local folder", local, 1, users, args)]
             print(f"local folder: {rows[0]['turns_per_s']:.1f} turns/s", file=sys.stderr)
             for w in counts:
                 s3 = Target(f"s3://{bucket}/w{w}", opts, f"{tmp}/cache-w{w}", embedder)
-                rows.append(run_config("s3 (moto)", s3, w, users, args))
+                label = f"s3 (moto, +{args.latency_ms:g} ms)" if proxy else "s3 (moto)"
+                rows.append(run_config(label, s3, w, users, args, proxy))
                 print(f"s3 x{w}: {rows[-1]['turns_per_s']:.1f} turns/s", file=sys.stderr)
             lag_store = Target(f"s3://{bucket}/w{counts[0]}", opts, f"{tmp}/cache-lag", embedder)
             lag = run_lag(lag_store, args.lag_trials, args.burst)
     finally:
+        if proxy is not None:
+            proxy.stop()
         server.stop()
     report(rows, lag, embedder, args)
+    print_model(rows, args.latency_ms)
     if args.out:
         sizes = {"users": args.users, "turns": args.turns, "searches": args.searches}
         doc = {"embedder": embedder, **sizes, "cores": os.cpu_count(), "rows": rows, "lag": lag}

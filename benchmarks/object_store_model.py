@@ -1,0 +1,96 @@
+"""The capacity model `object_store.py` prints beside what it measured (issue 31).
+
+From the run: the S3 requests each add cost (counted by `latency_proxy`, flushes included),
+one worker's add rate, and the best ingest rate any worker count reached on the one set of
+tables every worker commits to today. From AWS: a prefix sustains 3,500 write requests
+(PUT/COPY/POST/DELETE) and 5,500 read requests (GET/HEAD) per second ("Best practices design
+patterns: optimizing Amazon S3 performance"); S3 scales a busy prefix up to that, not past it.
+
+    adds/s (N workers, S shards) ~= min(N x one worker's rate,
+                                        S x one table set's commit ceiling,
+                                        S x the prefix's request rates / requests per add)
+
+S = 1 is what hymem does now, and the rows measured test it; S > 1 is a projection for
+user-sharded tables on separate prefixes (issue 31, part 1, not built yet): it assumes each
+shard commits independently at the ceiling one measured here, which the sharded build must
+confirm.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+PREFIX_WRITES_PER_S = 3500
+PREFIX_READS_PER_S = 5500
+TARGET_ADDS_PER_S = 1000
+
+
+def per_add(row: dict[str, Any]) -> tuple[float, float] | None:
+    """(reads, writes) requests per add of a measured row, or None without a proxy."""
+    req = row.get("requests")
+    if not req or not row["turns"]:
+        return None
+    reads = req["GET"] + req["HEAD"]
+    writes = req["PUT"] + req["POST"] + req["DELETE"]
+    return reads / row["turns"], writes / row["turns"]
+
+
+def prefix_rate(reads: float, writes: float) -> float:
+    """Adds/s one prefix allows at these requests per add."""
+    return min(PREFIX_READS_PER_S / max(reads, 1e-9), PREFIX_WRITES_PER_S / max(writes, 1e-9))
+
+
+def capacity(
+    one_worker: float, ceiling: float, reads: float, writes: float, workers: int, shards: int
+) -> float:
+    return min(workers * one_worker, shards * ceiling, shards * prefix_rate(reads, writes))
+
+
+def print_model(rows: list[dict[str, Any]], latency_ms: float) -> None:
+    s3 = [r for r in rows if r["store"].startswith("s3") and per_add(r) is not None]
+    if not s3:
+        print("\n(no request counts: run with --latency-ms > 0 for the capacity model)")
+        return
+    print(f"\nWhere each worker's ingest time went (+{latency_ms:g} ms per S3 request):")
+    print("| workers | turns/s | vs 1 worker | reads / writes per add | CPU share | waiting |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    base = s3[0]["turns_per_s"]
+    for r in s3:
+        reads, writes = per_add(r) or (0.0, 0.0)
+        walls, cpus = r["worker_wall_s"], r["worker_cpu"]
+        share = sum(cpus) / max(sum(walls), 1e-9)
+        print(
+            f"| {r['workers']} | {r['turns_per_s']:.1f} | {r['turns_per_s'] / base:.2f}x "
+            f"| {reads:.1f} / {writes:.1f} | {share:.0%} | {1 - share:.0%} |"
+        )
+    one = next((r for r in s3 if r["workers"] == 1), s3[0])
+    reads, writes = per_add(one) or (0.0, 0.0)
+    one_rate = one["turns_per_s"] / one["workers"]
+    ceiling = max(r["turns_per_s"] for r in s3)
+    trips = one["add_p50"] / latency_ms if latency_ms > 0 else float("nan")
+    print(
+        f"\nCapacity model: one worker {one_rate:.1f} adds/s (add p50 {one['add_p50']:.0f} ms, "
+        f"~{trips:.0f} request latencies in a row); one table set's ceiling, the best rate "
+        f"measured: {ceiling:.1f} adds/s; {reads:.1f} reads and {writes:.1f} writes per add, "
+        f"so a prefix allows {PREFIX_READS_PER_S / reads:.0f} (reads) and "
+        f"{PREFIX_WRITES_PER_S / writes:.0f} (writes) adds/s."
+    )
+    print("| adds/s sustained | 1 worker | 4 | 8 | 64 | 512 |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for shards in (1, 4, 16, 64):
+        cells = [
+            f"{capacity(one_rate, ceiling, reads, writes, n, shards):.0f}"
+            for n in (1, 4, 8, 64, 512)
+        ]
+        label = f"{shards} shard{'s' if shards > 1 else ''}" + (" (today)" if shards == 1 else "")
+        print(f"| {label} | " + " | ".join(cells) + " |")
+    shards = math.ceil(TARGET_ADDS_PER_S / min(ceiling, prefix_rate(reads, writes)))
+    workers = math.ceil(TARGET_ADDS_PER_S / one_rate)
+    print(
+        f"{TARGET_ADDS_PER_S:,} adds/s needs >= {shards} shards and >= {workers} workers "
+        "(S > 1 projected, not measured: sharded tables are not built yet)."
+    )
+
+
+__all__ = ["capacity", "per_add", "prefix_rate", "print_model"]
