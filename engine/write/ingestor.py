@@ -21,6 +21,7 @@ hash of segment id and index), so re-committing after a crash replaces rather th
 from __future__ import annotations
 
 import threading
+import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -48,7 +49,7 @@ from hymem.write.pooling import cached_values, pooled_vector
 from hymem.write.records import (
     build_segment,
     build_summaries,
-    default_turn_id,
+    pending_records,
     segment_line,
     segment_scope,
     summary_sources,
@@ -62,6 +63,7 @@ log = get_logger("hymem.write.ingestor")
 # write instead of one per buffer: ~120 ms each, which was a third of a LongMemEval history's
 # ingest). At most this many: a crash before the commit re-summarises at most this many buffers.
 COMMIT_EVERY_BUFFERS = 16
+STRIPES = 64  # per-user ordering locks (`Ingestor._stripe`)
 
 
 class Ingestor:
@@ -83,6 +85,9 @@ class Ingestor:
         self._store, self._embedder, self._roles = store, embedder, roles
         self._config, self._clock = config, clock
         self._lock = threading.RLock()
+        # Per-user order without a lock per user kept forever: a user always maps to the
+        # same stripe. Taken before `_lock`, everywhere.
+        self._stripes = [threading.RLock() for _ in range(STRIPES)]
         self._compressor: LLMLinguaCompressor | None = None
         self._compressor_resolved = False
         # caches keyed by (user_id, turn id): ids are only unique per user
@@ -113,55 +118,54 @@ class Ingestor:
         call_time = parse_time(timestamp, "timestamp") if timestamp is not None else self._clock()
         accepted = normalise_messages(messages, default_time=call_time)
         meta = dict(sorted((metadata or {}).items()))  # the stored, canonical key order
-        with self._guard.writing(user_id), self._lock, self._reload_on_error(user_id):
-            retried = repeats_last_call(
-                self._pending.last_call(user_id),
-                session_id,
-                accepted,
-                self._clock(),
-                self._config.retry_window_s,
-                metadata=meta,
-            )
-            if retried is not None:
-                log.info("ingest.retry_recognised", user_id=user_id, turns=len(retried))
-                result = AddResult(turn_ids=[t.id for t in retried], new_turn_ids=[])
-                self._process(user_id, force=False, result=result)
-                return result
-            seq = self._pending.next_seq(user_id)
-            now = self._clock()
-            records = [
-                TurnRecord(
-                    id=m.id or default_turn_id(user_id, session_id, seq + i, m.text),
-                    user_id=user_id,
-                    session_id=session_id,
-                    seq=seq + i,
-                    speaker=m.speaker,
-                    text=m.text,
-                    timestamp=m.timestamp,
-                    status=TurnStatus.PENDING,
-                    created_at=now,
+        # The user's stripe keeps one user's adds in order; the ingestor lock is released
+        # around the turns' append, so adds of other users in flight meanwhile share its
+        # commit (`TurnAppends`: one LanceDB commit for a group of adds).
+        with (
+            self._guard.writing(user_id),
+            self._stripe(user_id),
+            self._reload_on_error(user_id),
+        ):
+            with self._lock:
+                retried = repeats_last_call(
+                    self._pending.last_call(user_id),
+                    session_id,
+                    accepted,
+                    self._clock(),
+                    self._config.retry_window_s,
                     metadata=meta,
                 )
-                for i, m in enumerate(accepted)
-            ]
+                if retried is not None:
+                    log.info("ingest.retry_recognised", user_id=user_id, turns=len(retried))
+                    result = AddResult(turn_ids=[t.id for t in retried], new_turn_ids=[])
+                    self._process(user_id, force=False, result=result)
+                    return result
+                seq = self._pending.next_seq(user_id)
+                records = pending_records(user_id, session_id, seq, accepted, self._clock(), meta)
             generated = {r.id for r, m in zip(records, accepted, strict=True) if not m.id}
             inserted = self._store.append_turns(records, fresh_ids=generated)
-            self._pending.appended(user_id, records, inserted)
-            log.info(
-                "ingest.accepted",
-                user_id=user_id,
-                session_id=session_id,
-                turns=len(records),
-                new=len(inserted),
-            )
-            result = AddResult(turn_ids=[r.id for r in records], new_turn_ids=list(inserted))
-            self._process(user_id, force=False, result=result)
+            with self._lock:
+                self._pending.appended(user_id, records, inserted)
+                log.info(
+                    "ingest.accepted",
+                    user_id=user_id,
+                    session_id=session_id,
+                    turns=len(records),
+                    new=len(inserted),
+                )
+                result = AddResult(turn_ids=[r.id for r in records], new_turn_ids=list(inserted))
+                self._process(user_id, force=False, result=result)
         self._consolidation.after_write(user_id, result, self._guard)
         return result
 
     def flush(self, *, user_id: str) -> AddResult:
         """Summarise and store every pending turn of `user_id` now (in buffer-sized calls)."""
-        with self._guard.writing(user_id), self._lock, self._reload_on_error(user_id):
+        with (
+            self._guard.writing(user_id),
+            self._stripe(user_id),
+            self._lock,
+            self._reload_on_error(user_id),
+        ):
             result = AddResult()
             self._process(user_id, force=True, result=result)
         self._consolidation.after_write(user_id, result, self._guard)
@@ -177,7 +181,7 @@ class Ingestor:
         (erasure, import), then drop what this process remembers of them: pending turns, the
         last call, cached vectors and token counts. Else a flush after an erase would commit
         the erased turns again from memory."""
-        with self._lock:
+        with self._stripe(user_id), self._lock:
             try:
                 yield
             finally:
@@ -198,6 +202,9 @@ class Ingestor:
             cache.clear()
         self._pending.clear()
         self._summary_vectors.clear()
+
+    def _stripe(self, user_id: str) -> threading.RLock:
+        return self._stripes[zlib.crc32(user_id.encode()) % STRIPES]
 
     def _drop_cached(self, keys: list[tuple[str, str]]) -> None:
         """Forget the vectors, compressed texts and token counts of these (user, turn) keys."""

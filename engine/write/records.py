@@ -12,14 +12,16 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
+from datetime import datetime
 
 from hymem.indexes.keys import summary_context
 from hymem.llm.roles import FactItem, SegmentSummary
 from hymem.llm.tokens import count_tokens
 from hymem.logging import get_logger
-from hymem.metadata import canonical
+from hymem.metadata import Metadata, canonical
 from hymem.time import format_line_time, utcnow
-from hymem.types import Attribution, SegmentRecord, SummaryRecord, TurnRecord
+from hymem.types import Attribution, SegmentRecord, SummaryRecord, TurnRecord, TurnStatus
+from hymem.write.messages import NormalisedMessage
 from hymem.write.summary_vectors import SummarySource
 
 log = get_logger("hymem.write.ingestor")
@@ -32,6 +34,33 @@ def _digest(*parts: object) -> str:
 
 def default_turn_id(user_id: str, session_id: str, seq: int, text: str) -> str:
     return "t-" + _digest(user_id, session_id, seq, text)
+
+
+def pending_records(
+    user_id: str,
+    session_id: str,
+    seq: int,
+    accepted: Sequence[NormalisedMessage],
+    now: datetime,
+    metadata: Metadata,
+) -> list[TurnRecord]:
+    """One add() call's messages as pending turns, numbered from `seq`; a message without
+    its own id gets the content id (`default_turn_id`), so a re-run stores nothing twice."""
+    return [
+        TurnRecord(
+            id=m.id or default_turn_id(user_id, session_id, seq + i, m.text),
+            user_id=user_id,
+            session_id=session_id,
+            seq=seq + i,
+            speaker=m.speaker,
+            text=m.text,
+            timestamp=m.timestamp,
+            status=TurnStatus.PENDING,
+            created_at=now,
+            metadata=dict(metadata),
+        )
+        for i, m in enumerate(accepted)
+    ]
 
 
 def segment_id(user_id: str, turn_ids: Sequence[str]) -> str:

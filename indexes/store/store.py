@@ -28,7 +28,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from hymem.errors import ReadOnlyStoreError, StoreClosedError, StoreUnavailableError
+from hymem.errors import ReadOnlyStoreError, StoreClosedError
 from hymem.filters import Filter
 from hymem.indexes.lance import schema as S
 from hymem.indexes.lance.tables import LanceTables
@@ -41,10 +41,10 @@ from hymem.indexes.protocol import (
     RowScope,
     Vector,
 )
-from hymem.indexes.store.append_outcome import append_landed
 from hymem.indexes.store.assemble import StoreParts
 from hymem.indexes.store.faults import guarded, storage_faults
 from hymem.indexes.store.repair import RowRepair, RowSettler
+from hymem.indexes.store.turn_appends import TurnAppends
 from hymem.logging import get_logger
 from hymem.types import (
     Level,
@@ -84,6 +84,9 @@ class Store:
         self._commits = parts.commits
         self._eraser = parts.eraser
         self._recovery = parts.recovery
+        self._appends = TurnAppends(
+            self.path, self._lance, self._turns, self._write_lock, self._compactor
+        )
         self._closed = False
 
     # --- lifecycle -----------------------------------------------------------------------
@@ -175,17 +178,7 @@ class Store:
             return []
         for user in sorted({t.user_id for t in turns}):
             self._access.fence(user)
-        with self._write_lock:
-            with storage_faults(self.path, "appending turns"):
-                new = self._turns.new_of(turns, fresh_ids=fresh_ids)
-            try:
-                with storage_faults(self.path, "appending turns"):
-                    self._turns.add(new)
-            except StoreUnavailableError as exc:
-                if not append_landed(self.path, self._lance, self._turns, new, exc):
-                    raise
-            self._compactor.note_write(vector_tables=False)
-        return [t.id for t in new]
+        return self._appends.append(turns, fresh_ids)  # grouped with concurrent callers
 
     # --- journaled writes ----------------------------------------------------------------
     def commit_segments(
