@@ -23,7 +23,7 @@ from __future__ import annotations
 import threading
 import zlib
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 
 import numpy as np
 from hymem.config import MemoryConfig
@@ -195,7 +195,12 @@ class Ingestor:
             self._pending.forget(user_id)
 
     def close(self) -> None:
-        with self._lock:
+        """After every add and flush in flight (each holds its user's stripe throughout;
+        no thread holds two stripes, so taking them all in order cannot deadlock)."""
+        with ExitStack() as held:
+            for stripe in self._stripes:
+                held.enter_context(stripe)
+            held.enter_context(self._lock)
             if self._compressor is not None:
                 self._compressor.close()
         for cache in (self._vectors, self._compressed, self._tokens):

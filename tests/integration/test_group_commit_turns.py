@@ -67,3 +67,38 @@ def test_adds_arriving_during_a_commit_share_the_next_one(
             assert [t.text for t in pending] == [f"{user} keeps bees."]  # stored once each
         mem.add(_message(USERS[1]), user_id=USERS[1])
         assert len(mem.pending(user_id=USERS[1])) == 1  # a retried message is not stored twice
+
+
+def test_close_waits_for_an_add_in_flight(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The ingestor's lock is released around the append; closing must still wait for the
+    add to finish (else the store closes under it and an accepted turn's add fails)."""
+    config = MemoryConfig.defaults(llm="extractive", embedder="hashing")
+    mem = Memory(tmp_path / "m", config=config, embedder=HashingEmbedder(64), create=True)
+    tables = mem.store.tables
+    real_add = tables.add
+    in_commit = threading.Event()
+
+    def slow_add(name: str, data: Any) -> None:
+        if name == "turns":
+            in_commit.set()
+            time.sleep(0.5)
+        real_add(name, data)
+
+    monkeypatch.setattr(tables, "add", slow_add)
+    outcome: list[object] = []
+
+    def add() -> None:
+        try:
+            outcome.append(mem.add(_message("u0"), user_id="u0"))
+        except BaseException as exc:
+            outcome.append(exc)
+
+    worker = threading.Thread(target=add)
+    worker.start()
+    assert in_commit.wait(10)
+    mem.close()
+    worker.join(10)
+    assert len(outcome) == 1 and not isinstance(outcome[0], BaseException), outcome
+    monkeypatch.undo()
+    with Memory(tmp_path / "m", config=config, embedder=HashingEmbedder(64)) as again:
+        assert [t.text for t in again.pending(user_id="u0")] == ["u0 keeps bees."]
