@@ -18,7 +18,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Generic, TypeVar, cast
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -57,7 +57,7 @@ class GroupCommit(Generic[T, R]):
             self._lead(batch)
         if slot.error is not None:
             raise slot.error
-        return slot.value  # type: ignore[return-value]
+        return cast(R, slot.value)  # set by the commit that carried it
 
     def _lead(self, batch: list[_Slot[T, R]]) -> None:
         try:
