@@ -21,9 +21,8 @@ hash of segment id and index), so re-committing after a crash replaces rather th
 from __future__ import annotations
 
 import threading
-import zlib
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 
 import numpy as np
 from hymem.config import MemoryConfig
@@ -55,6 +54,7 @@ from hymem.write.records import (
     summary_sources,
 )
 from hymem.write.segmentation import Span, adjacent_similarities, plan_segments
+from hymem.write.stripes import UserStripes
 from hymem.write.summary_vectors import SummaryVectors
 
 log = get_logger("hymem.write.ingestor")
@@ -63,7 +63,6 @@ log = get_logger("hymem.write.ingestor")
 # write instead of one per buffer: ~120 ms each, which was a third of a LongMemEval history's
 # ingest). At most this many: a crash before the commit re-summarises at most this many buffers.
 COMMIT_EVERY_BUFFERS = 16
-STRIPES = 64  # per-user ordering locks (`Ingestor._stripe`)
 
 
 class Ingestor:
@@ -85,9 +84,7 @@ class Ingestor:
         self._store, self._embedder, self._roles = store, embedder, roles
         self._config, self._clock = config, clock
         self._lock = threading.RLock()
-        # Per-user order without a lock per user kept forever: a user always maps to the
-        # same stripe. Taken before `_lock`, everywhere.
-        self._stripes = [threading.RLock() for _ in range(STRIPES)]
+        self._stripe = UserStripes()  # one user's adds in order; taken before `_lock`
         self._compressor: LLMLinguaCompressor | None = None
         self._compressor_resolved = False
         # caches keyed by (user_id, turn id): ids are only unique per user
@@ -195,21 +192,14 @@ class Ingestor:
             self._pending.forget(user_id)
 
     def close(self) -> None:
-        """After every add and flush in flight (each holds its user's stripe throughout;
-        no thread holds two stripes, so taking them all in order cannot deadlock)."""
-        with ExitStack() as held:
-            for stripe in self._stripes:
-                held.enter_context(stripe)
-            held.enter_context(self._lock)
+        """After every add and flush in flight (each holds its user's stripe throughout)."""
+        with self._stripe.every(), self._lock:
             if self._compressor is not None:
                 self._compressor.close()
         for cache in (self._vectors, self._compressed, self._tokens):
             cache.clear()
         self._pending.clear()
         self._summary_vectors.clear()
-
-    def _stripe(self, user_id: str) -> threading.RLock:
-        return self._stripes[zlib.crc32(user_id.encode()) % STRIPES]
 
     def _drop_cached(self, keys: list[tuple[str, str]]) -> None:
         """Forget the vectors, compressed texts and token counts of these (user, turn) keys."""
