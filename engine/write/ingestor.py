@@ -115,14 +115,9 @@ class Ingestor:
         call_time = parse_time(timestamp, "timestamp") if timestamp is not None else self._clock()
         accepted = normalise_messages(messages, default_time=call_time)
         meta = dict(sorted((metadata or {}).items()))  # the stored, canonical key order
-        # The user's stripe keeps one user's adds in order; the ingestor lock is released
-        # around the turns' append, so adds of other users in flight meanwhile share its
-        # commit (`TurnAppends`: one LanceDB commit for a group of adds).
-        with (
-            self._guard.writing(user_id),
-            self._stripe(user_id),
-            self._reload_on_error(user_id),
-        ):
+        # The stripe keeps this user's adds in order; `_lock` is released around the append,
+        # so other users' adds in flight share its commit (`TurnAppends`).
+        with self._guard.writing(user_id), self._stripe(user_id), self._reload_on_error(user_id):
             with self._lock:
                 retried = repeats_last_call(
                     self._pending.last_call(user_id),
