@@ -41,7 +41,6 @@ class GroupCommit(Generic[T, R]):
         self._cond = threading.Condition()
         self._queue: list[_Slot[T, R]] = []
         self._leading = False
-        self.commits = 0  # how many commits ran (a count for tests and benchmarks)
 
     def submit(self, item: T) -> R:
         slot: _Slot[T, R] = _Slot(item)
@@ -71,7 +70,6 @@ class GroupCommit(Generic[T, R]):
                 s.error = exc
         finally:
             with self._cond:
-                self.commits += 1
                 for s in batch:
                     s.done = True
                 self._leading = False
