@@ -179,6 +179,15 @@ class MemoryConfig(BaseSettings):
         ge=0,
         description="staleness bound: searches see other workers' writes within this long",
     )
+    shards: int = Field(
+        1,
+        ge=1,
+        le=256,
+        description=(
+            "user shards of a new object store: workers writing users of different shards"
+            " commit to different tables (fixed when the store is created; folders have one)"
+        ),
+    )
 
     # --- sleep-time consolidation ---------------------------------------------------------
     sleep_top_k: int = Field(20, ge=1)

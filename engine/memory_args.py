@@ -15,7 +15,7 @@ from hymem.errors import StoreError, UserInputError
 from hymem.indexes.folder.lock import META_FILE
 from hymem.indexes.location import StoreLocation, is_remote_uri, parse_location
 from hymem.indexes.objects.open import RemoteSettings
-from hymem.indexes.open import open_store
+from hymem.indexes.open import open_memory_store
 from hymem.indexes.protocol import Storage
 from hymem.logging import get_logger
 from hymem.types import AddResult
@@ -72,11 +72,12 @@ def open_storage(
     `StoreError` naming it."""
     check_creatable(location, create=create, read_only=read_only)
     try:
-        return open_store(
+        return open_memory_store(
             location,
             embedder_name=embedder.name,
             dim=embedder.dim,
             read_only=read_only,
+            shards=config.shards,
             vector_index_min_rows=config.vector_index_min_rows,
             dense_cache_bytes=config.dense_cache_mb * 1024 * 1024,
             remote=remote_settings(config),

@@ -28,6 +28,7 @@ from hymem.indexes.memory.store import InMemoryStore
 from hymem.indexes.objects.open import RemoteSettings
 from hymem.indexes.open import open_store as open_any_store
 from hymem.indexes.protocol import RowScope, Storage
+from hymem.indexes.shards.router import ShardedStore
 from hymem.indexes.store.store import Store
 from hymem.types import (
     Level,
@@ -239,6 +240,7 @@ class StorageKit:
         pytest.param("lancedb-no-cache", marks=pytest.mark.integration),
         pytest.param("s3", marks=pytest.mark.integration),
         "memory",
+        "memory-sharded",
     ]
 )
 def storage_kit(
@@ -250,9 +252,26 @@ def storage_kit(
     """ "lancedb" searches dense vectors from its in-memory per-user index (the default);
     "lancedb-no-cache" sends every dense query to LanceDB itself (users over the budget);
     "s3" is the same store on a real S3-compatible server (moto on 127.0.0.1), with its
-    per-user leases and its Tantivy replica in a local cache folder."""
+    per-user leases and its Tantivy replica in a local cache folder; "memory-sharded" is
+    three in-memory stores behind the shard router (`hymem.indexes.shards`), which must keep
+    every promise one store keeps (`test_sharded_s3` opens the real thing on S3)."""
     if request.param == "s3":
         yield from _s3_kit(request, hashing_embedder, tmp_path)
+        return
+    if request.param == "memory-sharded":
+        parts = [
+            InMemoryStore(hashing_embedder.dim, embedder_name=hashing_embedder.name)
+            for _ in range(3)
+        ]
+        sharded = ShardedStore("memory://sharded", parts, read_only=False)
+        yield StorageKit(
+            "memory-sharded",
+            sharded,
+            hashing_embedder,
+            lambda: ShardedStore(
+                "memory://sharded", [p.read_only_view() for p in parts], read_only=True
+            ),
+        )
         return
     if request.param.startswith("lancedb"):
         opts = {"dense_cache_bytes": 0} if request.param == "lancedb-no-cache" else {}

@@ -1,0 +1,347 @@
+"""A sharded store: N complete stores behind one `Storage`, each user's calls sent to its shard.
+
+Every user-scoped call goes to exactly one shard (`placement.shard_of`), so everything a store
+guarantees for a user (journaled commits, leases, erasure, replicas, validity, filters) holds
+unchanged: it is that shard's own code doing it. Calls about every user (`users`, `counts()`,
+`iter_summaries()`, `read_traces()`, maintenance, catch-up) ask every shard, in parallel where
+each answer is a round trip, and merge the answers in the order the protocol promises.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import threading
+import time
+from collections.abc import Callable, Collection, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager
+from datetime import datetime
+from typing import Any, TypeVar
+
+from hymem.errors import StoreClosedError
+from hymem.filters import Filter
+from hymem.indexes.paging import PageKey
+from hymem.indexes.protocol import (
+    ACTIVE_ONLY,
+    SCAN_BATCH_ROWS,
+    LineLog,
+    Row,
+    RowScope,
+    Storage,
+    Vector,
+)
+from hymem.indexes.shards.placement import shard_of
+from hymem.types import (
+    Level,
+    SegmentRecord,
+    StatusChange,
+    SummaryRecord,
+    SummaryStatus,
+    TurnRecord,
+    TurnStatus,
+)
+
+T = TypeVar("T")
+
+
+def summed(parts: Sequence[dict[str, int]]) -> dict[str, int]:
+    """Per-key totals of the shards' counts."""
+    total: dict[str, int] = {}
+    for part in parts:
+        for key, n in part.items():
+            total[key] = total.get(key, 0) + n
+    return total
+
+
+class ShardedLines:
+    """The shards' sleep journals as one `LineLog`: a user's lines live in the user's shard."""
+
+    def __init__(self, logs: Sequence[LineLog], count: int) -> None:
+        self._logs = logs
+        self._count = count
+
+    def _of(self, user_id: str) -> LineLog:
+        return self._logs[shard_of(user_id, self._count)]
+
+    def lines(self, user_id: str | None = None) -> list[str]:
+        if user_id is not None:
+            return self._of(user_id).lines(user_id)
+        return [line for log in self._logs for line in log.lines()]
+
+    def append(self, rows: Sequence[tuple[str, str]]) -> None:
+        by_shard: dict[int, list[tuple[str, str]]] = {}
+        for row in rows:
+            by_shard.setdefault(shard_of(row[0], self._count), []).append(row)
+        for shard, part in by_shard.items():
+            self._logs[shard].append(part)
+
+    def delete_user(self, user_id: str) -> None:
+        self._of(user_id).delete_user(user_id)
+
+    def close(self) -> None:
+        for log in self._logs:
+            log.close()
+
+
+class ShardedStore:
+    """`Storage` over `shards`, opened by `hymem.indexes.open` from a store's shard manifest."""
+
+    def __init__(
+        self,
+        root: str,
+        shards: Sequence[Storage],
+        *,
+        read_only: bool,
+        refresh_s: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        """`refresh_s`: the shards' staleness bound (an object store's), kept by catching
+        every shard up at once when it runs out (`_refresh`); None: the shards keep it alone."""
+        self._root = root
+        self._shards = list(shards)
+        self._read_only = read_only
+        self._pool = ThreadPoolExecutor(
+            min(len(self._shards), 16), thread_name_prefix="hymem-shard"
+        )
+        self._refresh_s, self._clock = refresh_s, clock
+        self._refreshed = clock()
+        self._refreshing = threading.Lock()
+        self._sleep_log = ShardedLines([s.sleep_log() for s in self._shards], len(self._shards))
+        self._closed = False
+
+    @property
+    def shard_count(self) -> int:
+        return len(self._shards)
+
+    def shard(self, user_id: str) -> Storage:
+        """The store holding `user_id`."""
+        return self._shards[shard_of(user_id, len(self._shards))]
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise StoreClosedError(f"the store at {self._root} is closed")
+
+    def _refresh(self) -> None:
+        """Before a search: once the staleness bound has run out, catch up every shard in one
+        parallel wave. Each shard would otherwise catch itself up on its next search: with
+        searches spread over S shards that is S catch-ups, one in a search's path each time,
+        where the wave costs one catch-up's latency per `refresh_s` (measured: search p50
+        162-756 ms without it at 2-8 workers and 16 shards, `benchmarks/object_store.py`).
+        A search that finds a wave running goes on without waiting, as one shard's does."""
+        if self._refresh_s is None or self._clock() - self._refreshed < self._refresh_s:
+            return
+        if not self._refreshing.acquire(blocking=False):
+            return
+        try:
+            self._each(lambda s: s.catch_up())
+            self._refreshed = self._clock()
+        finally:
+            self._refreshing.release()
+
+    def _each(self, call: Callable[[Storage], T]) -> list[T]:
+        """`call` on every shard at once (each is a round trip on an object store)."""
+        self._check_open()
+        return list(self._pool.map(call, self._shards))
+
+    # --- lifecycle -----------------------------------------------------------------------
+    @property
+    def path(self) -> str:
+        return self._root
+
+    @property
+    def read_only(self) -> bool:
+        return self._read_only
+
+    @property
+    def lexical_unavailable(self) -> bool:
+        return any(s.lexical_unavailable for s in self._shards)
+
+    def meta(self) -> dict[str, Any]:
+        return {**self._shards[0].meta(), "shards": len(self._shards)}
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        errors: list[BaseException] = []
+        for store in self._shards:
+            try:
+                store.close()
+            except Exception as exc:  # close every shard, then report the first failure
+                errors.append(exc)
+        self._pool.shutdown(wait=True)
+        if errors:
+            raise errors[0]
+
+    def __enter__(self) -> ShardedStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- turns and commits -----------------------------------------------------------------
+    def get_turns(
+        self, user_id: str, *, ids: Sequence[str] | None = None, status: TurnStatus | None = None
+    ) -> list[TurnRecord]:
+        return self.shard(user_id).get_turns(user_id, ids=ids, status=status)
+
+    def next_seq(self, user_id: str) -> int:
+        return self.shard(user_id).next_seq(user_id)
+
+    def append_turns(
+        self, turns: Sequence[TurnRecord], *, fresh_ids: Collection[str] = ()
+    ) -> list[str]:
+        by_shard: dict[int, list[TurnRecord]] = {}
+        for turn in turns:
+            by_shard.setdefault(shard_of(turn.user_id, len(self._shards)), []).append(turn)
+        written: list[str] = []
+        for index, part in by_shard.items():
+            written += self._shards[index].append_turns(part, fresh_ids=fresh_ids)
+        return written
+
+    def commit_segments(
+        self,
+        user_id: str,
+        segments: Sequence[SegmentRecord],
+        summaries: Sequence[SummaryRecord],
+        stored_turn_ids: Sequence[str],
+        *,
+        changes: Sequence[StatusChange] = (),
+    ) -> None:
+        self.shard(user_id).commit_segments(
+            user_id, segments, summaries, stored_turn_ids, changes=changes
+        )
+
+    def apply_summary_changes(
+        self, user_id: str, new: Sequence[SummaryRecord], changes: Sequence[StatusChange]
+    ) -> None:
+        self.shard(user_id).apply_summary_changes(user_id, new, changes)
+
+    def withdraw(
+        self, user_id: str, turn_ids: Sequence[str], segment_ids: Sequence[str]
+    ) -> dict[str, int]:
+        return self.shard(user_id).withdraw(user_id, turn_ids, segment_ids)
+
+    def erase_user(self, user_id: str) -> dict[str, int]:
+        return self.shard(user_id).erase_user(user_id)
+
+    def sleep_log(self) -> LineLog:
+        self._check_open()
+        return self._sleep_log
+
+    def writing(self, user_id: str) -> AbstractContextManager[bool]:
+        return self.shard(user_id).writing(user_id)
+
+    def catch_up(self) -> dict[str, int]:
+        done = summed(self._each(lambda s: s.catch_up()))
+        self._refreshed = self._clock()
+        return done
+
+    # --- reads ---------------------------------------------------------------------------
+    def get_segments(self, user_id: str, ids: Sequence[str]) -> list[SegmentRecord]:
+        return self.shard(user_id).get_segments(user_id, ids)
+
+    def get_summaries(
+        self,
+        user_id: str,
+        *,
+        ids: Sequence[str] | None = None,
+        statuses: Sequence[SummaryStatus] | None = ACTIVE_ONLY,
+        with_vectors: bool = False,
+        memory_ids: Sequence[str] | None = None,
+        fact_keys: Sequence[str] | None = None,
+        keyed: bool = False,
+    ) -> list[SummaryRecord]:
+        return self.shard(user_id).get_summaries(
+            user_id,
+            ids=ids,
+            statuses=statuses,
+            with_vectors=with_vectors,
+            memory_ids=memory_ids,
+            fact_keys=fact_keys,
+            keyed=keyed,
+        )
+
+    def iter_summaries(
+        self,
+        user_id: str | None = None,
+        *,
+        statuses: Sequence[SummaryStatus] | None = ACTIVE_ONLY,
+        with_vectors: bool = True,
+        batch_size: int = SCAN_BATCH_ROWS,
+    ) -> Iterator[list[SummaryRecord]]:
+        shards = self._shards if user_id is None else [self.shard(user_id)]
+        return itertools.chain.from_iterable(
+            s.iter_summaries(
+                user_id, statuses=statuses, with_vectors=with_vectors, batch_size=batch_size
+            )
+            for s in shards
+        )
+
+    def users(self) -> list[str]:
+        return sorted(set().union(*self._each(lambda s: s.users())))
+
+    def counts(self, user_id: str | None = None) -> dict[str, int]:
+        if user_id is not None:
+            return self.shard(user_id).counts(user_id)
+        return summed(self._each(lambda s: s.counts()))
+
+    def page(
+        self,
+        user_id: str,
+        level: str,
+        *,
+        after: PageKey | None = None,
+        limit: int = 100,
+        statuses: Sequence[str] | None = None,
+        filters: Filter | None = None,
+    ) -> list[TurnRecord | SegmentRecord | SummaryRecord]:
+        return self.shard(user_id).page(
+            user_id, level, after=after, limit=limit, statuses=statuses, filters=filters
+        )
+
+    # --- search primitives ---------------------------------------------------------------
+    def dense_rows(self, scope: RowScope, vector: Vector, k: int) -> list[Row]:
+        self._refresh()
+        return self.shard(scope.user_id).dense_rows(scope, vector, k)
+
+    def dense_search(self, scope: RowScope, vector: Vector, k: int) -> list[tuple[str, float]]:
+        self._refresh()
+        return self.shard(scope.user_id).dense_search(scope, vector, k)
+
+    def dense_search_many(
+        self, scope: RowScope, vectors: Sequence[Vector], k: int
+    ) -> list[list[tuple[str, float]]]:
+        self._refresh()
+        return self.shard(scope.user_id).dense_search_many(scope, vectors, k)
+
+    def lexical_search(self, scope: RowScope, text: str, k: int) -> list[tuple[str, float]]:
+        self._refresh()
+        return self.shard(scope.user_id).lexical_search(scope, text, k)
+
+    def hydrate(self, user_id: str, level: Level, ids: Sequence[str]) -> dict[str, Row]:
+        return self.shard(user_id).hydrate(user_id, level, ids)
+
+    # --- traces --------------------------------------------------------------------------
+    def write_trace(self, trace: dict[str, Any]) -> None:
+        self.shard(str(trace.get("user_id", ""))).write_trace(trace)
+
+    def read_traces(
+        self, user_id: str | None = None, since: datetime | None = None
+    ) -> list[dict[str, Any]]:
+        if user_id is not None:
+            return self.shard(user_id).read_traces(user_id, since)
+        parts = self._each(lambda s: s.read_traces(None, since))
+        return list(heapq.merge(*parts, key=lambda t: (t["created_at"], t["trace_id"])))
+
+    # --- maintenance ---------------------------------------------------------------------
+    def reindex(self, progress: Callable[[int], None] | None = None) -> dict[str, int]:
+        return summed([s.reindex(progress) for s in self._shards])
+
+    def optimize(self) -> None:
+        for store in self._shards:
+            store.optimize()
+
+
+__all__ = ["ShardedLines", "ShardedStore", "summed"]
