@@ -168,6 +168,7 @@ class AsyncMemory:
     erase_user = _twin(Memory.erase_user)
     export = _twin(Memory.export)
     import_records = _twin(Memory.import_records)
+    backfill = _twin(Memory.backfill)
 
 
 class _ClosingAfterError(Exception):

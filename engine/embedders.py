@@ -197,6 +197,15 @@ class SentenceTransformerEmbedder:
             self._dim = int(self._get_model().get_sentence_embedding_dimension())
         return self._dim
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled without the loaded model (a backfill sends the embedder to worker
+        processes): each process loads it from the same local files on first use."""
+        return {**self.__dict__, "_model": None, "_lock": None}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
     def _get_model(self) -> Any:
         if self._model is not None:
             return self._model

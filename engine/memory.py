@@ -14,6 +14,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
+from hymem.backfill.runner import Backfill
 from hymem.config import MemoryConfig
 from hymem.embedders import Embedder, resolve_embedder
 from hymem.errors import ConfigError, StoreClosedError
@@ -130,6 +131,9 @@ class Memory:
             ingestor=self._ingestor,
             reader=self._reader,
             auto_sleep=self._auto_sleep,
+            backfill=Backfill(
+                *parts, config, guard=guard, ingestor=self._ingestor, roles=roles.given
+            ),
         )
 
     # --- lifecycle -----------------------------------------------------------------------
@@ -392,6 +396,7 @@ class Memory:
     erase_user = _managed(Manager.erase_user)
     export = _managed(Manager.export)
     import_records = _managed(Manager.import_records)
+    backfill = _managed(Manager.backfill)
     stats = _managed(Manager.stats)
     reindex = _managed(Manager.reindex)
     refresh = _managed(Manager.refresh)

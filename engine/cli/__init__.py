@@ -6,6 +6,7 @@ import os
 import sys
 
 from hymem.cli import (  # noqa: F401  (importing registers the commands)
+    backfill_cmds,
     eval_cmds,
     manage_cmds,
     mcp_cmds,

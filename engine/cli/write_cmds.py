@@ -214,8 +214,14 @@ def ingest_locomo(
     per_session: Annotated[
         bool, typer.Option("--per-session", help="add whole sessions instead of turn by turn")
     ] = False,
+    ray: Annotated[
+        str | None,
+        typer.Option("--ray", help='backfill on Ray: "local", "auto" or an address (hymem\\[ray])'),
+    ] = None,
+    workers: Annotated[int, typer.Option("--workers", "-w", min=1, help="Ray actors")] = 1,
 ) -> None:
-    """Feed LoCoMo conversations turn by turn (user_id = sample_id), then flush each."""
+    """Feed LoCoMo conversations turn by turn (user_id = sample_id), then flush each; with
+    `--ray`, backfill them on Ray workers instead (`hymem ingest jsonl` says how)."""
     from hymem.evaluation.locomo_data import conversation_messages, load_locomo
 
     convs = load_locomo(path)
@@ -225,6 +231,12 @@ def ingest_locomo(
         if unknown:
             raise UserInputError(f"unknown conversations: {', '.join(sorted(unknown))}")
         convs = [c for c in convs if c.sample_id in wanted]
+    if ray is not None:
+        from hymem.backfill.histories import locomo_histories
+        from hymem.cli.backfill_cmds import run_backfill
+
+        run_backfill(store, llm, embedder, locomo_histories(convs), ray, workers)
+        return
     rows = []
     with (
         _open(

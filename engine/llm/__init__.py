@@ -62,6 +62,11 @@ class LazyRoles:
         self._owned = given is None
         self._lock = threading.Lock()
 
+    @property
+    def given(self) -> Roles | None:
+        """The roles the caller handed in; None when they are built from the config."""
+        return None if self._owned else self._roles
+
     def __call__(self) -> Roles:
         roles = self._roles
         if roles is None:

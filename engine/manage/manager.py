@@ -9,10 +9,12 @@ another user's id is `NotFoundError`, exactly like an id that never existed."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hymem.backfill.histories import UserHistory
+from hymem.backfill.runner import Backfill, BackfillReport
 from hymem.errors import ReadOnlyStoreError
 from hymem.filters import Filter, scoped
 from hymem.manage.audit import AuditReport, audit_store
@@ -65,10 +67,12 @@ class Manager:
         ingestor: Ingestor,
         reader: Reader,
         auto_sleep: AutoSleep,
+        backfill: Backfill,
     ) -> None:
         self._store, self._embedder, self._config = store, embedder, config
         self._guard, self._editor, self._consolidator = guard, editor, consolidator
         self._ingestor, self._reader, self._auto_sleep = ingestor, reader, auto_sleep
+        self._backfill = backfill
 
     # --- versions ------------------------------------------------------------------------
     def history(self, summary_id: str, *, user_id: str) -> list[SummaryRecord]:
@@ -162,6 +166,23 @@ class Manager:
         target = user_id or read_export_user(Path(source))
         with self._guard.versions(target), self._ingestor.exclusive(target):
             return import_file(self._store, self._embedder, Path(source), user_id=user_id)
+
+    def backfill(
+        self,
+        histories: Sequence[UserHistory],
+        *,
+        ray: str | None = None,
+        workers: int = 1,
+        progress: Callable[[int], None] | None = None,
+    ) -> BackfillReport:
+        """Store many users' whole histories (`hymem.backfill.histories`), prepared in this
+        process or on `workers` Ray actors (`ray`: "local", "auto" or a cluster address; needs
+        `hymem[ray]`) and committed as `add()` then `flush()` would commit them. A run killed
+        part-way and run again stores each turn once; users already stored whole are skipped.
+        `progress(n)` hears each user's turn count when it is done."""
+        if self._store.read_only:
+            raise ReadOnlyStoreError("this memory was opened read-only: backfill writes")
+        return self._backfill.run(histories, ray=ray, workers=workers, progress=progress)
 
     # --- the store as a whole ------------------------------------------------------------
     def stats(self, *, user_id: str | None = None) -> dict[str, int]:

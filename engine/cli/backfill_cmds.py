@@ -1,0 +1,82 @@
+"""`hymem ingest jsonl` and `hymem ingest locomo --ray`: bulk backfill (`hymem.backfill`), users
+prepared in this process or on a Ray cluster and committed to the store as they finish."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from hymem.cli.app import DEFAULT_STORE, EmbedderOpt, LlmOpt, StorePath
+from hymem.cli.write_cmds import _open, ingest_app
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+_out = Console()
+_err = Console(stderr=True)
+
+RayOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--ray",
+        help='prepare users on Ray: "local" (a runtime on this machine), "auto" or an address '
+        "(needs hymem\\[ray])",
+    ),
+]
+WorkersOpt = Annotated[int, typer.Option("--workers", "-w", min=1, help="Ray actors")]
+
+
+def run_backfill(
+    store: str | Path,
+    llm: str | None,
+    embedder: str | None,
+    histories: list[Any],
+    ray: str | None,
+    workers: int,
+) -> None:
+    """Backfill `histories` with a progress bar over their turns, then print the report."""
+    with (
+        _open(store, llm, embedder) as mem,
+        Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=_err,
+        ) as progress,
+    ):
+        task = progress.add_task("backfilling turns", total=sum(h.turn_count for h in histories))
+        report = mem.backfill(
+            histories, ray=ray, workers=workers, progress=lambda n: progress.advance(task, n)
+        )
+    rate = report.turns / report.seconds if report.seconds else 0.0
+    _out.print(
+        f"{report.users} user(s), {report.turns} turns in {report.seconds:.1f} s "
+        f"({rate:.1f} turns/s, {report.runner}, {report.workers} worker(s)): "
+        f"wrote {report.written_turns} turns, {report.segments} segments, "
+        f"{report.summaries} summaries; {len(report.skipped)} user(s) already stored; "
+        f"{report.pending} turn(s) left pending"
+    )
+    for user, why in sorted(report.failed.items()):
+        _err.print(f"[yellow]{user}: not stored: {why}[/yellow]", highlight=False)
+    if report.failed:
+        raise typer.Exit(1)
+
+
+@ingest_app.command("jsonl")
+def ingest_jsonl(
+    path: Annotated[Path, typer.Argument(help="JSON Lines of messages with user_id and text")],
+    store: StorePath = DEFAULT_STORE,
+    llm: LlmOpt = None,
+    embedder: EmbedderOpt = None,
+    ray: RayOpt = None,
+    workers: WorkersOpt = 1,
+) -> None:
+    """Backfill many users' histories from JSON Lines (user_id, session_id, id, speaker, text,
+    timestamp per line); re-running stores nothing twice and skips users already stored."""
+    from hymem.backfill.histories import read_jsonl
+
+    run_backfill(store, llm, embedder, read_jsonl(path), ray, workers)
+
+
+__all__ = ["run_backfill"]
