@@ -37,8 +37,9 @@ LOCOMO = REPO / ".." / "shared" / "data" / "locomo" / "locomo10-dev.json"
 
 
 def fingerprint(mem: Memory, users: list[str]) -> tuple[int, int, int, int]:
-    """(turns, segments, summaries, a hash of every id): equal when two runs stored the same."""
-    ids: list[str] = []
+    """(turns, segments, summaries, a hash of every id, each turn's segment and each summary's
+    status): equal when two runs stored the same records."""
+    keys: list[tuple[str, ...]] = []
     turns = segments = summaries = 0
     for user in users:
         held = mem.store.get_turns(user)
@@ -49,8 +50,9 @@ def fingerprint(mem: Memory, users: list[str]) -> tuple[int, int, int, int]:
             segments + len(seg_ids),
             summaries + len(sums),
         )
-        ids += [t.id for t in held] + seg_ids + sorted(s.id for s in sums)
-    return turns, segments, summaries, hash(tuple(ids))
+        keys += [(t.id, t.status.value, t.segment_id or "") for t in held]
+        keys += [(i,) for i in seg_ids] + sorted((s.id, s.status.value) for s in sums)
+    return turns, segments, summaries, hash(tuple(keys))
 
 
 def run(

@@ -1,10 +1,11 @@
-"""Committing a prepared user to the real store: the write path's own calls, replayed.
+"""Committing a prepared user to the real store: the write path's final rows, journaled.
 
 The turns go in first as pending (one `append_turns`: turns already held are skipped, by id),
-then each commit the write path made, in its order (`commit_segments`, journaled and atomic,
-re-committing a segment replaces it and its summaries; `apply_summary_changes`, idempotent).
-So a backfill killed at any point and run again stores every turn exactly once and every
-summary once: the records are the same ids, and whatever landed is replaced by itself.
+then the segments with their summaries, every version with its status, in journaled
+`commit_segments` calls of up to `COMMIT_SEGMENTS` segments, each marking the turns it stores
+(a crash between them leaves the rest pending, never half a segment). Re-committing a segment
+replaces it and the summaries linked to it, so a backfill killed at any point and run again
+stores every turn and every summary once: the same ids, and what landed is replaced by itself.
 
 A user who already holds turns that are not in the prepared history is refused: a backfill
 writes new users (or finishes its own earlier run), it does not merge into a live history.
@@ -17,7 +18,9 @@ from dataclasses import dataclass
 from hymem.backfill.prepare import PreparedUser
 from hymem.errors import UserInputError
 from hymem.indexes.protocol import Storage
-from hymem.types import TurnStatus
+from hymem.types import SummaryRecord, TurnStatus
+
+COMMIT_SEGMENTS = 200  # segments (with their summaries) per journaled commit, as import uses
 
 
 @dataclass(frozen=True)
@@ -38,30 +41,31 @@ def already_stored(store: Storage, user_id: str, turn_count: int) -> bool:
 def commit_prepared(store: Storage, prepared: PreparedUser) -> Committed:
     """Write `prepared` (the caller holds the user's right to write)."""
     user = prepared.user_id
-    held = {t.id: t for t in store.get_turns(user)}
-    ours = {t.id for t in prepared.turns}
-    foreign = sorted(set(held) - ours)
+    held = {t.id for t in store.get_turns(user)}
+    foreign = sorted(held - {t.id for t in prepared.turns})
     if foreign:
         raise UserInputError(
             f"user {user!r} already holds {len(foreign)} turn(s) this backfill did not write "
             f"(e.g. {foreign[0]!r}): backfill into a new user id, or erase the user first"
         )
-    written = store.append_turns(prepared.turns) if prepared.turns else []
-    segments = summaries = 0
-    for commit in prepared.commits:
-        if commit.segments is None:
-            store.apply_summary_changes(user, commit.summaries, commit.changes)
-        else:
-            store.commit_segments(
-                user,
-                commit.segments,
-                commit.summaries,
-                commit.stored_turn_ids,
-                changes=commit.changes,
-            )
-            segments += len(commit.segments)
-        summaries += len(commit.summaries)
-    return Committed(user, len(written), segments, summaries)
+    pending = [
+        t.model_copy(update={"status": TurnStatus.PENDING, "segment_id": None})
+        for t in prepared.turns
+    ]
+    written = store.append_turns(pending) if pending else []
+    stored_in = {t.id: t.segment_id for t in prepared.turns if t.status is TurnStatus.STORED}
+    by_segment: dict[str, list[SummaryRecord]] = {}
+    for rec in prepared.summaries:
+        by_segment.setdefault(rec.segment_id, []).append(rec)
+    summaries = 0
+    for i in range(0, len(prepared.segments), COMMIT_SEGMENTS):
+        chunk = prepared.segments[i : i + COMMIT_SEGMENTS]
+        ids = {seg.id for seg in chunk}
+        sums = [rec for seg in chunk for rec in by_segment.get(seg.id, [])]
+        covered = [tid for seg in chunk for tid in seg.turn_ids if stored_in.get(tid) in ids]
+        store.commit_segments(user, chunk, sums, list(dict.fromkeys(covered)))
+        summaries += len(sums)
+    return Committed(user, len(written), len(prepared.segments), summaries)
 
 
-__all__ = ["Committed", "already_stored", "commit_prepared"]
+__all__ = ["COMMIT_SEGMENTS", "Committed", "already_stored", "commit_prepared"]

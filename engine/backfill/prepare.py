@@ -2,18 +2,18 @@
 
 A backfill worker (a Ray actor, or the calling process) runs hymem's own `Ingestor` (embedding,
 topic segmentation, summarising, write-time consolidation: the store's embedder and model
-settings) over an in-memory store that holds only this user, and taps that store's commits.
-What comes back is the turns as `add()` accepted them and the exact commits the write path made,
-in order, vectors included: committing them to the real store (`commit.py`) writes the very
-records `add()` and `flush()` would have written there, through the same journaled calls.
+settings) over an in-memory store that holds only this user. What comes back is that store's
+final state for the user, vectors included: its turns (each stored in its segment, or pending),
+its segments and every version of every summary with its status. Committing them to the real
+store (`commit.py`) leaves there the very rows `add()` and `flush()` would have left, in a few
+journaled commits instead of one per flush.
 """
 
 from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 from hymem.backfill.histories import UserHistory
 from hymem.config import MemoryConfig
@@ -22,36 +22,27 @@ from hymem.indexes.memory.store import InMemoryStore
 from hymem.llm import LazyRoles
 from hymem.llm.roles import Roles
 from hymem.time import utcnow
-from hymem.types import SegmentRecord, StatusChange, SummaryRecord, TurnRecord, TurnStatus
+from hymem.types import SegmentRecord, StatusChange, SummaryRecord, TurnRecord
 from hymem.write.ingestor import Ingestor
-
-
-@dataclass
-class Commit:
-    """One `commit_segments` (segments set) or `apply_summary_changes` (segments None) call."""
-
-    summaries: list[SummaryRecord]
-    changes: list[StatusChange]
-    segments: list[SegmentRecord] | None = None
-    stored_turn_ids: list[str] = field(default_factory=list)
 
 
 @dataclass
 class PreparedUser:
     user_id: str
-    turns: list[TurnRecord]
-    commits: list[Commit]
+    turns: list[TurnRecord]  # as the write path left them: stored (with segment_id) or pending
+    segments: list[SegmentRecord]  # in commit order, with vectors
+    summaries: list[SummaryRecord]  # every version, with its status and vector
     pending: int  # turns the write path left pending (a summariser that failed on them)
     errors: list[str]
 
 
 class _TappedStore(InMemoryStore):
-    """The in-memory twin, recording each commit it makes (deep copies: the caller may reuse
-    its records)."""
+    """The in-memory twin, keeping the segments it commits with their vectors (its reads
+    return segments without them)."""
 
     def __init__(self, dim: int, embedder_name: str) -> None:
         super().__init__(dim, embedder_name=embedder_name)
-        self.commits: list[Commit] = []
+        self.segments: dict[str, SegmentRecord] = {}
 
     def commit_segments(
         self,
@@ -63,20 +54,8 @@ class _TappedStore(InMemoryStore):
         changes: Sequence[StatusChange] = (),
     ) -> None:
         super().commit_segments(user_id, segments, summaries, stored_turn_ids, changes=changes)
-        self.commits.append(
-            Commit(
-                summaries=copy.deepcopy(list(summaries)),
-                changes=copy.deepcopy(list(changes)),
-                segments=copy.deepcopy(list(segments)),
-                stored_turn_ids=list(stored_turn_ids),
-            )
-        )
-
-    def apply_summary_changes(
-        self, user_id: str, new: Sequence[SummaryRecord], changes: Sequence[StatusChange]
-    ) -> None:
-        super().apply_summary_changes(user_id, new, changes)
-        self.commits.append(Commit(copy.deepcopy(list(new)), copy.deepcopy(list(changes))))
+        for seg in segments:
+            self.segments[seg.id] = copy.deepcopy(seg)
 
 
 class Preparer:
@@ -107,11 +86,12 @@ class Preparer:
             final = ingestor.flush(user_id=user)
             if final.error:
                 errors.append(final.error)
-            turns = store.get_turns(user)
+            held = {s.id for s in store.get_segments(user, list(store.segments))}
             return PreparedUser(
                 user_id=user,
-                turns=[_as_pending(t) for t in turns],
-                commits=store.commits,
+                turns=store.get_turns(user),
+                segments=[s for sid, s in store.segments.items() if sid in held],
+                summaries=store.get_summaries(user, statuses=None, with_vectors=True),
                 pending=final.pending,
                 errors=errors,
             )
@@ -123,20 +103,4 @@ class Preparer:
         self._roles.close()
 
 
-def _as_pending(turn: TurnRecord) -> TurnRecord:
-    """The turn as `add()` appends it: pending, in no segment (its commit stores it)."""
-    return turn.model_copy(update={"status": TurnStatus.PENDING, "segment_id": None})
-
-
-def prepare_many(
-    config: MemoryConfig, embedder: Embedder, histories: Sequence[UserHistory], roles: Any = None
-) -> list[PreparedUser]:
-    """One worker's share, prepared in order (what a Ray task runs)."""
-    preparer = Preparer(config, embedder, roles=roles)
-    try:
-        return [preparer.prepare(h) for h in histories]
-    finally:
-        preparer.close()
-
-
-__all__ = ["Commit", "PreparedUser", "Preparer", "prepare_many"]
+__all__ = ["PreparedUser", "Preparer"]
