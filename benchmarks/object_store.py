@@ -9,7 +9,9 @@
    (`object_store_model`) is built from those counts and printed beside what was measured.
 
 1. One moto server (`tests/fixtures_s3.start_moto`, a real S3-compatible HTTP server) starts in
-   this process, with one bucket; every configuration gets its own prefix in it.
+   this process; every configuration gets its own bucket. (moto lists a prefix by scanning
+   every key of its bucket, so one shared bucket made each later configuration's listings,
+   and moto's CPU per request, grow with what the earlier ones left.)
 2. Ingest: `--users` users u0..u{N-1}, each `--turns` dialogue turns through `Memory.add` (one
    message per call, users interleaved, as a server sees them), then `flush` per user. With W
    workers (spawned processes, each its own `Memory` on the same s3:// URI and its own cache
@@ -77,10 +79,15 @@ class Target:
     cache: str
     embedder: str
     refresh_s: float = 2.0
+    shards: int = 1
 
     def open(self, *, read_only: bool = False) -> Memory:
         cfg = MemoryConfig.defaults(
-            cache_dir=self.cache, embedder=self.embedder, llm="extractive", refresh_s=self.refresh_s
+            cache_dir=self.cache,
+            embedder=self.embedder,
+            llm="extractive",
+            refresh_s=self.refresh_s,
+            shards=self.shards,
         )
         return Memory(self.uri, storage_options=self.options, config=cfg, read_only=read_only)
 
@@ -253,6 +260,7 @@ def run_config(
     errors = [e for r in reports for e in r["errors"]]
     return {
         "store": label,
+        "shards": target.shards,
         "add_p50": pct(adds, 50),
         "add_p99": pct(adds, 99),
         "add_max": max(adds),
@@ -260,6 +268,7 @@ def run_config(
         "errors": len(errors),
         "error_samples": errors[:3],
         "workers": workers,
+        "users": len(users),
         "turns": len(users) * args.turns,
         "ingest_s": wall,
         "turns_per_s": len(users) * args.turns / wall,
@@ -297,14 +306,15 @@ def report(rows: list[dict[str, Any]], lag: dict[str, Any], embedder: str, args:
         f"(+{args.latency_ms:g} ms a request), {os.cpu_count()} cores"
     )
     print(
-        "\n| store | workers | ingest s | turns/s | vs local | search p50 ms | p95 ms "
+        "\n| store | shards | workers | ingest s | turns/s | vs local | search p50 ms | p95 ms "
         "| other workers' users p50 | p95 | add p50 / p99 / max ms | failed calls "
         "| worker CPU s | moto CPU s |"
     )
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| --- " * 14 + "|")
     for r in rows:
         print(
-            f"| {r['store']} | {r['workers']} | {r['ingest_s']:.1f} | {r['turns_per_s']:.1f} "
+            f"| {r['store']} | {r['shards']} | {r['workers']} | {r['ingest_s']:.1f} "
+            f"| {r['turns_per_s']:.1f} "
             f"| {r['turns_per_s'] / local:.2f}x | {r['search_p50']:.1f} | {r['search_p95']:.1f} "
             f"| {cell(r['other_p50'])} | {cell(r['other_p95'])} | {r['add_p50']:.0f} / "
             f"{r['add_p99']:.0f} / {r['add_max']:.0f} | {r['errors']} | {r['worker_cpu_s']:.1f} "
@@ -337,6 +347,9 @@ def main() -> None:
     ap.add_argument("--searches", type=int, default=100)
     ap.add_argument("--workers", default="1,2,4,8", help="comma-separated worker counts")
     ap.add_argument(
+        "--shards", default="1,16", help="comma-separated shard counts, each run per worker count"
+    )
+    ap.add_argument(
         "--latency-ms", type=float, default=20.0, help="added to each S3 request (0: no proxy)"
     )
     ap.add_argument(
@@ -349,6 +362,7 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=None, help="also write the results as JSON")
     args = ap.parse_args()
     counts = [int(w) for w in args.workers.split(",")]
+    shard_counts = [int(n) for n in args.shards.split(",")]
     os.environ.update(DUMMY_ENV)  # inherited by the workers: nothing reaches real AWS
     for name in CLEARED_ENV:
         os.environ.pop(name, None)
@@ -357,18 +371,23 @@ def main() -> None:
     server, endpoint = start_moto()
     proxy = start_proxy(endpoint, args.latency_ms) if args.latency_ms > 0 else None
     try:
-        bucket = new_bucket(endpoint).bucket
         opts = storage_options_for(proxy.endpoint if proxy is not None else endpoint)
         with tempfile.TemporaryDirectory(prefix="objbench-", ignore_cleanup_errors=True) as tmp:
             local = Target(f"{tmp}/local", None, f"{tmp}/cache-local", embedder)
             rows = [run_config("local folder", local, 1, users, args)]
             print(f"local folder: {rows[0]['turns_per_s']:.1f} turns/s", file=sys.stderr)
-            for w in counts:
-                s3 = Target(f"s3://{bucket}/w{w}", opts, f"{tmp}/cache-w{w}", embedder)
-                label = f"s3 (moto, +{args.latency_ms:g} ms)" if proxy else "s3 (moto)"
-                rows.append(run_config(label, s3, w, users, args, proxy))
-                print(f"s3 x{w}: {rows[-1]['turns_per_s']:.1f} turns/s", file=sys.stderr)
-            lag_store = Target(f"s3://{bucket}/w{counts[0]}", opts, f"{tmp}/cache-lag", embedder)
+            label = f"s3 (moto, +{args.latency_ms:g} ms)" if proxy else "s3 (moto)"
+            first = ""
+            for n in shard_counts:
+                for w in counts:
+                    bucket = new_bucket(endpoint).bucket
+                    where, cache = f"s3://{bucket}/s{n}w{w}", f"{tmp}/cache-s{n}w{w}"
+                    first = first or where
+                    s3 = Target(where, opts, cache, embedder, shards=n)
+                    rows.append(run_config(label, s3, w, users, args, proxy))
+                    rate = rows[-1]["turns_per_s"]
+                    print(f"s3 {n} shard(s) x{w}: {rate:.1f} turns/s", file=sys.stderr)
+            lag_store = Target(first, opts, f"{tmp}/cache-lag", embedder, shards=shard_counts[0])
             lag = run_lag(lag_store, args.lag_trials, args.burst)
     finally:
         if proxy is not None:

@@ -10,10 +10,11 @@ patterns: optimizing Amazon S3 performance"); S3 scales a busy prefix up to that
                                         S x one table set's commit ceiling,
                                         S x the prefix's request rates / requests per add)
 
-S = 1 is what hymem does now, and the rows measured test it; S > 1 is a projection for
-user-sharded tables on separate prefixes (issue 31, part 1, not built yet): it assumes each
-shard commits independently at the ceiling one measured here, which the sharded build must
-confirm.
+The one-table-set ceiling is the best rate measured with one shard; the rows measured with S
+shards are printed beside the model's figure for them, so the assumption that each shard
+commits independently at that ceiling is checked in the same run. Users hash to shards, so a
+few users over many shards leave some shards empty and some with two users: the model's S is
+the number of shards that hold a worker's users, at most min(S, users).
 """
 
 from __future__ import annotations
@@ -41,6 +42,17 @@ def prefix_rate(reads: float, writes: float) -> float:
     return min(PREFIX_READS_PER_S / max(reads, 1e-9), PREFIX_WRITES_PER_S / max(writes, 1e-9))
 
 
+def server_ceiling(row: dict[str, Any]) -> tuple[float, float]:
+    """(moto's busy share of the ingest, the adds/s at which moto would use a whole core)."""
+    req = row.get("requests") or {}
+    total = sum(req.values())
+    if not total or not row["turns"]:
+        return float("nan"), float("nan")
+    cpu_per_request = row["moto_cpu_s"] / total
+    per_add = total / row["turns"]
+    return row["moto_cpu_s"] / row["ingest_s"], 1.0 / (cpu_per_request * per_add)
+
+
 def capacity(
     one_worker: float, ceiling: float, reads: float, writes: float, workers: int, shards: int
 ) -> float:
@@ -53,21 +65,35 @@ def print_model(rows: list[dict[str, Any]], latency_ms: float) -> None:
         print("\n(no request counts: run with --latency-ms > 0 for the capacity model)")
         return
     print(f"\nWhere each worker's ingest time went (+{latency_ms:g} ms per S3 request):")
-    print("| workers | turns/s | vs 1 worker | reads / writes per add | CPU share | waiting |")
-    print("| --- | --- | --- | --- | --- | --- |")
-    base = s3[0]["turns_per_s"]
-    for r in s3:
-        reads, writes = per_add(r) or (0.0, 0.0)
-        walls, cpus = r["worker_wall_s"], r["worker_cpu"]
-        share = sum(cpus) / max(sum(walls), 1e-9)
-        print(
-            f"| {r['workers']} | {r['turns_per_s']:.1f} | {r['turns_per_s'] / base:.2f}x "
-            f"| {reads:.1f} / {writes:.1f} | {share:.0%} | {1 - share:.0%} |"
-        )
-    one = next((r for r in s3 if r["workers"] == 1), s3[0])
+    print(
+        "| shards | workers | turns/s | vs 1 worker | reads / writes per add | worker CPU share "
+        "| waiting | moto busy | moto's ceiling adds/s | model adds/s |"
+    )
+    print("| --- " * 10 + "|")
+    unsharded = [r for r in s3 if r.get("shards", 1) == 1] or s3
+    one = next((r for r in unsharded if r["workers"] == 1), unsharded[0])
     reads, writes = per_add(one) or (0.0, 0.0)
     one_rate = one["turns_per_s"] / one["workers"]
-    ceiling = max(r["turns_per_s"] for r in s3)
+    ceiling = max(r["turns_per_s"] for r in unsharded)
+    for r in s3:
+        shards = r.get("shards", 1)
+        base = next((b for b in s3 if b.get("shards", 1) == shards and b["workers"] == 1), r)
+        r_reads, r_writes = per_add(r) or (0.0, 0.0)
+        walls, cpus = r["worker_wall_s"], r["worker_cpu"]
+        share = sum(cpus) / max(sum(walls), 1e-9)
+        held = min(shards, r["users"]) if "users" in r else shards
+        model = capacity(one_rate, ceiling, reads, writes, r["workers"], held)
+        busy, server = server_ceiling(r)
+        print(
+            f"| {shards} | {r['workers']} | {r['turns_per_s']:.1f} "
+            f"| {r['turns_per_s'] / base['turns_per_s']:.2f}x | {r_reads:.1f} / {r_writes:.1f} "
+            f"| {share:.0%} | {1 - share:.0%} | {busy:.0%} | {server:.1f} | {model:.1f} |"
+        )
+    print(
+        "moto busy: its CPU seconds over the ingest's wall time. moto is one Python process (one"
+        " core at most, under its GIL); its ceiling is 1 s / (its CPU per request x requests"
+        " per add). A row at that ceiling measured the test server, not hymem."
+    )
     trips = one["add_p50"] / latency_ms if latency_ms > 0 else float("nan")
     print(
         f"\nCapacity model: one worker {one_rate:.1f} adds/s (add p50 {one['add_p50']:.0f} ms, "
@@ -83,14 +109,14 @@ def print_model(rows: list[dict[str, Any]], latency_ms: float) -> None:
             f"{capacity(one_rate, ceiling, reads, writes, n, shards):.0f}"
             for n in (1, 4, 8, 64, 512)
         ]
-        label = f"{shards} shard{'s' if shards > 1 else ''}" + (" (today)" if shards == 1 else "")
+        label = f"{shards} shard{'s' if shards > 1 else ''}"
         print(f"| {label} | " + " | ".join(cells) + " |")
     shards = math.ceil(TARGET_ADDS_PER_S / min(ceiling, prefix_rate(reads, writes)))
     workers = math.ceil(TARGET_ADDS_PER_S / one_rate)
     print(
         f"{TARGET_ADDS_PER_S:,} adds/s needs >= {shards} shards and >= {workers} workers "
-        "(S > 1 projected, not measured: sharded tables are not built yet)."
+        "at one add per commit (see the rows above for how far measured S > 1 agrees)."
     )
 
 
-__all__ = ["capacity", "per_add", "prefix_rate", "print_model"]
+__all__ = ["capacity", "per_add", "prefix_rate", "print_model", "server_ceiling"]

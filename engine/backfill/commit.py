@@ -13,12 +13,13 @@ writes new users (or finishes its own earlier run), it does not merge into a liv
 
 from __future__ import annotations
 
+import graphlib
 from dataclasses import dataclass
 
 from hymem.backfill.prepare import PreparedUser
 from hymem.errors import UserInputError
 from hymem.indexes.protocol import Storage
-from hymem.types import SummaryRecord, TurnStatus
+from hymem.types import SegmentRecord, SummaryRecord, TurnStatus
 
 COMMIT_SEGMENTS = 200  # segments (with their summaries) per journaled commit, as import uses
 
@@ -36,6 +37,40 @@ def already_stored(store: Storage, user_id: str, turn_count: int) -> bool:
     turns as the history has, none pending. Checked before preparing, to skip the work."""
     turns = store.get_turns(user_id)
     return len(turns) == turn_count and all(t.status is TurnStatus.STORED for t in turns)
+
+
+def commit_chunks(
+    segments: list[SegmentRecord], stored_in: dict[str, str | None]
+) -> list[list[SegmentRecord]]:
+    """`segments` in commits of at most `COMMIT_SEGMENTS`, each ordered so that every stored
+    turn lands in the segment that stored it. A commit gives a turn to the first of its
+    segments that covers it, and a turn can be covered by two (an overlap turn, which the later
+    segment may be the one to store), so within a commit each turn's own segment goes before
+    the others covering it; where those orders conflict, the segment starts the next commit."""
+    chunks: list[list[SegmentRecord]] = []
+    for i in range(0, len(segments), COMMIT_SEGMENTS):
+        chunks.extend(_owner_first(segments[i : i + COMMIT_SEGMENTS], stored_in))
+    return chunks
+
+
+def _owner_first(
+    chunk: list[SegmentRecord], stored_in: dict[str, str | None]
+) -> list[list[SegmentRecord]]:
+    by_id = {seg.id: seg for seg in chunk}
+    after: dict[str, set[str]] = {seg.id: set() for seg in chunk}  # segment -> must follow
+    for seg in chunk:
+        for tid in seg.turn_ids:
+            owner = stored_in.get(tid)
+            if owner in by_id and owner != seg.id:
+                after[seg.id].add(owner)
+    try:
+        order = list(graphlib.TopologicalSorter(after).static_order())
+    except graphlib.CycleError:  # two segments each storing a turn the other covers
+        half = len(chunk) // 2
+        if half == 0:
+            return [chunk]
+        return _owner_first(chunk[:half], stored_in) + _owner_first(chunk[half:], stored_in)
+    return [[by_id[sid] for sid in order]]
 
 
 def commit_prepared(store: Storage, prepared: PreparedUser) -> Committed:
@@ -58,8 +93,7 @@ def commit_prepared(store: Storage, prepared: PreparedUser) -> Committed:
     for rec in prepared.summaries:
         by_segment.setdefault(rec.segment_id, []).append(rec)
     summaries = 0
-    for i in range(0, len(prepared.segments), COMMIT_SEGMENTS):
-        chunk = prepared.segments[i : i + COMMIT_SEGMENTS]
+    for chunk in commit_chunks(prepared.segments, stored_in):
         ids = {seg.id for seg in chunk}
         sums = [rec for seg in chunk for rec in by_segment.get(seg.id, [])]
         covered = [tid for seg in chunk for tid in seg.turn_ids if stored_in.get(tid) in ids]
@@ -68,4 +102,4 @@ def commit_prepared(store: Storage, prepared: PreparedUser) -> Committed:
     return Committed(user, len(written), len(prepared.segments), summaries)
 
 
-__all__ = ["COMMIT_SEGMENTS", "Committed", "already_stored", "commit_prepared"]
+__all__ = ["COMMIT_SEGMENTS", "Committed", "already_stored", "commit_chunks", "commit_prepared"]
