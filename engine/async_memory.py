@@ -169,6 +169,7 @@ class AsyncMemory:
     export = _twin(Memory.export)
     import_records = _twin(Memory.import_records)
     backfill = _twin(Memory.backfill)
+    import_chat = _twin(Memory.import_chat)
 
 
 class _ClosingAfterError(Exception):

@@ -397,6 +397,7 @@ class Memory:
     export = _managed(Manager.export)
     import_records = _managed(Manager.import_records)
     backfill = _managed(Manager.backfill)
+    import_chat = _managed(Manager.import_chat)
     stats = _managed(Manager.stats)
     reindex = _managed(Manager.reindex)
     refresh = _managed(Manager.refresh)

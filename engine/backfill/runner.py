@@ -121,6 +121,8 @@ class Backfill:
     def _prepared(
         self, todo: Sequence[UserHistory], ray: str | None, workers: int
     ) -> Iterator[Outcome]:
+        if not todo:
+            return  # everyone is stored already: no Ray runtime, no model
         if ray is not None:
             yield from prepared_on_ray(
                 todo,

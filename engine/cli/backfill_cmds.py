@@ -1,5 +1,6 @@
-"""`hymem ingest jsonl` and `hymem ingest locomo --ray`: bulk backfill (`hymem.backfill`), users
-prepared in this process or on a Ray cluster and committed to the store as they finish."""
+"""Bringing histories in: `hymem ingest jsonl` and `hymem ingest locomo --ray` (bulk backfill,
+`hymem.backfill`: users prepared in this process or on a Ray cluster, committed as they finish)
+and `hymem import-chat` (one user's ChatGPT or Claude export, or JSON Lines)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from hymem.cli.app import DEFAULT_STORE, EmbedderOpt, LlmOpt, StorePath
+from hymem.cli.app import DEFAULT_STORE, EmbedderOpt, LlmOpt, StorePath, app
 from hymem.cli.write_cmds import _open, ingest_app
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -79,4 +80,37 @@ def ingest_jsonl(
     run_backfill(store, llm, embedder, read_jsonl(path), ray, workers)
 
 
-__all__ = ["run_backfill"]
+@app.command("import-chat")
+def import_chat_cmd(
+    source: Annotated[Path, typer.Argument(help="conversations.json, or a JSON Lines file")],
+    user: Annotated[str, typer.Option("--user", "-u", help="whose history this is")],
+    fmt: Annotated[
+        str, typer.Option("--format", "-f", help="chatgpt | claude | jsonl")
+    ] = "chatgpt",
+    store: StorePath = DEFAULT_STORE,
+    llm: LlmOpt = None,
+    embedder: EmbedderOpt = None,
+) -> None:
+    """Import a ChatGPT or Claude data export (conversations.json) or JSON Lines of messages
+    as one user's turns: a conversation per session, the branch the user ended on, message ids
+    kept (re-importing stores nothing twice); prints what was kept and what was skipped."""
+    with (
+        _open(store, llm, embedder) as mem,
+        Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=_err,
+        ) as progress,
+    ):
+        task = progress.add_task("importing conversations", total=None)
+
+        def advance(done: int, total: int) -> None:
+            progress.update(task, completed=done, total=total)
+
+        report = mem.import_chat(source, user_id=user, format=fmt, progress=advance)
+    _out.print_json(report.model_dump_json())
+
+
+__all__ = ["import_chat_cmd", "run_backfill"]

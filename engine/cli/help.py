@@ -36,6 +36,7 @@ ORDER = (
     "audit",
     "export",
     "import",
+    "import-chat",
     "erase",
     "ingest",
     "stats",

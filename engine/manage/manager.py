@@ -17,6 +17,7 @@ from hymem.backfill.histories import UserHistory
 from hymem.backfill.runner import Backfill, BackfillReport
 from hymem.errors import ReadOnlyStoreError
 from hymem.filters import Filter, scoped
+from hymem.imports.chat_import import ChatImportReport, import_chat
 from hymem.manage.audit import AuditReport, audit_store
 from hymem.manage.erase import ErasureReport, erase_user
 from hymem.manage.models import MemoryItem, Page, RecordLevel, StatusFilter
@@ -183,6 +184,26 @@ class Manager:
         if self._store.read_only:
             raise ReadOnlyStoreError("this memory was opened read-only: backfill writes")
         return self._backfill.run(histories, ray=ray, workers=workers, progress=progress)
+
+    def import_chat(
+        self,
+        source: str | Path,
+        *,
+        user_id: str,
+        format: str,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> ChatImportReport:
+        """Store a ChatGPT or Claude data export (`conversations.json`) or JSON Lines of
+        messages as `user_id`'s turns: a conversation per session, only the branch the user
+        ended on, the export's message ids as turn ids (a re-import stores nothing twice).
+        What is not a turn (system messages, other branches, absent attachments) is counted in
+        the report. `progress(done, total)` counts conversations."""
+        check_user_id(user_id)
+        if self._store.read_only:
+            raise ReadOnlyStoreError("this memory was opened read-only: import writes")
+        return import_chat(
+            self._ingestor, Path(source), fmt=format, user_id=user_id, progress=progress
+        )
 
     # --- the store as a whole ------------------------------------------------------------
     def stats(self, *, user_id: str | None = None) -> dict[str, int]:

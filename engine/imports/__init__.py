@@ -1,0 +1,1 @@
+"""Bringing histories from elsewhere: chat exports (ChatGPT, Claude, JSON Lines)."""

@@ -1,0 +1,46 @@
+"""Issue #32 (4) and #31 (4): the Python blocks of the README's "Bringing histories in" section
+run as written, in order, in one namespace, on the embedded defaults (extractive backend, the
+real MiniLM embedder) in a fresh folder holding the files they name. (The block's second,
+Ray backfill finds every user stored and starts no runtime; `test_backfill_ray` runs Ray.)"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.chat_exports import chatgpt_export
+
+pytestmark = pytest.mark.integration
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def blocks() -> list[str]:
+    text = README.read_text(encoding="utf-8")
+    start = text.index("\n## Bringing histories in\n")
+    end = text.index("\n## ", start + 1)
+    return re.findall(r"```python\n(.*?)```", text[start:end], flags=re.S)
+
+
+def test_every_block_of_the_section_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    chatgpt_export(tmp_path / "conversations.json")
+    rows = [
+        {"user_id": "carol", "session_id": "s1", "id": "c1", "role": "user", "text": "I row."},
+        {"user_id": "dave", "session_id": "s1", "id": "d1", "role": "user", "text": "I ski."},
+    ]
+    (tmp_path / "chats.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    found = blocks()
+    assert len(found) == 2
+    namespace: dict[str, Any] = {"__name__": "__readme__"}
+    for i, block in enumerate(found):
+        exec(compile(block, f"README.md histories block {i + 1}", "exec"), namespace)  # the test
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0].startswith("5 {") and "other_branch" in printed[0]
+    assert printed[1] == "['carol', 'dave', 'bob']"
