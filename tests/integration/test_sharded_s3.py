@@ -17,6 +17,8 @@ from hymem.indexes.shards.placement import MANIFEST_KEY, shard_of
 from hymem.indexes.shards.router import ShardedStore
 from hymem.types import TurnStatus
 
+from tests.backfill_job import histories, snapshot
+from tests.backfill_job import open_memory as open_memory_at_folder
 from tests.fixtures_s3 import REGION, S3Target
 from tests.s3_workers import open_memory, write_user
 
@@ -149,3 +151,20 @@ def test_two_workers_write_users_of_different_shards_at_once(
             turns = mem.store.get_turns(user)
             assert sorted(t.id for t in turns) == sorted(acked[user])
             assert {t.status for t in turns} == {TurnStatus.STORED}
+
+
+def test_a_backfill_into_a_sharded_store_stores_every_turn_once(
+    s3_store: S3Target, tmp_path: Path
+) -> None:
+    users = histories(4)
+    with _mem(s3_store, tmp_path, "b1", shards=2) as mem:
+        first = mem.backfill(users[:3])
+        assert first.failed == {} and first.written_turns == 3 * 12
+    with _mem(s3_store, tmp_path, "b2") as mem:
+        again = mem.backfill(users)  # a re-run that also brings a new user
+        assert sorted(again.skipped) == [h.user_id for h in users[:3]]
+        assert again.written_turns == 12
+        got = {h.user_id: snapshot(mem.store, h.user_id) for h in users}
+    with open_memory_at_folder(str(tmp_path / "folder")) as mem:
+        mem.backfill(users)
+        assert got == {h.user_id: snapshot(mem.store, h.user_id) for h in users}
