@@ -1,0 +1,2 @@
+"""hymem inside agent frameworks, each an optional extra: `hymem.adapters.llamaindex`
+(`hymem[llamaindex]`)."""
