@@ -9,7 +9,9 @@
 Rules are tried in insertion order; a rule matches when its `role` equals the request's
 `X-Hymem-Role` header (None matches any) and its `match` substring occurs in the request's
 message contents; a rule with `times` is skipped once exhausted. No matching rule answers 500
-with a message naming the role, so a missing script is obvious in the failure.
+with a message naming the role, so a missing script is obvious in the failure. A rule with
+`tool_call={"name": ..., "arguments": {...}}` answers with that function call (finish_reason
+"tool_calls"), as a model driving an agent's tools does.
 
 Faults: "429" (Retry-After header when `retry_after` is given), "500", "401", "400" (a str
 `reply` becomes the error message), "drop" (close the socket without answering), "malformed"
@@ -45,6 +47,7 @@ class Rule:
     fault: str | None = None
     retry_after: float | None = None
     usage: dict[str, int] | str | None = None  # explicit usage, or "omit" to send none
+    tool_call: dict[str, Any] | None = None  # {"name": ..., "arguments": {...}}: call a tool
     used: int = field(default=0)
 
     def matches(self, role: str | None, text: str) -> bool:
@@ -91,12 +94,13 @@ class ScriptedLLMServer:
         fault: str | None = None,
         retry_after: float | None = None,
         usage: dict[str, int] | str | None = None,
+        tool_call: dict[str, Any] | None = None,
     ) -> Rule:
         if fault is not None and fault not in FAULTS:
             raise ValueError(f"unknown fault {fault!r}; use one of {sorted(FAULTS)}")
-        if fault is None and reply is None:
-            raise ValueError("a rule needs a reply or a fault")
-        rule = Rule(role, match, reply, times, delay_s, fault, retry_after, usage)
+        if fault is None and reply is None and tool_call is None:
+            raise ValueError("a rule needs a reply, a tool call or a fault")
+        rule = Rule(role, match, reply, times, delay_s, fault, retry_after, usage, tool_call)
         with self._lock:
             self._rules.append(rule)
         return rule
@@ -238,6 +242,8 @@ class _Handler(BaseHTTPRequestHandler):
             content = 'Sure! Here is the answer: {"answer": unquoted, oops'
         elif fault == "empty":
             content = "  \n "
+        elif rule.tool_call is not None:
+            content = ""
         else:
             reply = rule.reply(body) if callable(rule.reply) else rule.reply
             content = reply if isinstance(reply, str) else json.dumps(reply)
@@ -257,6 +263,18 @@ class _Handler(BaseHTTPRequestHandler):
                 }
             ],
         }
+        if rule.tool_call is not None:
+            call = {
+                "id": f"call_{uuid.uuid4().hex[:12]}",
+                "type": "function",
+                "function": {
+                    "name": rule.tool_call["name"],
+                    "arguments": json.dumps(rule.tool_call.get("arguments", {})),
+                },
+            }
+            choice = payload["choices"][0]
+            choice["message"] = {"role": "assistant", "content": None, "tool_calls": [call]}
+            choice["finish_reason"] = "tool_calls"
         if rule.usage != "omit":
             if isinstance(rule.usage, dict):
                 usage = dict(rule.usage)

@@ -1,2 +1,2 @@
 """hymem inside agent frameworks, each an optional extra: `hymem.adapters.llamaindex`
-(`hymem[llamaindex]`)."""
+(`hymem[llamaindex]`) and `hymem.adapters.openai_agents` (`hymem[openai-agents]`)."""

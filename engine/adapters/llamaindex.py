@@ -11,23 +11,15 @@ user's turns. It works with a `hymem.Memory` or `AsyncMemory` in the process, an
 
 from __future__ import annotations
 
-import asyncio
-import inspect
 from typing import Any
 
+from hymem.adapters.calls import call
 from llama_index.core.base.llms.types import ChatMessage, MessageRole
 from llama_index.core.memory import BaseMemoryBlock
 from pydantic import Field
 
 _ROLES = {MessageRole.USER: "user", MessageRole.ASSISTANT: "assistant"}
 CHARS_PER_TOKEN = 4  # truncation's estimate: drop whole lines, least relevant first
-
-
-async def _call(method: Any, *args: Any, **kwargs: Any) -> Any:
-    """A hymem method, sync (run off the event loop) or async (awaited)."""
-    if inspect.iscoroutinefunction(method):
-        return await method(*args, **kwargs)
-    return await asyncio.to_thread(method, *args, **kwargs)
 
 
 class HymemMemoryBlock(BaseMemoryBlock[str]):
@@ -51,7 +43,7 @@ class HymemMemoryBlock(BaseMemoryBlock[str]):
         )
         if question is None:
             return ""
-        hits = await _call(
+        hits = await call(
             self.memory.context,
             question,
             user_id=self.user_id,
@@ -67,7 +59,7 @@ class HymemMemoryBlock(BaseMemoryBlock[str]):
             if m.role in _ROLES and isinstance(m.content, str) and m.content.strip()
         ]
         if turns:
-            await _call(
+            await call(
                 self.memory.add,
                 turns,
                 user_id=self.user_id,

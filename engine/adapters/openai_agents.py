@@ -1,0 +1,133 @@
+"""hymem in the OpenAI Agents SDK (`pip install 'hymem[openai-agents]'`).
+
+* `HymemSession` implements the SDK's `Session` protocol. A session's history is what the
+  runner replays to the model, item for item (messages, tool calls and their outputs,
+  reasoning), so the exact items live in a replay session, by default the SDK's own
+  `SQLiteSession` (a file, or memory); every user and assistant message also goes into hymem as
+  the user's turns (the session id as hymem's session), where it becomes long-term memory that
+  later sessions can search. `pop_item` and `clear_session` act on the replay history only: what
+  the user said stays in long-term memory (remove it with `Memory.delete`, or `erase_user`).
+* `memory_tools` gives an agent `search_memory`, `ask_memory` and `add_memory` as SDK function
+  tools over one user's memory.
+
+Both take a `Memory`, `AsyncMemory`, `hymem.client.Client` or `AsyncClient`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from agents import FunctionTool, SQLiteSession, function_tool
+from agents.memory import Session, SessionSettings
+from hymem.adapters.calls import call
+
+NOTES_SESSION = "agent-notes"  # the hymem session of what `add_memory` remembers
+
+
+def message_turns(items: list[Any]) -> list[dict[str, Any]]:
+    """The user and assistant messages among Responses API input items, as hymem messages;
+    tool calls, tool outputs and reasoning are not conversation and are left out."""
+    turns: list[dict[str, Any]] = []
+    for item in items:
+        if not isinstance(item, dict) or item.get("role") not in ("user", "assistant"):
+            continue
+        if item.get("type", "message") != "message":
+            continue
+        content = item.get("content")
+        if isinstance(content, str):
+            text = content
+        elif isinstance(content, list):
+            text = "\n".join(
+                part["text"]
+                for part in content
+                if isinstance(part, dict) and isinstance(part.get("text"), str)
+            )
+        else:
+            continue
+        if text.strip():
+            # No item id as turn id: the chat-completions path gives every item the same
+            # placeholder id, so hymem's content id (user, session, position, text) is used.
+            turns.append({"role": item["role"], "content": text})
+    return turns
+
+
+class HymemSession:
+    """A `Session` whose messages also become `user_id`'s long-term memory in hymem."""
+
+    session_settings: SessionSettings | None = None
+
+    def __init__(
+        self,
+        memory: Any,
+        *,
+        user_id: str,
+        session_id: str,
+        replay: Session | None = None,
+        db_path: str | Path = ":memory:",
+    ) -> None:
+        """`replay` keeps the exact items (default: `SQLiteSession(session_id, db_path)`)."""
+        self.memory = memory
+        self.user_id = user_id
+        self.session_id = session_id
+        self.replay = replay if replay is not None else SQLiteSession(session_id, db_path)
+
+    async def get_items(self, limit: int | None = None) -> list[Any]:
+        return list(await self.replay.get_items(limit))
+
+    async def add_items(self, items: list[Any]) -> None:
+        await self.replay.add_items(items)
+        turns = message_turns(items)
+        if turns:
+            await call(self.memory.add, turns, user_id=self.user_id, session_id=self.session_id)
+
+    async def pop_item(self) -> Any | None:
+        return await self.replay.pop_item()
+
+    async def clear_session(self) -> None:
+        await self.replay.clear_session()
+
+
+def memory_tools(memory: Any, *, user_id: str, k: int = 5) -> list[FunctionTool]:
+    """`search_memory`, `ask_memory` and `add_memory` over `user_id`'s memory."""
+
+    @function_tool
+    async def search_memory(query: str) -> str:
+        """Search what is known about the user from earlier conversations.
+
+        Args:
+            query: what to look for, in a few words.
+        """
+        hits = await call(memory.search, query, user_id=user_id, k=k)
+        return "\n".join(f"- {hit.text}" for hit in hits) or "(nothing found)"
+
+    @function_tool
+    async def ask_memory(question: str) -> str:
+        """Answer a question about the user from their long-term memory.
+
+        Args:
+            question: the question, as the user would ask it.
+        """
+        answer = await call(memory.ask, question, user_id=user_id)
+        return str(answer.text)
+
+    @function_tool
+    async def add_memory(fact: str) -> str:
+        """Remember a fact about the user for later conversations.
+
+        Args:
+            fact: the fact, in one sentence.
+        """
+        await call(
+            memory.add,
+            [{"role": "user", "content": fact}],
+            user_id=user_id,
+            session_id=NOTES_SESSION,
+        )
+        await call(memory.flush, user_id=user_id)
+        return "remembered"
+
+    return [search_memory, ask_memory, add_memory]
+
+
+__all__ = ["NOTES_SESSION", "HymemSession", "memory_tools", "message_turns"]

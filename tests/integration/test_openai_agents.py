@@ -1,0 +1,149 @@
+"""Issue #32 (2): hymem in the OpenAI Agents SDK, on the real `openai-agents` runner and the
+real `openai` client against a scripted OpenAI-compatible server on 127.0.0.1: the session
+protocol (get, add, pop, clear) with messages reaching hymem; the memory tools driven by the
+model's tool calls; the REST client in place of a Memory; the README block as written."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from agents import Agent, OpenAIChatCompletionsModel, Runner, set_tracing_disabled
+from hymem.adapters.openai_agents import NOTES_SESSION, HymemSession, memory_tools
+from hymem.client import Client
+from openai import AsyncOpenAI
+
+from tests.backfill_job import open_memory
+from tests.fixtures_serve import Served
+from tests.llm_server import ScriptedLLMServer
+
+pytestmark = pytest.mark.integration
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+FACT = "My sister Ines teaches piano in Porto."
+
+
+@pytest.fixture
+def llm() -> Iterator[ScriptedLLMServer]:
+    set_tracing_disabled(True)  # nothing may leave 127.0.0.1
+    with ScriptedLLMServer() as server:
+        yield server
+
+
+def _agent(server: ScriptedLLMServer, memory: Any) -> Agent[Any]:
+    client = AsyncOpenAI(base_url=server.base_url, api_key="test", max_retries=0)
+    return Agent(
+        name="assistant",
+        instructions="Look the user up in memory before answering.",
+        model=OpenAIChatCompletionsModel(model="scripted", openai_client=client),
+        tools=memory_tools(memory, user_id="alice"),
+    )
+
+
+def test_the_model_searches_memory_and_the_conversation_becomes_turns(
+    tmp_path: Path, llm: ScriptedLLMServer
+) -> None:
+    llm.add_rule(match="Ines teaches piano", reply="Your sister teaches piano in Porto.")
+    llm.add_rule(tool_call={"name": "search_memory", "arguments": {"query": "sister"}}, times=1)
+    with open_memory(str(tmp_path / "m")) as mem:
+        mem.add(FACT, user_id="alice")
+        mem.flush(user_id="alice")
+        session = HymemSession(mem, user_id="alice", session_id="chat-1")
+        result = asyncio.run(
+            Runner.run(_agent(llm, mem), "Where does my sister teach?", session=session)
+        )
+        items = asyncio.run(session.get_items())
+        turns = [(t.session_id, t.speaker, t.text) for t in mem.store.get_turns("alice")]
+    assert result.final_output == "Your sister teaches piano in Porto."
+    assert [i.get("type", "message") for i in items] == [
+        "message",
+        "function_call",
+        "function_call_output",
+        "message",
+    ]
+    assert "Ines teaches piano in Porto" in items[2]["output"]  # the tool read hymem
+    assert turns[1:] == [
+        ("chat-1", "user", "Where does my sister teach?"),
+        ("chat-1", "assistant", "Your sister teaches piano in Porto."),
+    ]  # tool calls and outputs are not conversation
+
+
+def test_add_memory_is_remembered_for_a_later_session(
+    tmp_path: Path, llm: ScriptedLLMServer
+) -> None:
+    fact = "Alice's cat Miso is twelve years old."
+    llm.add_rule(match="remembered", reply="Noted.")
+    llm.add_rule(tool_call={"name": "add_memory", "arguments": {"fact": fact}}, times=1)
+    with open_memory(str(tmp_path / "m")) as mem:
+        asyncio.run(Runner.run(_agent(llm, mem), "Remember my cat's age: twelve."))
+        hits = mem.search("how old is the cat", user_id="alice")
+        notes = mem.store.get_turns("alice")
+    assert any("Miso" in h.text for h in hits)
+    assert any(t.session_id == NOTES_SESSION and t.text == fact for t in notes)
+
+
+def test_the_session_protocol_on_the_replay_history(tmp_path: Path) -> None:
+    with open_memory(str(tmp_path / "m")) as mem:
+        session = HymemSession(
+            mem, user_id="alice", session_id="s", db_path=str(tmp_path / "sessions.db")
+        )
+
+        async def script() -> tuple[Any, ...]:
+            await session.add_items([{"role": "user", "content": "one"}])
+            await session.add_items(
+                [
+                    {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"},
+                    {"type": "function_call_output", "call_id": "c1", "output": "x"},
+                    {"role": "assistant", "content": [{"type": "output_text", "text": "two"}]},
+                ]
+            )
+            last_two = await session.get_items(limit=2)
+            popped = await session.pop_item()
+            left = await session.get_items()
+            await session.clear_session()
+            return last_two, popped, left, await session.get_items()
+
+        last_two, popped, left, cleared = asyncio.run(script())
+        texts = [t.text for t in mem.store.get_turns("alice")]
+    assert [i.get("type") for i in last_two] == ["function_call_output", None]
+    assert popped is not None and popped["role"] == "assistant"
+    assert len(left) == 3 and cleared == []
+    assert texts == ["one", "two"]  # long-term memory keeps what was said
+
+
+def test_the_session_and_tools_work_through_the_rest_client(
+    rest_server: Served, llm: ScriptedLLMServer
+) -> None:
+    llm.add_rule(match="Ines teaches piano", reply="Porto.")
+    llm.add_rule(tool_call={"name": "search_memory", "arguments": {"query": "sister"}}, times=1)
+    with Client(rest_server.url, api_key="ka") as client:
+        client.add(FACT, user_id="alice")
+        client.flush(user_id="alice")
+        session = HymemSession(client, user_id="alice", session_id="chat-2")
+        result = asyncio.run(Runner.run(_agent(llm, client), "Where?", session=session))
+        page = client.get_all(user_id="alice", level="turn", status="all")
+    assert result.final_output == "Porto."
+    assert {getattr(t, "session_id", None) for t in page.items} == {"default", "chat-2"}
+
+
+def test_the_readme_block_runs_as_written(
+    tmp_path: Path,
+    llm: ScriptedLLMServer,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    llm.add_rule(match="Ines teaches piano", reply="She teaches piano in Porto.")
+    llm.add_rule(tool_call={"name": "search_memory", "arguments": {"query": "sister"}}, times=1)
+    text = README.read_text(encoding="utf-8")
+    start = text.index("\n### OpenAI Agents SDK\n")
+    [block] = re.findall(r"```python\n(.*?)```", text[start : text.index("\n## ", start)], re.S)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("OPENAI_BASE_URL", llm.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    exec(compile(block, "README.md OpenAI Agents block", "exec"), {"__name__": "__readme__"})
+    assert "She teaches piano in Porto." in capsys.readouterr().out
+    assert (tmp_path / "sessions.db").is_file()
