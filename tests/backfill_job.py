@@ -1,10 +1,12 @@
 """A backfill in its own process, for the test that kills one part-way
-(`python -m tests.backfill_job FOLDER USERS`): synthetic users, hashing embedder, extractive
+(`python -m tests.backfill_job FOLDER USERS MARKER`): synthetic users, hashing embedder, extractive
 summariser, committed one user at a time."""
 
 from __future__ import annotations
 
 import sys
+import time
+from pathlib import Path
 from typing import Any
 
 from hymem import Memory, MemoryConfig
@@ -62,6 +64,22 @@ def open_memory(folder: str, **kwargs: object) -> Memory:
     return Memory(folder, embedder=HashingEmbedder(DIM), config=MemoryConfig.defaults(), **kwargs)
 
 
+def paced(marker: str, after: int) -> Any:
+    """A progress callback that writes `marker` once `after` users are committed, then slows
+    the run down, so a test waiting for the marker kills the run part-way, every time."""
+    done = [0]
+
+    def progress(turns: int) -> None:
+        done[0] += 1
+        if done[0] == after:
+            Path(marker).write_text("ready", encoding="utf-8")
+        if done[0] >= after:
+            time.sleep(0.3)
+
+    return progress
+
+
 if __name__ == "__main__":
-    with open_memory(sys.argv[1]) as mem:
-        mem.backfill(histories(int(sys.argv[2])))
+    folder, users, marker = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+    with open_memory(folder) as mem:
+        mem.backfill(histories(users), progress=paced(marker, after=3))

@@ -56,23 +56,20 @@ def test_a_backfilled_user_holds_what_add_and_flush_would_have_stored(tmp_path: 
 def test_a_backfill_killed_part_way_and_run_again_stores_every_turn_once(
     tmp_path: Path,
 ) -> None:
-    folder, users = str(tmp_path / "m"), 24
+    folder, users, marker = str(tmp_path / "m"), 24, tmp_path / "ready"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tests.backfill_job", folder, str(users)],
+        [sys.executable, "-m", "tests.backfill_job", folder, str(users), str(marker)],
         cwd=ROOT,
         env={**os.environ, "HYMEM_LOG_LEVEL": "error"},
     )
     deadline = time.monotonic() + 120
-    stored = 0
-    while time.monotonic() < deadline and proc.poll() is None:
-        time.sleep(0.2)
-        if (Path(folder) / "meta.json").exists():
-            with open_memory(folder, read_only=True) as reader:
-                stored = reader.stats()["turns"]
-            if stored >= 3 * 12:  # three users' turns in: kill it in the middle
-                break
-    proc.send_signal(signal.SIGKILL)
+    while not marker.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)  # three users in, the fourth's work or commit under way
     proc.wait(30)
+    assert marker.exists(), "the backfill never got three users in"
+    with open_memory(folder, read_only=True) as reader:
+        stored = reader.stats()["turns"]
     assert 3 * 12 <= stored < users * 12, f"killed at {stored} turns: not part-way"
     with open_memory(folder) as mem:
         report = mem.backfill(histories(users))
