@@ -1,2 +1,3 @@
-"""hymem inside agent frameworks, each an optional extra: `hymem.adapters.llamaindex`
-(`hymem[llamaindex]`) and `hymem.adapters.openai_agents` (`hymem[openai-agents]`)."""
+"""hymem inside agent frameworks, each an optional extra: `hymem.adapters.langgraph`
+(`hymem[langgraph]`), `hymem.adapters.llamaindex` (`hymem[llamaindex]`) and
+`hymem.adapters.openai_agents` (`hymem[openai-agents]`)."""
