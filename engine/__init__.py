@@ -4,6 +4,7 @@ This module says what users may import; everything else is internal.
 """
 
 from hymem.async_memory import AsyncMemory
+from hymem.backfill.runner import BackfillReport
 from hymem.config import MemoryConfig
 from hymem.errors import (
     AuthError,
@@ -31,6 +32,7 @@ from hymem.errors import (
     UserInputError,
 )
 from hymem.filters import Filter
+from hymem.imports.chat_import import ChatImportReport
 from hymem.manage.audit import AuditReport, SummarySupport, UserAudit
 from hymem.manage.erase import ErasureReport
 from hymem.manage.models import MemoryItem, Page
@@ -60,6 +62,8 @@ __all__ = [
     "Attribution",
     "AuditReport",
     "AuthError",
+    "BackfillReport",
+    "ChatImportReport",
     "CommitConflictError",
     "ConfigError",
     "EmbedderMismatchError",
