@@ -9,9 +9,9 @@ from typing import Annotated, Any
 
 import typer
 from hymem.cli.app import DEFAULT_STORE, EmbedderOpt, LlmOpt, StorePath, app
+from hymem.cli.progress import progress_bar
 from hymem.cli.write_cmds import _open, ingest_app
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 _out = Console()
 _err = Console(stderr=True)
@@ -38,13 +38,7 @@ def run_backfill(
     """Backfill `histories` with a progress bar over their turns, then print the report."""
     with (
         _open(store, llm, embedder) as mem,
-        Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=_err,
-        ) as progress,
+        progress_bar(_err) as progress,
     ):
         task = progress.add_task("backfilling turns", total=sum(h.turn_count for h in histories))
         report = mem.backfill(
@@ -96,13 +90,7 @@ def import_chat_cmd(
     kept (re-importing stores nothing twice); prints what was kept and what was skipped."""
     with (
         _open(store, llm, embedder) as mem,
-        Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=_err,
-        ) as progress,
+        progress_bar(_err) as progress,
     ):
         task = progress.add_task("importing conversations", total=None)
 

@@ -6,16 +6,12 @@ from typing import Annotated
 
 import typer
 from hymem.cli.app import DEFAULT_STORE, EmbedderOpt, LlmOpt, StorePath, UserOpt, app, open_memory
+from hymem.cli.progress import progress_bar
 from hymem.sleep.consolidator import SleepReport
 from hymem.types import SummaryRecord
 from rich.console import Console
 from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
     TaskID,
-    TextColumn,
-    TimeElapsedColumn,
 )
 from rich.table import Table
 
@@ -37,7 +33,7 @@ def sleep_cmd(
 ) -> None:
     """Consolidate the summary tier: merge refinements, retire contradicted facts, as versions."""
     console = Console(stderr=True)
-    with open_memory(store, llm=llm, embedder=embedder) as mem, _bar(console) as bar:
+    with open_memory(store, llm=llm, embedder=embedder) as mem, progress_bar(console) as bar:
         tasks: dict[str, TaskID] = {}
 
         def progress(phase: str, done: int, total: int) -> None:
@@ -76,17 +72,6 @@ def restore_cmd(
         mem.restore(summary_id, user_id=user)
         chain = mem.history(summary_id, user_id=user)
     Console().print(versions_table(chain, f"restored {summary_id}"))
-
-
-def _bar(console: Console) -> Progress:
-    return Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-        transient=False,
-    )
 
 
 def report_table(report: SleepReport) -> Table:

@@ -14,10 +14,11 @@ from hymem.cli.app import DEFAULT_STORE, EmbedderOpt, LlmOpt, StorePath, UserOpt
 from hymem.cli.help import HymemTyper
 from hymem.cli.meta_opts import AgentOpt, MetadataOpt, RunOpt, parse_metadata
 from hymem.cli.notes import pending_note, plural
+from hymem.cli.progress import progress_bar
 from hymem.errors import UserInputError
 from hymem.types import AddResult
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import Progress
 from rich.table import Table
 
 _out = Console()
@@ -242,13 +243,7 @@ def ingest_locomo(
         _open(
             store, llm, embedder, buffer_tokens=buffer_tokens, compressor_model=compressor
         ) as mem,
-        Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=_err,
-        ) as progress,
+        progress_bar(_err) as progress,
     ):
         task = progress.add_task("ingesting", total=sum(c.turn_count for c in convs))
         for conv in convs:

@@ -6,7 +6,6 @@ store and recalls it in a later run; the REST client in place of a Memory; the R
 from __future__ import annotations
 
 import asyncio
-import re
 from pathlib import Path
 from typing import Any
 
@@ -21,10 +20,10 @@ from langgraph.store.base import BaseStore, InvalidNamespaceError
 
 from tests.backfill_job import open_memory
 from tests.fixtures_serve import Served
+from tests.readme_blocks import blocks
 
 pytestmark = pytest.mark.integration
 
-README = Path(__file__).resolve().parents[2] / "README.md"
 NS = ("memories", "alice")
 
 
@@ -140,11 +139,7 @@ def test_a_graph_stores_a_fact_and_recalls_it_in_a_later_run(tmp_path: Path) -> 
 def test_the_readme_block_runs_as_written(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    text = README.read_text(encoding="utf-8")
-    start = text.index("\n### LangGraph\n")
-    [block] = re.findall(
-        r"```python\n(.*?)```", text[start : text.index("\n### ", start + 5)], re.S
-    )
+    [block] = blocks("### LangGraph")
     monkeypatch.chdir(tmp_path)
     exec(compile(block, "README.md LangGraph block", "exec"), {"__name__": "__readme__"})
     assert "Porto" in capsys.readouterr().out

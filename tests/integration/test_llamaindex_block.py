@@ -6,7 +6,6 @@ REST `Client`; the README block runs as written."""
 from __future__ import annotations
 
 import asyncio
-import re
 from pathlib import Path
 from typing import Any
 
@@ -20,10 +19,10 @@ from llama_index.core.memory import Memory as ChatMemory
 
 from tests.backfill_job import open_memory
 from tests.fixtures_serve import Served
+from tests.readme_blocks import blocks
 
 pytestmark = pytest.mark.integration
 
-README = Path(__file__).resolve().parents[2] / "README.md"
 FACT = "My sister Ines teaches piano in Porto."
 
 
@@ -85,11 +84,7 @@ def test_the_block_works_with_async_memory_and_the_rest_client(
 def test_the_readme_block_runs_as_written(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    text = README.read_text(encoding="utf-8")
-    start = text.index("\n### LlamaIndex\n")
-    [block] = re.findall(
-        r"```python\n(.*?)```", text[start : text.index("\n### ", start + 5)], re.S
-    )
+    [block] = blocks("### LlamaIndex")
     monkeypatch.chdir(tmp_path)
     exec(compile(block, "README.md LlamaIndex block", "exec"), {"__name__": "__readme__"})
     assert "Porto" in capsys.readouterr().out

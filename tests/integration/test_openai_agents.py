@@ -6,7 +6,6 @@ model's tool calls; the REST client in place of a Memory; the README block as wr
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,10 +19,10 @@ from openai import AsyncOpenAI
 from tests.backfill_job import open_memory
 from tests.fixtures_serve import Served
 from tests.llm_server import ScriptedLLMServer
+from tests.readme_blocks import blocks
 
 pytestmark = pytest.mark.integration
 
-README = Path(__file__).resolve().parents[2] / "README.md"
 FACT = "My sister Ines teaches piano in Porto."
 
 
@@ -138,9 +137,7 @@ def test_the_readme_block_runs_as_written(
 ) -> None:
     llm.add_rule(match="Ines teaches piano", reply="She teaches piano in Porto.")
     llm.add_rule(tool_call={"name": "search_memory", "arguments": {"query": "sister"}}, times=1)
-    text = README.read_text(encoding="utf-8")
-    start = text.index("\n### OpenAI Agents SDK\n")
-    [block] = re.findall(r"```python\n(.*?)```", text[start : text.index("\n## ", start)], re.S)
+    [block] = blocks("### OpenAI Agents SDK")
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("OPENAI_BASE_URL", llm.base_url)
     monkeypatch.setenv("OPENAI_API_KEY", "test")

@@ -6,24 +6,15 @@ Ray backfill finds every user stored and starts no runtime; `test_backfill_ray` 
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.chat_exports import chatgpt_export
+from tests.readme_blocks import blocks
 
 pytestmark = pytest.mark.integration
-
-README = Path(__file__).resolve().parents[2] / "README.md"
-
-
-def blocks() -> list[str]:
-    text = README.read_text(encoding="utf-8")
-    start = text.index("\n## Bringing histories in\n")
-    end = text.index("\n## ", start + 1)
-    return re.findall(r"```python\n(.*?)```", text[start:end], flags=re.S)
 
 
 def test_every_block_of_the_section_runs(
@@ -36,7 +27,7 @@ def test_every_block_of_the_section_runs(
         {"user_id": "dave", "session_id": "s1", "id": "d1", "role": "user", "text": "I ski."},
     ]
     (tmp_path / "chats.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
-    found = blocks()
+    found = blocks("## Bringing histories in")
     assert len(found) == 2
     namespace: dict[str, Any] = {"__name__": "__readme__"}
     for i, block in enumerate(found):
