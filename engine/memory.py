@@ -6,13 +6,12 @@ parts and builds each with exactly what it uses; none holds the Memory."""
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from typing import Any
 
 from hymem.backfill.runner import Backfill
 from hymem.config import MemoryConfig
@@ -24,6 +23,7 @@ from hymem.llm import LazyRoles
 from hymem.llm.cache import cache_owner
 from hymem.llm.roles import Roles
 from hymem.logging import get_logger
+from hymem.manage.delegate import managed
 from hymem.manage.editor import Editor
 from hymem.manage.manager import Manager
 from hymem.memory_args import exc_free, open_storage, store_location, warn_if_pending, with_flush
@@ -44,22 +44,6 @@ from hymem.write.guard import WriteGuard
 from hymem.write.ingestor import Ingestor
 
 log = get_logger("hymem.memory")
-P = ParamSpec("P")
-R = TypeVar("R")
-
-
-def _managed(method: Callable[Concatenate[Manager, P], R]) -> Callable[Concatenate[Memory, P], R]:
-    """The `Memory` method of a `Manager` method: same name, parameters and docstring; it
-    refuses a closed Memory, then hands the call to the Memory's manager unchanged."""
-
-    def call(self: Memory, /, *args: P.args, **kwargs: P.kwargs) -> R:
-        self._check_open()
-        return method(self._manager, *args, **kwargs)
-
-    # annotations too: the REST client reads them (get_type_hints, through __wrapped__)
-    functools.update_wrapper(call, method, assigned=("__name__", "__doc__", "__annotations__"))
-    call.__qualname__ = f"Memory.{method.__name__}"
-    return call
 
 
 class Memory:
@@ -384,23 +368,23 @@ class Memory:
             progress=progress,
         )
 
-    # --- management: generated delegations (`_managed`) -----------------------------------
-    history = _managed(Manager.history)
-    restore = _managed(Manager.restore)
-    get = _managed(Manager.get)
-    get_all = _managed(Manager.get_all)
-    profile = _managed(Manager.profile)
-    audit = _managed(Manager.audit)
-    update = _managed(Manager.update)
-    delete = _managed(Manager.delete)
-    erase_user = _managed(Manager.erase_user)
-    export = _managed(Manager.export)
-    import_records = _managed(Manager.import_records)
-    backfill = _managed(Manager.backfill)
-    import_chat = _managed(Manager.import_chat)
-    stats = _managed(Manager.stats)
-    reindex = _managed(Manager.reindex)
-    refresh = _managed(Manager.refresh)
+    # --- management: generated delegations (`managed`) -----------------------------------
+    history = managed(Manager.history)
+    restore = managed(Manager.restore)
+    get = managed(Manager.get)
+    get_all = managed(Manager.get_all)
+    profile = managed(Manager.profile)
+    audit = managed(Manager.audit)
+    update = managed(Manager.update)
+    delete = managed(Manager.delete)
+    erase_user = managed(Manager.erase_user)
+    export = managed(Manager.export)
+    import_records = managed(Manager.import_records)
+    backfill = managed(Manager.backfill)
+    import_chat = managed(Manager.import_chat)
+    stats = managed(Manager.stats)
+    reindex = managed(Manager.reindex)
+    refresh = managed(Manager.refresh)
 
 
 __all__ = ["ConfigError", "Memory"]

@@ -1,0 +1,33 @@
+"""`Memory`'s management methods, generated from `Manager`'s: one line each in the facade
+(`get = managed(Manager.get)`) instead of the same signature and docstring written twice."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar
+
+from hymem.manage.manager import Manager
+
+if TYPE_CHECKING:
+    from hymem.memory import Memory
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def managed(method: Callable[Concatenate[Manager, P], R]) -> Callable[Concatenate[Memory, P], R]:
+    """The `Memory` method of a `Manager` method: same name, parameters and docstring; it
+    refuses a closed Memory, then hands the call to the Memory's manager unchanged."""
+
+    def call(self: Memory, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        self._check_open()
+        return method(self._manager, *args, **kwargs)
+
+    # annotations too: the REST client reads them (get_type_hints, through __wrapped__)
+    functools.update_wrapper(call, method, assigned=("__name__", "__doc__", "__annotations__"))
+    call.__qualname__ = f"Memory.{method.__name__}"
+    return call
+
+
+__all__ = ["managed"]
