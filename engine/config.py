@@ -8,7 +8,7 @@ by the openai backend's provider, as the `openai` client itself does.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from hymem.errors import ConfigError
 from hymem.search.fusion import DEFAULT_RRF_K
@@ -187,6 +187,14 @@ class MemoryConfig(BaseSettings):
             "user shards of a new object store: workers writing users of different shards"
             " commit to different tables (fixed when the store is created; folders have one)"
         ),
+    )
+
+    # --- operations ---------------------------------------------------------------------
+    telemetry_user_ids: Literal["hash", "omit"] = Field(
+        "hash", description="user ids on spans and logs of telemetry: a keyed hash, or left out"
+    )
+    telemetry_hash_key: SecretStr | None = Field(
+        None, description="key of the user-id hash on spans (set it so ids cannot be guessed)"
     )
 
     # --- sleep-time consolidation ---------------------------------------------------------

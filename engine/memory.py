@@ -29,6 +29,7 @@ from hymem.manage.manager import Manager
 from hymem.memory_args import exc_free, open_storage, store_location, warn_if_pending, with_flush
 from hymem.memory_args import with_overrides as _with_overrides
 from hymem.metadata import with_scopes
+from hymem.ops.calls import Observers, observed
 from hymem.read.params import ask_params
 from hymem.read.reader import Reader
 from hymem.read.scheduler import Depth
@@ -68,6 +69,7 @@ class Memory:
         create: bool | None = None,
     ) -> None:
         self.config = config = _with_overrides(config, llm=llm, embedder=embedder)
+        self._observers = Observers()
         self.location = location = store_location(check_store_path(path), storage_options, config)
         self.path: Path | str = location.uri if location.remote else Path(location.uri)
         self._embedder: Embedder = (
@@ -169,6 +171,12 @@ class Memory:
         return self._store
 
     @property
+    def observers(self) -> Observers:
+        """Who is told of each finished public call (`hymem.ops.calls.Observer`): the serve
+        app's Prometheus metrics, the webhook outbox, or an application's own."""
+        return self._observers
+
+    @property
     def embedder(self) -> Embedder:
         return self._embedder
 
@@ -177,6 +185,7 @@ class Memory:
         return self._searcher
 
     # --- write path ----------------------------------------------------------------------
+    @observed("add")
     def add(
         self,
         messages: Sequence[dict[str, Any]] | dict[str, Any] | str,
@@ -207,6 +216,7 @@ class Memory:
         self._auto_sleep.after_store(user_id, result)
         return result
 
+    @observed("flush")
     def flush(self, *, user_id: str) -> AddResult:
         """Summarise and store every pending turn of `user_id` now."""
         self._check_open()
@@ -223,6 +233,7 @@ class Memory:
         return self._ingestor.pending(user_id=user_id)
 
     # --- read path -----------------------------------------------------------------------
+    @observed("search")
     def search(
         self,
         query: str,
@@ -261,6 +272,7 @@ class Memory:
             warn_if_pending(self._ingestor, user_id, "search")
         return hits
 
+    @observed("ask")
     def ask(
         self,
         question: str,
@@ -303,6 +315,7 @@ class Memory:
             warn_if_pending(self._ingestor, user_id, "ask")
         return answer
 
+    @observed("context")
     def context(
         self,
         question: str,
@@ -346,6 +359,7 @@ class Memory:
         return traces_from_rows(self._store.read_traces(user_id=user_id, since=bound))
 
     # --- sleep time ----------------------------------------------------------------------
+    @observed("sleep")
     def sleep(
         self,
         *,

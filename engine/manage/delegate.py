@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar
 
 from hymem.manage.manager import Manager
+from hymem.ops.calls import observed
 
 if TYPE_CHECKING:
     from hymem.memory import Memory
@@ -27,7 +28,7 @@ def managed(method: Callable[Concatenate[Manager, P], R]) -> Callable[Concatenat
     # annotations too: the REST client reads them (get_type_hints, through __wrapped__)
     functools.update_wrapper(call, method, assigned=("__name__", "__doc__", "__annotations__"))
     call.__qualname__ = f"Memory.{method.__name__}"
-    return call
+    return observed(method.__name__)(call)
 
 
 __all__ = ["managed"]

@@ -1,0 +1,1 @@
+"""Webhooks: signed JSON events from a durable outbox, delivered at least once."""
