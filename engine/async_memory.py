@@ -23,6 +23,7 @@ submitted to finish, then closes the `Memory`. Opening runs on the calling threa
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import functools
 from collections.abc import Callable, Coroutine, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -143,7 +144,8 @@ class AsyncMemory:
             raise StoreClosedError("this AsyncMemory was closed")
         loop = asyncio.get_running_loop()
         call = functools.partial(method, self._memory, *args, **kwargs)
-        return await loop.run_in_executor(self._executor, call)
+        # in the caller's context: the task's current span is the parent of the call's span
+        return await loop.run_in_executor(self._executor, contextvars.copy_context().run, call)
 
     # --- the twins, one per public Memory method (see the module docstring) ---------------
     add = _twin(Memory.add)

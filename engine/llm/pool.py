@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Literal, TypeVar, overload
@@ -59,7 +60,8 @@ def map_concurrent(
     # A pool per call, joined before returning: no thread outlives the call that needed it.
     workers = min(max_workers, len(items))
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hymem-llm") as pool:
-        futures = [pool.submit(fn, item) for item in items]
+        # each item runs in a copy of the caller's context: its spans are the caller's children
+        futures = [pool.submit(contextvars.copy_context().run, fn, item) for item in items]
     results: list[R | Exception] = []
     for fut in futures:
         exc = fut.exception()

@@ -46,8 +46,10 @@ from hymem.llm.roles import (
 )
 from hymem.llm.structured import InvalidReply, parse_reply, schema_hint
 from hymem.logging import get_logger
+from hymem.ops.tracing import span
 from hymem.prompts import load_prompt
 from hymem.types import RoleUsage
+from opentelemetry.trace import SpanKind
 from pydantic import BaseModel
 
 log = get_logger("hymem.llm.prompted")
@@ -290,6 +292,31 @@ class PromptedRoles:
         )
 
     def _complete(
+        self, role: Role, messages: list[Message]
+    ) -> tuple[Completion, RoleUsage, str | None]:
+        """One reply in a GenAI client span (`chat {model}`: role, model, token counts)."""
+        attributes = {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.provider.name": self.label.split(":", 1)[0],
+            "gen_ai.request.model": self.backend.model,
+            "gen_ai.request.max_tokens": self.config.llm_max_tokens,
+            "gen_ai.request.temperature": self.config.llm_temperature,
+            "hymem.role": role.value,
+        }
+        with span(f"chat {self.backend.model}", attributes, kind=SpanKind.CLIENT) as current:
+            completion, usage, key = self._reply(role, messages)
+            current.set_attributes(
+                {
+                    "gen_ai.response.model": completion.model,
+                    "gen_ai.usage.input_tokens": usage.prompt_tokens,
+                    "gen_ai.usage.output_tokens": usage.completion_tokens,
+                    "hymem.cache_hit": usage.cache_hits > 0,
+                    "hymem.retries": usage.retries,
+                }
+            )
+            return completion, usage, key
+
+    def _reply(
         self, role: Role, messages: list[Message]
     ) -> tuple[Completion, RoleUsage, str | None]:
         """One validated-or-not reply: from the cache, or from the backend with retries."""

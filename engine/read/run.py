@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Generator, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import replace
 from datetime import datetime
 from typing import Any, Protocol
@@ -21,6 +21,7 @@ from hymem.llm.pool import map_concurrent
 from hymem.llm.roles import ContextItem, RoleResult, Roles, RolesProvider
 from hymem.llm.tokens import count_tokens
 from hymem.logging import get_logger
+from hymem.ops.tracing import span
 from hymem.read.candidates import LIGHT_EXTRA, distinct_sources, fuse_candidates, summary_depth
 from hymem.read.light import (
     LIGHT_ASPECT,
@@ -316,14 +317,23 @@ class Run:
 
     # --- step execution ------------------------------------------------------------------
     def drive(self, steps: Generator[Step, Outcome, ScheduleResult]) -> ScheduleResult:
-        """Execute the scheduler's steps, feeding each outcome back, until it returns."""
+        """Execute the scheduler's steps, feeding each outcome back, until it returns. Each
+        round is one `hymem.round` span, each step a child span (`step_span`)."""
         step = next(steps)
-        while True:
-            try:
-                step = steps.send(self.execute(step))
-            except StopIteration as stop:
-                result: ScheduleResult = stop.value
-                return result
+        with ExitStack() as rounds:
+            current: int | None = None
+            while True:
+                if step.round != current:
+                    rounds.close()  # the previous round's span ends before the next begins
+                    rounds.enter_context(span("hymem.round", {"hymem.round": step.round}))
+                    current = step.round
+                with step_span(step):
+                    outcome = self.execute(step)
+                try:
+                    step = steps.send(outcome)
+                except StopIteration as stop:
+                    result: ScheduleResult = stop.value
+                    return result
 
     def execute(self, step: Step) -> Outcome:
         if isinstance(step, LightStep):
@@ -371,3 +381,16 @@ class Run:
         # a chosen segment candidate was shown as a snippet: its full read stands for it
         chosen = [h for h in final.selected if h.level != Level.SEGMENT]
         return [*chosen, *final.segments]
+
+
+def step_span(step: Step) -> AbstractContextManager[Any]:
+    """A step's span: its stage, and for an escalation the reason the light path gave."""
+    if isinstance(step, LightStep):
+        return span("hymem.light", {"hymem.k": step.k})
+    if isinstance(step, DeepRetrieveStep):
+        return span("hymem.escalate", {"hymem.escalation.reason": step.reason, "hymem.n": step.n})
+    if isinstance(step, SelectStep):
+        return span("hymem.select", {"hymem.candidates": step.max_candidates})
+    if isinstance(step, DeepAnswerStep):
+        return span("hymem.deep_answer")
+    return span("hymem.reflect")

@@ -75,6 +75,7 @@ class DeepRetrieveStep:
     round: int
     query: str
     n: int
+    reason: EscalationReason = "verdict"  # why: the light verdict, a fallback, or forced
 
 
 @dataclass(frozen=True)
@@ -227,7 +228,9 @@ def schedule(
 
         if escalate is not None:
             rec.escalated, rec.escalation_reason, rec.path = True, escalate, "deep"
-            found = _expect((yield DeepRetrieveStep(index, query, n_deep)), RetrieveOutcome)
+            found = _expect(
+                (yield DeepRetrieveStep(index, query, n_deep, escalate)), RetrieveOutcome
+            )
             select_step = _plan_selection(index, query, found.count, batch, budget)
             if select_step is not None:
                 rec.select_limited = select_step.max_candidates < found.count

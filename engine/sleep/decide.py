@@ -8,6 +8,7 @@ loses nothing finished.
 
 from __future__ import annotations
 
+import contextvars
 from collections.abc import Callable, Generator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -225,7 +226,7 @@ class DecisionRunner:
             while True:
                 in_flight = IN_FLIGHT_PER_WORKER * workers
                 while len(pending) < in_flight and (ask := next(todo, None)) is not None:
-                    pending[pool.submit(self._call, ask)] = ask
+                    pending[pool.submit(contextvars.copy_context().run, self._call, ask)] = ask
                 if not pending:
                     break
                 finished, _ = wait(pending, return_when=FIRST_COMPLETED)

@@ -34,6 +34,7 @@ from hymem.llm.roles import RolesProvider, SegmentInput
 from hymem.llm.tokens import count_tokens
 from hymem.logging import get_logger
 from hymem.metadata import Metadata
+from hymem.ops import tracing
 from hymem.time import Clock, parse_time, utcnow
 from hymem.types import AddResult, SegmentRecord, TurnRecord, TurnStatus
 from hymem.validation import check_session_id
@@ -231,8 +232,11 @@ class Ingestor:
         tokens = self._token_counts(pending, texts)
         if not force and not may_flush(pending, tokens, self._config.buffer_tokens):
             return
-        prepared = self._prepare(pending, texts, tokens)
-        spans = self._segment(pending, prepared)
+        with tracing.span("hymem.embed", {"hymem.turns": len(pending)}):
+            prepared = self._prepare(pending, texts, tokens)
+        with tracing.span("hymem.segment", {"hymem.turns": len(pending)}) as current:
+            spans = self._segment(pending, prepared)
+            current.set_attribute("hymem.segments", len(spans))
         buffered = [
             BufferedSegment(
                 tokens=sum(prepared.tokens[i] for i in s.core),
@@ -266,7 +270,8 @@ class Ingestor:
         pending (they are durable already, so the call must not raise as if nothing had been
         stored), `AddResult.error` says why, and the next add/flush retries. -1 on failure."""
         try:
-            return self._commit(user_id, parts, result)
+            with tracing.span("hymem.commit", _commit_attributes(parts)):
+                return self._commit(user_id, parts, result)
         except StorageFullError as exc:
             result.error = str(exc)
             self._pending.forget(user_id)
@@ -346,7 +351,8 @@ class Ingestor:
             )
             core_ids.extend(pending[i].id for i in span.core)
         try:
-            res = self._roles().summarise(inputs)
+            with tracing.span("hymem.summarise", {"hymem.segments": len(segments)}):
+                res = self._roles().summarise(inputs)
         except LLMError as exc:
             result.error = str(exc)
             log.warning(
@@ -394,3 +400,14 @@ class Ingestor:
             turns=len(core_ids),
         )
         return len(core_ids)
+
+
+def _commit_attributes(parts: list[Summarised]) -> dict[str, str | int]:
+    """A commit's span, in the database conventions' names."""
+    return {
+        "db.system.name": "lancedb",
+        "db.operation.name": "commit",
+        "hymem.segments": sum(len(p.segments) for p in parts),
+        "hymem.summaries": sum(len(p.summaries) for p in parts),
+        "hymem.turns": sum(len(p.core_ids) for p in parts),
+    }
