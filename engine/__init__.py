@@ -39,6 +39,7 @@ from hymem.manage.models import MemoryItem, Page
 from hymem.manage.portable import ExportReport, ImportReport
 from hymem.manage.profile import Profile, ProfileFact
 from hymem.memory import Memory
+from hymem.read.replay import ReadRecord, Replay, ReplaySide
 from hymem.read.trace_record import Trace
 from hymem.sleep.consolidator import SleepReport
 from hymem.types import (
@@ -89,6 +90,9 @@ __all__ = [
     "Profile",
     "ProfileFact",
     "ReadOnlyStoreError",
+    "ReadRecord",
+    "Replay",
+    "ReplaySide",
     "RoleUsage",
     "SchemaVersionError",
     "ServerUnavailable",

@@ -159,6 +159,7 @@ class AsyncMemory:
     history = _twin(Memory.history)
     restore = _twin(Memory.restore)
     stats = _twin(Memory.stats)
+    replay = _twin(Memory.replay)
     reindex = _twin(Memory.reindex)
     refresh = _twin(Memory.refresh)
     get = _twin(Memory.get)

@@ -30,6 +30,7 @@ from hymem.memory_args import exc_free, open_storage, store_location, warn_if_pe
 from hymem.memory_args import with_overrides as _with_overrides
 from hymem.metadata import with_scopes
 from hymem.ops.calls import Observers, observed
+from hymem.ops.webhooks.observer import open_webhooks, webhook_outbox
 from hymem.read.params import ask_params
 from hymem.read.reader import Reader
 from hymem.read.scheduler import Depth
@@ -77,9 +78,15 @@ class Memory:
             if embedder is not None and not isinstance(embedder, str)
             else resolve_embedder(config.embedder, batch_size=config.embed_batch_size)
         )
+        outbox = webhook_outbox(config, location, read_only=read_only)  # ConfigError first
         self._store: Storage = open_storage(
             location, self._embedder, config, create=create, read_only=read_only
         )
+        try:
+            self._webhooks = open_webhooks(config, outbox)
+        except BaseException:
+            self._store.close()
+            raise
         self._roles = LazyRoles(config, self._embedder, given=roles)
         self._searcher = HybridSearcher(
             self._store,
@@ -93,6 +100,9 @@ class Memory:
         )
         self._build_parts(config, SleepJournal(self._store.sleep_log()))
         self._closed = False
+        if self._webhooks is not None:  # last: rows a crashed process left go out now
+            self._observers.add(self._webhooks)
+            self._webhooks.start()
         opened = {"llm": config.llm, "embedder": self._embedder.name, "read_only": read_only}
         log.info("memory.open", path=str(self.path), **opened)
 
@@ -106,7 +116,7 @@ class Memory:
             *parts, roles, config, journal=journal, clock=utcnow, guard=guard
         )
         self._auto_sleep = AutoSleep(
-            config.auto_sleep_after, lambda user_id: self._consolidator.sleep(user_id=user_id)
+            config.auto_sleep_after, lambda user_id: self.sleep(user_id=user_id)  # observed
         )
         self._manager = Manager(
             *parts,
@@ -147,6 +157,8 @@ class Memory:
             # searcher's threads and the roles, the store last.
             with ExitStack() as parts:
                 parts.callback(self._store.close)
+                if self._webhooks is not None:  # undelivered events wait for the next open
+                    parts.callback(self._webhooks.close)
                 parts.callback(self._roles.close)
                 parts.callback(self._searcher.close)
                 parts.callback(self._consolidator.close)
@@ -397,6 +409,7 @@ class Memory:
     backfill = managed(Manager.backfill)
     import_chat = managed(Manager.import_chat)
     stats = managed(Manager.stats)
+    replay = managed(Manager.replay)
     reindex = managed(Manager.reindex)
     refresh = managed(Manager.refresh)
 

@@ -338,10 +338,14 @@ class Storage(Protocol):
         ...
 
     def read_traces(
-        self, user_id: str | None = None, since: datetime | None = None
+        self,
+        user_id: str | None = None,
+        since: datetime | None = None,
+        *,
+        trace_id: str | None = None,
     ) -> list[dict[str, Any]]:
-        """Traces (of one user, or all) created at or after `since`, by (created_at,
-        trace_id), each as written plus its indexed columns."""
+        """Traces (of one user, or all; or the one `trace_id`) created at or after `since`,
+        by (created_at, trace_id), each as written plus its indexed columns."""
         ...
 
     # --- maintenance ---------------------------------------------------------------------

@@ -11,9 +11,11 @@ from hymem.cli import (  # noqa: F401  (importing registers the commands)
     manage_cmds,
     mcp_cmds,
     read_cmds,
+    replay_cmds,
     serve_cmds,
     sleep_cmds,
     store_cmds,
+    webhook_cmds,
     write_cmds,
 )
 from hymem.cli.app import app

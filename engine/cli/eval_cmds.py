@@ -203,9 +203,11 @@ def dashboard(
     ] = None,
 ) -> None:
     """Write one self-contained HTML page (no network needed to view it); with --traces, a
-    memory-health panel of that memory (`hymem audit`) too."""
+    memory-health panel of that memory (`hymem audit`) and its recent asks, each with the
+    `hymem replay` command that shows what it read then beside today's answer."""
     from hymem.evaluation.dashboard import load_store, write_dashboard
 
     trace_rows, health = load_store(traces) if traces is not None else ([], None)
-    write_dashboard(out, traces=trace_rows, runs=runs or [], health=health)
+    where = str(traces) if traces is not None else None
+    write_dashboard(out, traces=trace_rows, runs=runs or [], health=health, store=where)
     _console.print(f"dashboard written to {out}")

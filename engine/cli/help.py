@@ -25,6 +25,7 @@ ORDER = (
     "search",
     "ask",
     "context",
+    "replay",
     "list",
     "get",
     "history",
@@ -48,6 +49,7 @@ ORDER = (
     "serve",
     "keys",
     "mcp",
+    "webhooks",
     "eval",
     "dashboard",
 )

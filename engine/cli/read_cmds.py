@@ -36,7 +36,7 @@ def _config_default(name: str) -> str:
     return f"HYMEM_{name.upper()} or {MemoryConfig.model_fields[name].default}"
 
 
-def _open_for_ask(store: str | Path, llm: str | None, embedder: str | None) -> Memory:
+def open_for_ask(store: str | Path, llm: str | None, embedder: str | None) -> Memory:
     try:
         return open_memory(store, llm=llm, embedder=embedder)
     except StoreLockedError:
@@ -125,7 +125,7 @@ def ask(
 ) -> None:
     """Answer a question: summaries first, raw dialogue when the light path says it must."""
     chosen = parse_filter_json(filters)
-    with _open_for_ask(store, llm, embedder) as mem:
+    with open_for_ask(store, llm, embedder) as mem:
         with _err.status("loading models", spinner="dots"):
             load_s = load_models(mem, roles=True)
         with _err.status("thinking", spinner="dots"):

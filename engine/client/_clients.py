@@ -212,6 +212,7 @@ class Client(_Base):
     ask = _sync(Memory.ask)
     context = _sync(Memory.context)
     traces = _sync(Memory.traces)
+    replay = _sync(Memory.replay)
     sleep = _sync(Memory.sleep)
     erase_user = _sync(Memory.erase_user)
 
@@ -283,6 +284,7 @@ class AsyncClient(_Base):
     ask = _async(Memory.ask)
     context = _async(Memory.context)
     traces = _async(Memory.traces)
+    replay = _async(Memory.replay)
     sleep = _async(Memory.sleep)
     erase_user = _async(Memory.erase_user)
 

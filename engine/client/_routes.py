@@ -95,6 +95,7 @@ ROUTES: dict[str, Route] = {
     "ask": Route("POST", "/v1/ask", M.AskRequest, read=True),
     "context": Route("POST", "/v1/context", M.ContextRequest, read=True),
     "traces": Route("GET", "/v1/traces", read=True),
+    "replay": Route("POST", "/v1/traces/{trace_id}/replay", M.UserRequest, read=True),
     "sleep": Route("POST", "/v1/sleep", M.SleepRequest),
     "profile": Route("GET", "/v1/users/{user_id}/profile", read=True),
     "audit": Route("GET", "/v1/users/{user_id}/audit", read=True),

@@ -22,7 +22,7 @@ from hymem.evaluation.dashboard_data import (
     traces_in_order,
 )
 from hymem.evaluation.dashboard_figures import CHART_IDS, CHART_TITLES, build_charts
-from hymem.evaluation.dashboard_tables import key_numbers_table, retrieval_tables
+from hymem.evaluation.dashboard_tables import asks_table, key_numbers_table, retrieval_tables
 from hymem.evaluation.predictions import AnswerRecord, PredictionRecord, read_predictions
 from hymem.logging import get_logger
 from hymem.manage.audit import AuditReport
@@ -182,7 +182,9 @@ def render_dashboard(
     traces: Sequence[Trace] = (),
     runs: Sequence[Path] = (),
     health: AuditReport | None = None,
+    store: str | None = None,
 ) -> str:
+    """The page; `store` is where `traces` came from, for each ask's replay command."""
     sources: dict[str, list[Event]] = {}
     if traces:
         sources["traces"] = traces_in_order(traces)
@@ -212,7 +214,8 @@ def render_dashboard(
         f"<style>{_CSS}</style></head><body><h1>hymem: escalation and cost</h1>"
         f"<p class='note'>Generated {generated}. Answer sources: {len(sources)}. {backend_note}</p>"
         f"<h2>Key numbers</h2>{numbers}"
-        f"<div class='grid'>{charts}</div>{absent}{tables}{health_table(health)}</body></html>"
+        f"<div class='grid'>{charts}</div>{absent}{tables}{health_table(health)}"
+        f"{asks_table(traces, store)}</body></html>"
     )
 
 
@@ -222,9 +225,11 @@ def write_dashboard(
     traces: Sequence[Trace] = (),
     runs: Sequence[Path] = (),
     health: AuditReport | None = None,
+    store: str | None = None,
 ) -> Path:
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(render_dashboard(traces=traces, runs=runs, health=health), encoding="utf-8")
+    page = render_dashboard(traces=traces, runs=runs, health=health, store=store)
+    out.write_text(page, encoding="utf-8")
     log.info("dashboard.written", path=str(out), runs=[str(r) for r in runs], traces=len(traces))
     return out
 

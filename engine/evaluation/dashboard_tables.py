@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import html
 import re
+import shlex
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from hymem.evaluation.dashboard_data import Event, key_numbers
+from hymem.read.trace_record import Trace
 
 KEY_METRICS: tuple[tuple[str, str, str], ...] = (
     ("questions", "Questions", "int"),
@@ -148,10 +150,49 @@ def retrieval_tables(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
     return "".join(parts)
 
 
+RECENT_ASKS = 200  # the asks listed with their replay command, newest first
+
+
+def replay_command(trace: Trace, store: str | None) -> str:
+    """The command that replays `trace` (`hymem replay`): what it read then beside today."""
+    where = f" --store {shlex.quote(store)}" if store else ""
+    return f"hymem replay {trace.trace_id} -u {shlex.quote(trace.user_id)}{where}"
+
+
+def asks_table(traces: Sequence[Trace], store: str | None = None) -> str:
+    """The newest asks, each linked to its replay: the command that shows what it read and
+    answered then beside what the same question gets from today's memory."""
+    if not traces:
+        return ""
+    newest = sorted(traces, key=lambda t: (t.created_at, t.trace_id), reverse=True)
+    rows = "".join(
+        f"<tr id='trace-{html.escape(t.trace_id)}'>"
+        f"<td>{t.created_at.isoformat(sep=' ', timespec='seconds')}</td>"
+        f"<td>{html.escape(t.user_id)}</td><td>{html.escape(t.question[:200])}</td>"
+        f"<td>{html.escape(t.path or 'failed')}</td><td>{'yes' if t.escalated else 'no'}</td>"
+        f"<td>{t.total_tokens}</td><td><code class='replay'>"
+        f"{html.escape(replay_command(t, store))}</code></td></tr>"
+        for t in newest[:RECENT_ASKS]
+    )
+    head = (
+        "<tr><th>asked (UTC)</th><th>user</th><th>question</th><th>path</th>"
+        "<th>escalated</th><th>tokens</th><th>replay</th></tr>"
+    )
+    shown = min(len(newest), RECENT_ASKS)
+    return (
+        f"<h2>Recent asks</h2><p class='note'>The newest {shown} of {len(newest)}; run a row's "
+        "replay command to see what that ask read and answered beside what today's memory "
+        f"gives.</p><table id='recent-asks'>{head}{rows}</table>"
+    )
+
+
 __all__ = [
     "KEY_METRICS",
+    "RECENT_ASKS",
+    "asks_table",
     "key_numbers_table",
     "markdown_html",
+    "replay_command",
     "retrieval_markdown",
     "retrieval_tables",
     "slug",

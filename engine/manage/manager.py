@@ -18,6 +18,7 @@ from hymem.backfill.runner import Backfill, BackfillReport
 from hymem.errors import ReadOnlyStoreError
 from hymem.filters import Filter, scoped
 from hymem.imports.chat_import import ChatImportReport, import_chat
+from hymem.llm.cache import cache_owner
 from hymem.manage.audit import AuditReport, audit_store
 from hymem.manage.erase import ErasureReport, erase_user
 from hymem.manage.models import MemoryItem, Page, RecordLevel, StatusFilter
@@ -34,6 +35,7 @@ from hymem.manage.profile import (
     build_profile,
     check_profile_tokens,
 )
+from hymem.read.replay import Replay
 from hymem.types import SummaryRecord
 from hymem.validation import check_memory_text, check_record_id, check_user_id
 
@@ -135,6 +137,15 @@ class Manager:
         if user_id is not None:
             check_user_id(user_id)
         return audit_store(self._store, user_id)
+
+    def replay(self, trace_id: str, *, user_id: str) -> Replay:
+        """Rebuild what a past `ask` read (the summary versions and segments, by id, as they
+        were, even if replaced or deleted since) and ask its question again with the same
+        depth, sizes, filter and `as_of` against today's memory: `Replay.then` beside
+        `Replay.now`. Records erased since are `missing`. The new ask leaves its own trace."""
+        check_user_id(user_id)
+        with cache_owner(user_id):
+            return self._reader.replay(check_record_id(trace_id, "trace_id"), user_id)
 
     # --- whole users ---------------------------------------------------------------------
     def erase_user(self, user_id: str) -> ErasureReport:

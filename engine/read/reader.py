@@ -10,6 +10,7 @@ what the ask has retrieved, spent and timed so far (user isolation is enforced t
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import time
 import uuid
@@ -23,8 +24,10 @@ from hymem.llm.roles import RolesProvider
 from hymem.logging import get_logger
 from hymem.read.budget import Budget
 from hymem.read.params import AskParams
+from hymem.read.replay import Replay, find_trace, replay_params, side
 from hymem.read.run import Run, VectorSearcher, to_item
 from hymem.read.scheduler import ScheduleResult, schedule
+from hymem.read.trace_record import Trace
 from hymem.read.traces import TraceWriter, build_trace, log_trace
 from hymem.time import Clock, utcnow
 from hymem.types import Answer, Hit
@@ -60,6 +63,27 @@ class Reader:
         """HyMem Algorithm 1 under the per-ask budget; always writes a trace (best effort).
         `params.as_of` (naive UTC) is when the question is asked; None means now, unbounded.
         Its scope's filter restricts every retrieval of the ask to matching metadata."""
+        return self._ask(params)[0]
+
+    def replay(self, trace_id: str, user_id: str) -> Replay:
+        """A past ask's records as it read them, beside the same question asked now
+        (`hymem.read.replay`)."""
+        self.flush_traces()
+        past = find_trace(self._store, trace_id, user_id)
+        then = side(self._store, past)
+        answer, trace = self._ask(replay_params(past, self._config))
+        now = side(self._store, Trace.model_validate(trace))
+        log.info("ask.replay", trace_id=trace_id, user_id=user_id, now=answer.trace_id)
+        return Replay(
+            question=past.question,
+            user_id=user_id,
+            asked_at=past.created_at,
+            as_of=past.as_of,
+            then=then,
+            now=now,
+        )
+
+    def _ask(self, params: AskParams) -> tuple[Answer, dict[str, Any]]:
         cfg = self._config
         budget = Budget(cfg.max_calls_per_ask, cfg.max_tokens_per_ask)
         run = self._run(params)
@@ -73,6 +97,7 @@ class Reader:
             question=params.question,
             user_id=params.user_id,
             depth=params.plan.depth,
+            plan=dataclasses.asdict(params.plan),
             budget=budget,
             clock=self._clock,
         )
@@ -85,8 +110,9 @@ class Reader:
             raise
         run.latency["total"] = (time.perf_counter() - started) * 1000.0
         answer = _answer(run, result, trace_id)
-        answer.latency_ms["trace"] = self._record(trace_for(answer, schedule=result))
-        return answer
+        trace = trace_for(answer, schedule=result)
+        answer.latency_ms["trace"] = self._record(trace)
+        return answer, trace
 
     def context(self, params: AskParams) -> list[Hit]:
         """The context a path would read: the light summaries; the deep path's segments

@@ -67,6 +67,7 @@ class Trace(BaseModel):
     created_at: datetime  # naive UTC
     question: str = ""
     depth: str = "auto"  # requested: "auto" | "light" | "deep"
+    plan: dict[str, Any] | None = None  # the sizes read with (k, n_deep, batch, ...)
     path: str | None = None  # taken: "light" | "deep"; None when the ask failed
     escalated: bool = False
     escalation_reason: str | None = None

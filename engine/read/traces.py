@@ -76,6 +76,7 @@ def build_trace(
     user_id: str,
     depth: str,
     budget: Budget,
+    plan: dict[str, Any] | None = None,
     schedule: ScheduleResult | None = None,
     error: BaseException | None = None,
     clock: Clock = utcnow,
@@ -91,6 +92,7 @@ def build_trace(
         "user_id": user_id,
         "question": question,
         "depth": depth,
+        "plan": plan,  # the sizes it read with (k, N, d, T): what a replay asks with again
         "path": answer.path if answer else None,
         "escalated": answer.escalated if answer else any(r.get("escalated") for r in rounds),
         "escalation_reason": answer.escalation_reason if answer else None,

@@ -17,6 +17,7 @@ from hymem.manage.audit import AuditReport
 from hymem.manage.erase import ErasureReport
 from hymem.manage.models import MemoryItem, Page
 from hymem.manage.profile import DEFAULT_PROFILE_TOKENS, Profile
+from hymem.read.replay import Replay
 from hymem.serve.auth import Binding
 from hymem.serve.models import (
     AddRequest,
@@ -176,6 +177,13 @@ def traces(
     request: Request, key: Caller, user_id: UserQuery, since: datetime | str | None = None
 ) -> list[Any]:
     return memory_for(request, key, user_id).traces(user_id=user_id, since=since)
+
+
+@router.post("/v1/traces/{trace_id}/replay", response_model=Replay)
+def replay(trace_id: str, body: UserRequest, request: Request, key: Caller) -> Replay:
+    """What a past ask read and answered, beside the same question asked now (`Memory.replay`);
+    the new ask leaves its own trace."""
+    return memory_for(request, key, body.user_id).replay(trace_id, user_id=body.user_id)
 
 
 # --- maintenance and erasure ------------------------------------------------------------------

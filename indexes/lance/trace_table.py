@@ -22,12 +22,17 @@ class TraceTable:
         self._lance.add(S.TRACES, S.trace_to_arrow(trace))
 
     def read(
-        self, user_id: str | None = None, since: datetime | None = None
+        self,
+        user_id: str | None = None,
+        since: datetime | None = None,
+        *,
+        trace_id: str | None = None,
     ) -> list[dict[str, Any]]:
         """Traces created at or after `since` (naive UTC, or aware and converted), oldest first."""
         where = F.conjunction(
             [
                 F.eq("user_id", user_id) if user_id is not None else None,
+                F.eq("trace_id", trace_id) if trace_id is not None else None,
                 f"created_at >= {F.ts_literal(since)}" if since is not None else None,
             ]
         )

@@ -356,7 +356,11 @@ class InMemoryStore:
             self._t.traces.append(row)
 
     def read_traces(
-        self, user_id: str | None = None, since: datetime | None = None
+        self,
+        user_id: str | None = None,
+        since: datetime | None = None,
+        *,
+        trace_id: str | None = None,
     ) -> list[dict[str, Any]]:
         bound = None if since is None else to_utc(since)
         with self._check_open():
@@ -364,6 +368,7 @@ class InMemoryStore:
                 r
                 for r in self._t.traces
                 if (user_id is None or r["user_id"] == user_id)
+                and (trace_id is None or r["trace_id"] == trace_id)
                 and (bound is None or r["created_at"] >= bound)
             ]
         rows.sort(key=lambda r: (r["created_at"], r["trace_id"]))

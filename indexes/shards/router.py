@@ -328,11 +328,15 @@ class ShardedStore:
         self.shard(str(trace.get("user_id", ""))).write_trace(trace)
 
     def read_traces(
-        self, user_id: str | None = None, since: datetime | None = None
+        self,
+        user_id: str | None = None,
+        since: datetime | None = None,
+        *,
+        trace_id: str | None = None,
     ) -> list[dict[str, Any]]:
         if user_id is not None:
-            return self.shard(user_id).read_traces(user_id, since)
-        parts = self._each(lambda s: s.read_traces(None, since))
+            return self.shard(user_id).read_traces(user_id, since, trace_id=trace_id)
+        parts = self._each(lambda s: s.read_traces(None, since, trace_id=trace_id))
         return list(heapq.merge(*parts, key=lambda t: (t["created_at"], t["trace_id"])))
 
     # --- maintenance ---------------------------------------------------------------------

@@ -357,11 +357,15 @@ class Store:
             self._traces.write(trace)
 
     def read_traces(
-        self, user_id: str | None = None, since: datetime | None = None
+        self,
+        user_id: str | None = None,
+        since: datetime | None = None,
+        *,
+        trace_id: str | None = None,
     ) -> list[dict[str, Any]]:
         self._check_open()
         with storage_faults(self.path, "reading traces"):
-            return self._traces.read(user_id, since)
+            return self._traces.read(user_id, since, trace_id=trace_id)
 
     # --- maintenance ---------------------------------------------------------------------
     def settle_rows(self, *, summaries_lost: bool = False) -> RowRepair:

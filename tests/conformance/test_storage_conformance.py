@@ -300,6 +300,9 @@ def test_traces_round_trip_filtered_by_user_and_since(storage_kit: StorageKit) -
         aware = since.replace(tzinfo=UTC).astimezone(timezone(timedelta(hours=hours)))
         assert [t["trace_id"] for t in store.read_traces(since=aware)] == ["b", "c", "d"]
     assert [t["trace_id"] for t in store.read_traces(user_id=EVIL)] == ["c"]
+    assert [t["trace_id"] for t in store.read_traces(user_id="u", trace_id="b")] == ["b"]
+    assert store.read_traces(user_id="u", trace_id="c") == []  # another user's trace
+    assert [t["trace_id"] for t in store.read_traces(trace_id="c")] == ["c"]
     assert store.counts("u")["traces"] == 3 and store.counts()["traces"] == 4
     with pytest.raises(UserInputError):
         store.write_trace({"user_id": "u"})

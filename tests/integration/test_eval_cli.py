@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -179,6 +180,10 @@ def test_dashboard_command_over_store_traces_and_run(cli_run: Path, tmp_path: Pa
     assert 'id="chart-escalation-category"' in text
     assert CANARY not in text
     assert "<table id='memory-health'>" in text  # issue 30: the store's memory health
+    # issue 33: each of the store's asks linked to its replay command
+    assert "<table id='recent-asks'>" in text
+    store = str(cli_run / "store")
+    assert re.search(rf"hymem replay [0-9a-f]{{32}} -u \S+ --store {re.escape(store)}", text)
 
 
 def test_bad_inputs_are_clear_errors(tmp_path: Path) -> None:

@@ -38,6 +38,7 @@ CALLS: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {
     "ask": (("q?",), {"user_id": "u", "depth": "light"}),
     "context": (("q?",), {"user_id": "u"}),
     "traces": ((), {"user_id": "u", "since": datetime(2024, 1, 2)}),
+    "replay": (("t1",), {"user_id": "u"}),
     "sleep": ((), {"user_id": "u", "dry_run": True}),
     "erase_user": (("u",), {}),
     "health": ((), {}),
