@@ -11,10 +11,12 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from hymem.errors import ConfigError
+from hymem.ops.webhooks.endpoint import WebhookEndpoint, check_unique
 from hymem.search.fusion import DEFAULT_RRF_K
 from hymem.validation import MAX_K, MAX_QUERY_CHARS
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic_settings.exceptions import SettingsError
 
 DEFAULT_EMBEDDER = "all-MiniLM-L6-v2"
 
@@ -30,6 +32,8 @@ class MemoryConfig(BaseSettings):
             super().__init__(**values)
         except ValidationError as exc:
             raise ConfigError(describe_invalid(exc)) from None
+        except SettingsError as exc:  # a HYMEM_* variable that is not the JSON it must be
+            raise ConfigError(f"invalid configuration: {exc}") from None
 
     # --- backends -------------------------------------------------------------------------
     llm: str = Field("extractive", description="'extractive', 'openai:MODEL' or 'hf:MODEL_OR_PATH'")
@@ -196,6 +200,28 @@ class MemoryConfig(BaseSettings):
     telemetry_hash_key: SecretStr | None = Field(
         None, description="key of the user-id hash on spans (set it so ids cannot be guessed)"
     )
+    webhooks: list[WebhookEndpoint] = Field(
+        default_factory=list,
+        description=(
+            "endpoints that receive signed events (turns committed, summaries changed, user"
+            ' erased, import finished); HYMEM_WEBHOOKS takes JSON: [{"url": ..., "secret": ...}]'
+        ),
+    )
+    webhook_outbox: str | None = Field(
+        None,
+        description=(
+            "SQLite file of undelivered events; default <store>/webhooks/outbox.sqlite3,"
+            " required for a store on an object store"
+        ),
+    )
+    webhook_timeout_s: float = Field(5.0, gt=0, description="deadline of one delivery attempt")
+    webhook_max_attempts: int = Field(
+        12, ge=1, description="attempts before an event is kept as dead for an endpoint"
+    )
+    webhook_backoff_s: float = Field(
+        5.0, gt=0, description="wait after a failed attempt, doubled each retry (with jitter)"
+    )
+    webhook_backoff_max_s: float = Field(3600.0, gt=0, description="longest wait between tries")
 
     # --- sleep-time consolidation ---------------------------------------------------------
     sleep_top_k: int = Field(20, ge=1)
@@ -217,6 +243,11 @@ class MemoryConfig(BaseSettings):
         if v == "extractive" or (v.startswith(("openai:", "hf:")) and len(v.split(":", 1)[1]) > 0):
             return v
         raise ValueError(f"unknown llm spec {v!r}: use 'extractive', 'openai:MODEL' or 'hf:PATH'")
+
+    @field_validator("webhooks")
+    @classmethod
+    def _distinct_endpoints(cls, v: list[WebhookEndpoint]) -> list[WebhookEndpoint]:
+        return check_unique(v)
 
     @model_validator(mode="after")
     def _sizes_within_max_k(self) -> MemoryConfig:
@@ -242,8 +273,9 @@ def describe_invalid(exc: ValidationError) -> str:
     for err in exc.errors():
         name = ".".join(str(x) for x in err.get("loc", ())) or "config"
         value = err.get("input")
-        shown = "" if isinstance(value, dict) else f" (got {value!r})"
-        env = f" / HYMEM_{name.upper()}" if name != "config" else ""
+        shown = "" if isinstance(value, dict | list) else f" (got {value!r})"  # secrets inside
+        loc = err.get("loc", ())
+        env = f" / HYMEM_{str(loc[0]).upper()}" if loc else ""
         parts.append(f"{name}{env}: {err.get('msg', 'invalid')}{shown}")
     return "invalid configuration: " + "; ".join(parts)
 

@@ -116,7 +116,8 @@ class Memory:
             *parts, roles, config, journal=journal, clock=utcnow, guard=guard
         )
         self._auto_sleep = AutoSleep(
-            config.auto_sleep_after, lambda user_id: self.sleep(user_id=user_id)  # observed
+            config.auto_sleep_after,
+            lambda user_id: self.sleep(user_id=user_id),  # observed: its webhook event too
         )
         self._manager = Manager(
             *parts,

@@ -46,10 +46,10 @@ ORDER = (
     "upgrade",
     "doctor",
     "repair",
+    "webhooks",
     "serve",
     "keys",
     "mcp",
-    "webhooks",
     "eval",
     "dashboard",
 )
