@@ -21,10 +21,15 @@ from hymem.errors import NotFoundError
 from hymem.indexes.protocol import Storage
 from hymem.read.params import AskParams, ask_params
 from hymem.read.trace_record import Trace, traces_from_rows
-from hymem.types import SummaryStatus
+from hymem.types import SummaryRecord, SummaryStatus
 from pydantic import BaseModel, Field
 
 RecordState = Literal["active", "superseded", "deleted", "missing"]
+_STATES: dict[SummaryStatus, RecordState] = {
+    SummaryStatus.ACTIVE: "active",
+    SummaryStatus.SUPERSEDED: "superseded",
+    SummaryStatus.DELETED: "deleted",
+}
 
 
 class ReadRecord(BaseModel):
@@ -126,15 +131,14 @@ def side(store: Storage, trace: Trace) -> ReplaySide:
     )
 
 
-def _summary(summary_id: str, row: Any) -> ReadRecord:
+def _summary(summary_id: str, row: SummaryRecord | None) -> ReadRecord:
     if row is None:
         return ReadRecord(id=summary_id, level="summary", text=None, status_now="missing")
-    status: SummaryStatus = row.status
     return ReadRecord(
         id=summary_id,
         level="summary",
         text=row.text,
-        status_now=status.value,  # type: ignore[arg-type]  # SummaryStatus values are the Literal's
+        status_now=_STATES[row.status],
         superseded_by=row.superseded_by,
         time_start=row.time_start,
     )
