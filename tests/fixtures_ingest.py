@@ -34,6 +34,23 @@ class WriteFakes:
         return Ingestor(self.store, self.embedder, lambda: self.roles, self.config)
 
 
+SEGMENT = re.compile(r'<segment id="([^"]+)"')
+
+
+def summarise_reply(body: dict[str, Any]) -> dict[str, Any]:
+    """One fact per segment, naming the segment, as a model would reply."""
+    text = "\n".join(str(m.get("content", "")) for m in body["messages"])
+    ids = list(dict.fromkeys(SEGMENT.findall(text)))
+    return {"segments": [{"segment_id": s, "facts": [f"fact about {s}"]} for s in ids]}
+
+
+def turns(n: int, start: int = 0) -> list[dict[str, str]]:
+    return [
+        {"speaker": "Ann", "text": f"I adopted puppy number {i}", "id": f"t{i}"}
+        for i in range(start, start + n)
+    ]
+
+
 def build_tiny_llmlingua(folder: Path) -> Path:
     """A randomly initialised 4-layer BERT token classifier with a small WordPiece vocabulary,
     saved under a name llmlingua recognises (it picks tokenisation rules by name)."""

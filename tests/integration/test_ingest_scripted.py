@@ -3,7 +3,6 @@ pending, the next flush retries them, and one buffer is one call."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
@@ -11,26 +10,12 @@ import pytest
 from hymem import Memory, MemoryConfig
 from hymem.embedders import HashingEmbedder
 
+from tests.fixtures_ingest import summarise_reply, turns
 from tests.fixtures_llm import make_scripted_roles
 
 pytestmark = pytest.mark.integration
 
 T0 = "2023-05-08T13:56:00"
-SEGMENT = re.compile(r'<segment id="([^"]+)"')
-
-
-def summarise_reply(body: dict[str, Any]) -> dict[str, Any]:
-    """One fact per segment, naming the segment, as a model would reply."""
-    text = "\n".join(str(m.get("content", "")) for m in body["messages"])
-    ids = list(dict.fromkeys(SEGMENT.findall(text)))
-    return {"segments": [{"segment_id": s, "facts": [f"fact about {s}"]} for s in ids]}
-
-
-def turns(n: int, start: int = 0) -> list[dict[str, str]]:
-    return [
-        {"speaker": "Ann", "text": f"I adopted puppy number {i}", "id": f"t{i}"}
-        for i in range(start, start + n)
-    ]
 
 
 def open_mem(path: Path, server: Any, **cfg: Any) -> Memory:

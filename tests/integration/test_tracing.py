@@ -17,9 +17,9 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from tests.fixtures_ingest import summarise_reply, turns
 from tests.fixtures_llm import make_scripted_roles
 from tests.fixtures_reader import pick_where
-from tests.integration.test_ingest_scripted import summarise_reply, turns
 
 pytestmark = pytest.mark.integration
 
