@@ -52,16 +52,29 @@ def serve_cmd(
     max_body_bytes: Annotated[int, typer.Option(help="largest request body")] = 1 << 20,
     llm: LlmOpt = None,
     embedder: EmbedderOpt = None,
+    metrics_port: Annotated[
+        int | None,
+        typer.Option(help="also serve /metrics on this port, same host, without a key"),
+    ] = None,
 ) -> None:
     """Serve the memory over HTTP (OpenAPI docs at /docs); this process is its one writer."""
     import uvicorn
     from hymem.serve.app import create_app
+    from hymem.serve.metrics_http import installed_metrics, start_metrics_server
 
     ring = load_keys(keys, open_mode=open_mode, host=host)
     memory = open_memory(store, llm=llm, embedder=embedder, create=None)
     api = create_app(memory, ring, open_mode=open_mode, max_body_bytes=max_body_bytes)
+    stop_metrics = None
+    if metrics_port is not None:
+        stop_metrics = start_metrics_server(installed_metrics(api).registry, host, metrics_port)
+        typer.echo(f"hymem: metrics on http://{host}:{metrics_port}/metrics", err=True)
     typer.echo(f"hymem: serving {store} on http://{host}:{port} (docs at /docs)", err=True)
-    uvicorn.run(api, host=host, port=port, log_level="warning", timeout_graceful_shutdown=30)
+    try:
+        uvicorn.run(api, host=host, port=port, log_level="warning", timeout_graceful_shutdown=30)
+    finally:
+        if stop_metrics is not None:
+            stop_metrics()
 
 
 @keys_app.command("new")

@@ -25,6 +25,7 @@ from fastapi_offline import FastAPIOffline
 from hymem.errors import HymemError
 from hymem.serve.auth import Binding, KeyRing
 from hymem.serve.errors import ERROR_RESPONSES, WIRE_NAMES, http_error
+from hymem.serve.ops_routes import install_ops
 from hymem.serve.routes import Denied, router
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -124,6 +125,7 @@ def create_app(
             request._body = body  # read once; the route reads it from here
         return await call_next(request)
 
+    install_ops(app, memory)  # /readyz, /metrics, request metrics: after limit_body, to see 413s
     return app
 
 
