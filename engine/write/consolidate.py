@@ -235,11 +235,15 @@ class WriteConsolidation:
         """Each fresh summary (oldest first) against its neighbours and the summaries
         stating its fact: the rules' decision, or the model's where they keep both."""
         pool, near = self._pool(user_id, fresh, committed=committed)
+        stating: dict[str, list[SummaryRecord]] = {}  # fact key -> the pool's summaries of it
+        for p in pool.values():
+            if p.fact_key:
+                stating.setdefault(p.fact_key, []).append(p)
         plan = Plan(self._clock())
         for rec in fresh:
             if rec.id in plan.retired:
                 continue
-            same = [p for p in pool.values() if rec.fact_key and p.fact_key == rec.fact_key]
+            same = stating.get(rec.fact_key, []) if rec.fact_key else []
             ids = dict.fromkeys([*near[rec.id], *(p.id for p in same)])
             neighbours = [
                 plan.current(pool[i]) for i in ids if i != rec.id and i not in plan.retired
@@ -298,7 +302,7 @@ class WriteConsolidation:
         if not committed:  # the flush's own summaries are not in the store yet
             found = [
                 sorted([*hits, *others], key=lambda pair: -pair[1])[: NEIGHBOURS + 1]
-                for hits, others in zip(found, similar_within(fresh), strict=True)
+                for hits, others in zip(found, similar_within(fresh, NEIGHBOURS + 1), strict=True)
             ]
         near = {
             r.id: [i for i, sim in hits if sim >= NEAR and i != r.id]

@@ -25,18 +25,24 @@ class Consolidated:
     versions: list[str]
 
 
-def similar_within(fresh: Sequence[SummaryRecord]) -> list[list[tuple[str, float]]]:
-    """(id, cosine) of every other summary of the same flush, for each (as a store search
-    would find them once committed)."""
-    if len(fresh) < 2:
+def similar_within(
+    fresh: Sequence[SummaryRecord], limit: int | None = None
+) -> list[list[tuple[str, float]]]:
+    """(id, cosine) of the other summaries of the same flush, most similar first (equal ones
+    in flush order), at most `limit` each: what a store search would find once committed.
+    Ranked in numpy: a bulk flush of thousands of summaries built and sorted every pair in
+    Python before (most of a 10,000-turn flush's time)."""
+    n = len(fresh)
+    if n < 2:
         return [[] for _ in fresh]
     mat = np.asarray([r.vector for r in fresh], dtype=np.float32)
     mat /= np.maximum(np.linalg.norm(mat, axis=1, keepdims=True), 1e-12)
     sims = mat @ mat.T
-    return [
-        [(other.id, float(sims[a, b])) for b, other in enumerate(fresh) if b != a]
-        for a in range(len(fresh))
-    ]
+    np.fill_diagonal(sims, -np.inf)  # never its own neighbour
+    keep = n - 1 if limit is None else min(limit, n - 1)
+    order = np.argsort(-sims, axis=1, kind="stable")[:, :keep]
+    ids = [r.id for r in fresh]
+    return [[(ids[b], float(sims[a, b])) for b in order[a]] for a in range(n)]
 
 
 def says_more(text: str, than: str) -> bool:
