@@ -1,9 +1,11 @@
 """`hymem serve` exports its spans over OTLP/HTTP when the operator asks for it with the
 standard variables (FastAPI sets the SDK up from OTEL_* when FASTAPI_OTEL_AUTO_CONFIGURE=true):
-the request span and hymem's own reach a local collector stand-in, in one trace."""
+the request span and hymem's own reach a local collector stand-in, in one trace. And the
+README's SDK example runs as written."""
 
 from __future__ import annotations
 
+import ast
 import http.server
 import os
 import socket
@@ -16,6 +18,8 @@ from pathlib import Path
 import httpx
 import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+from tests.readme_blocks import blocks
 
 pytestmark = pytest.mark.integration
 
@@ -100,3 +104,14 @@ def test_serve_exports_request_and_memory_spans_over_otlp(tmp_path: Path) -> Non
         a.value.string_value for r, _ in spans for a in r.attributes if a.key == "service.name"
     }
     assert services == {"hymem-test"}
+
+
+def test_readme_tracing_example_runs_as_written(tmp_path: Path) -> None:
+    """The README's SDK example, in its own process (one global provider per process)."""
+    (code,) = blocks("### Tracing")
+    ran = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    names = set(ast.literal_eval(ran.stdout.strip().splitlines()[-1]))
+    assert {"hymem.add", "hymem.flush", "hymem.ask", "hymem.commit", "hymem.light"} <= names
