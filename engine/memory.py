@@ -34,13 +34,12 @@ from hymem.ops.webhooks.observer import open_webhooks, webhook_outbox
 from hymem.read.params import ask_params
 from hymem.read.reader import Reader
 from hymem.read.scheduler import Depth
-from hymem.read.trace_record import Trace, traces_from_rows
 from hymem.search.hybrid import HybridSearcher, SearchMode
 from hymem.sleep.auto import AutoSleep
 from hymem.sleep.consolidator import Consolidator, SleepReport
 from hymem.sleep.journal import SleepJournal
-from hymem.time import parse_time, utcnow
-from hymem.types import AddResult, Answer, Hit, Level, TurnRecord
+from hymem.time import utcnow
+from hymem.types import AddResult, Answer, Hit, Level
 from hymem.validation import check_k, check_store_path, check_user_id
 from hymem.write.guard import WriteGuard
 from hymem.write.ingestor import Ingestor
@@ -239,12 +238,6 @@ class Memory:
         self._auto_sleep.after_store(user_id, result)
         return result
 
-    def pending(self, *, user_id: str) -> list[TurnRecord]:
-        """Turns accepted but not yet summarised (waiting for the buffer or a retry)."""
-        self._check_open()
-        check_user_id(user_id)
-        return self._ingestor.pending(user_id=user_id)
-
     # --- read path -----------------------------------------------------------------------
     @observed("search")
     def search(
@@ -359,18 +352,6 @@ class Memory:
             warn_if_pending(self._ingestor, user_id, "context")
         return hits
 
-    def traces(
-        self, *, user_id: str | None = None, since: datetime | str | None = None
-    ) -> list[Trace]:
-        """Per-ask traces as typed `Trace` records, oldest first (the dashboard's input);
-        `since` takes what every time argument takes (`hymem.time.parse_time`)."""
-        self._check_open()
-        if user_id is not None:
-            check_user_id(user_id)
-        bound = None if since is None else parse_time(since, "since")
-        self._reader.flush_traces()  # trace rows are written in the background; wait for them
-        return traces_from_rows(self._store.read_traces(user_id=user_id, since=bound))
-
     # --- sleep time ----------------------------------------------------------------------
     @observed("sleep")
     def sleep(
@@ -410,6 +391,8 @@ class Memory:
     backfill = managed(Manager.backfill)
     import_chat = managed(Manager.import_chat)
     stats = managed(Manager.stats)
+    pending = managed(Manager.pending)
+    traces = managed(Manager.traces)
     replay = managed(Manager.replay)
     reindex = managed(Manager.reindex)
     refresh = managed(Manager.refresh)

@@ -370,6 +370,11 @@ class Storage(Protocol):
         store); {} where there are none."""
         ...
 
+    def replica_lag_s(self) -> float | None:
+        """Seconds since this worker's view last caught up with other writers' commits (+inf
+        before the first); None where there is one writer (a folder, memory)."""
+        ...
+
 
 __all__ = [
     "ACTIVE_ONLY",

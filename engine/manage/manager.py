@@ -10,6 +10,7 @@ another user's id is `NotFoundError`, exactly like an id that never existed."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,7 +37,9 @@ from hymem.manage.profile import (
     check_profile_tokens,
 )
 from hymem.read.replay import Replay
-from hymem.types import SummaryRecord
+from hymem.read.trace_record import Trace, traces_from_rows
+from hymem.time import parse_time
+from hymem.types import SummaryRecord, TurnRecord
 from hymem.validation import check_memory_text, check_record_id, check_user_id
 
 if TYPE_CHECKING:
@@ -137,6 +140,21 @@ class Manager:
         if user_id is not None:
             check_user_id(user_id)
         return audit_store(self._store, user_id)
+
+    def pending(self, *, user_id: str) -> list[TurnRecord]:
+        """Turns accepted but not yet summarised (waiting for the buffer or a retry)."""
+        return self._ingestor.pending(user_id=check_user_id(user_id))
+
+    def traces(
+        self, *, user_id: str | None = None, since: datetime | str | None = None
+    ) -> list[Trace]:
+        """Per-ask traces as typed `Trace` records, oldest first (the dashboard's input);
+        `since` takes what every time argument takes (`hymem.time.parse_time`)."""
+        if user_id is not None:
+            check_user_id(user_id)
+        bound = None if since is None else parse_time(since, "since")
+        self._reader.flush_traces()  # trace rows are written in the background; wait for them
+        return traces_from_rows(self._store.read_traces(user_id=user_id, since=bound))
 
     def replay(self, trace_id: str, *, user_id: str) -> Replay:
         """Rebuild what a past `ask` read (the summary versions and segments, by id, as they

@@ -51,24 +51,11 @@ LAG = (
 )
 
 
-def replica_lag_s(store: object) -> float | None:
-    """Seconds since `store`'s lexical replica last caught up (+Inf before its first), the most
-    behind shard's for a sharded store; None for a store with one writer (a local folder).
-
-    The `Storage` protocol has no public accessor for this yet, so it reads the object-store
-    feed's own clock (`ReplicaSync._last`, which its staleness check compares with
-    `refresh_s`); the tests pin that this stays true."""
-    from hymem.indexes.objects.replica_sync import ReplicaSync
-
-    shards = getattr(store, "_shards", None)
-    if isinstance(shards, list):
-        lags = [lag for lag in (replica_lag_s(s) for s in shards) if lag is not None]
-        return max(lags) if lags else None
-    feed = getattr(store, "_sync", None)
-    if not isinstance(feed, ReplicaSync):
-        return None
-    last = feed._last
-    return math.inf if last == -math.inf else max(0.0, feed._clock() - last)
+def replica_lag_s(store: Any) -> float | None:
+    """`Storage.replica_lag_s`: seconds since the store's view last caught up with other
+    workers' commits (the most behind shard's on a sharded store); None with one writer."""
+    lag = store.replica_lag_s()
+    return None if lag is None else float(lag)
 
 
 class StoreCollector:

@@ -48,5 +48,10 @@ class LexicalFeed(Protocol):
         """Before a search: catch up if the staleness bound has passed (no-op with one writer)."""
         ...
 
+    def lag_s(self) -> float | None:
+        """Seconds since this view last caught up with other writers' commits (+inf before
+        its first catch-up); None with one writer, whose view is never behind."""
+        ...
+
 
 __all__ = ["LexicalFeed"]

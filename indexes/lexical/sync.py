@@ -146,6 +146,10 @@ class LexicalSync:
         """A folder has one writer: there is never anything of another's to catch up on."""
         return {}
 
+    def lag_s(self) -> float | None:
+        """A folder has one writer: no lag."""
+        return None
+
     def maybe_catch_up(self) -> None:
         """A folder has one writer: its index is never behind another's commits."""
 

@@ -134,6 +134,9 @@ class InMemoryStore:
         self._check_open()
         return {}
 
+    def replica_lag_s(self) -> float | None:
+        return None  # one process, one writer: never behind
+
     # --- turns ---------------------------------------------------------------------------
     def get_turns(
         self, user_id: str, *, ids: Sequence[str] | None = None, status: TurnStatus | None = None

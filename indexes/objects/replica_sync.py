@@ -17,6 +17,7 @@ rebuilds afresh, so no worker's index keeps an erased user's bytes in its segmen
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 import uuid
@@ -150,6 +151,10 @@ class ReplicaSync:
                 rebuilt=done.rebuilt,
             )
         return done
+
+    def lag_s(self) -> float | None:
+        """Seconds since the last catch-up (what `refresh_s` bounds before a search)."""
+        return math.inf if self._last == -math.inf else max(0.0, self._clock() - self._last)
 
     def maybe_catch_up(self) -> None:
         """Before a search: catch up if the last catch-up is older than the staleness bound.

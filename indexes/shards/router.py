@@ -238,6 +238,11 @@ class ShardedStore:
         self._refreshed = self._clock()
         return done
 
+    def replica_lag_s(self) -> float | None:
+        """The most behind shard's."""
+        lags = [lag for lag in (s.replica_lag_s() for s in self._shards) if lag is not None]
+        return max(lags) if lags else None
+
     # --- reads ---------------------------------------------------------------------------
     def get_segments(self, user_id: str, ids: Sequence[str]) -> list[SegmentRecord]:
         return self.shard(user_id).get_segments(user_id, ids)

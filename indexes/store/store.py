@@ -157,6 +157,9 @@ class Store:
         self._check_open()
         return self._sync.catch_up()
 
+    def replica_lag_s(self) -> float | None:
+        return self._sync.lag_s()
+
     # --- turns ---------------------------------------------------------------------------
     def get_turns(
         self, user_id: str, *, ids: Sequence[str] | None = None, status: TurnStatus | None = None

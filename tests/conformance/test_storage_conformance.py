@@ -353,3 +353,15 @@ def test_reindex_and_optimize_change_no_result(storage_kit: StorageKit) -> None:
     assert sum(seen) == 4
     store.optimize()
     assert (store.lexical_search(RowScope("u"), "beta gamma", 5), store.counts()) == before
+
+
+def test_replica_lag_is_none_with_one_writer_and_bounded_after_a_catch_up(
+    storage_kit: StorageKit,
+) -> None:
+    store = storage_kit.store
+    if storage_kit.kind != "s3":
+        assert store.replica_lag_s() is None  # a folder or memory: never behind
+        return
+    store.catch_up()
+    lag = store.replica_lag_s()
+    assert lag is not None and 0.0 <= lag < 5.0

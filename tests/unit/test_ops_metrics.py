@@ -14,7 +14,7 @@ from hymem.errors import NotFoundError, StoreClosedError
 from hymem.ops.calls import CallRecord
 from hymem.ops.metrics import Metrics
 from hymem.ops.readiness import ModelProbe
-from hymem.ops.store_metrics import StoreCollector, replica_lag_s
+from hymem.ops.store_metrics import StoreCollector
 from hymem.serve.metrics_http import UNMATCHED, method_label, route_label
 from hymem.sleep.consolidator import SleepReport
 from hymem.types import AddResult, Answer, RoleUsage, Usage
@@ -167,10 +167,6 @@ def test_store_sizes_are_counted_once_per_ttl_and_kept_through_a_failure() -> No
     assert scraped["hymem_store_sizes_age_seconds"] == 20
     assert scraped["hymem_store_size_errors_total"] == 1
     assert "hymem_replica_lag_seconds" not in scraped
-
-
-def test_a_folder_store_has_no_replica_lag() -> None:
-    assert replica_lag_s(_Store()) is None
 
 
 def _probe(status: int | None, seen: list[httpx.Request], **config: Any) -> ModelProbe:
