@@ -33,9 +33,12 @@ def tracer() -> trace.Tracer:
 
 def user_hash(user_id: str, key: str | None) -> str:
     """16 hex digits of a keyed BLAKE2b: the same user gives the same value across spans and
-    processes sharing the key, and the id cannot be read back from it."""
-    secret = (key or "").encode()[:64]
-    return hashlib.blake2b(user_id.encode(), key=secret, digest_size=8).hexdigest()
+    processes sharing the key, and the id cannot be read back from it. Any text hashes (a
+    lone surrogate too): the span opens before the call checks its arguments, and telemetry
+    must never be what refuses one."""
+    secret = (key or "").encode("utf-8", "surrogatepass")[:64]
+    data = user_id.encode("utf-8", "surrogatepass")
+    return hashlib.blake2b(data, key=secret, digest_size=8).hexdigest()
 
 
 def user_attributes(user_id: str | None, mode: str, key: str | None) -> dict[str, AttrValue]:
