@@ -199,10 +199,13 @@ def test_writes_during_a_background_build_lose_nothing(
     builds = watch(store)
     rows = Rows()
     rows.commit(store, 2500)
+    builds.gate.clear()  # the first writes land while the build is under way, whatever the load
     first = rows.commit(store, 2500)  # crosses 5000: the build starts in the background
     assert builds.started.wait(WAIT_S)
     during = overlapped = 0
-    while not builds.finished.is_set() and during < 200:
+    while (not builds.finished.is_set() or during < 3) and during < 200:
+        if during == 3:
+            builds.gate.set()  # then the real training runs beside the writes that follow
         rows.commit(store, 5)  # an append
         rewritten = rows.records[first[100 + during]].model_copy(update={"text": f"new {during}"})
         retire = StatusChange(summary_id=first[during], status=SummaryStatus.DELETED)

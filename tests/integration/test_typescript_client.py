@@ -43,6 +43,7 @@ def test_the_typescript_client_against_a_live_server(rest_server: Served) -> Non
     assert out["flushed"] >= 1
     assert any("Porto" in h for h in out["hits"])
     assert "Porto" in out["answer"]["text"] and out["answer"]["evidence"] >= 1
+    assert out["replay"] == {"then": True, "now": True}  # the past ask beside today's
     assert out["updated"] == "Ines lives in Lisbon now." and out["history"] == 2
     assert out["page"] >= 1
     assert out["notFound"]["cls"] == "NotFoundError" and out["notFound"]["status"] == 404

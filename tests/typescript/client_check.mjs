@@ -43,6 +43,8 @@ const hits = await mem.search("where does Ines live", { user_id: "alice", k: 5 }
 out.hits = hits.map((h) => h.text);
 const answer = await mem.ask("Where does Ines live?", { user_id: "alice" });
 out.answer = { text: answer.text, path: answer.path, evidence: answer.evidence.length };
+const replayed = await mem.replay(answer.trace_id, { user_id: "alice" });
+out.replay = { then: replayed.then.trace_id === answer.trace_id, now: replayed.now.answer === answer.text };
 const first = hits[0];
 const updated = await mem.update(first.id, "Ines lives in Lisbon now.", { user_id: "alice" });
 out.updated = updated.text;

@@ -109,6 +109,7 @@ export class HymemClient {
   history(summaryId: string, options: { user_id: string }): Promise<SummaryRecord[]>;
   restore(summaryId: string, options: { user_id: string }): Promise<SummaryRecord>;
   traces(options?: { user_id?: string; since?: string }): Promise<{ [key: string]: Json }[]>;
+  replay(traceId: string, options: { user_id: string }): Promise<{ then: { [key: string]: Json }; now: { [key: string]: Json }; [key: string]: Json }>;
   sleep(options?: { user_id?: string; dry_run?: boolean }): Promise<{ [key: string]: Json }>;
   profile(options: { user_id: string; max_tokens?: number }): Promise<{ [key: string]: Json }>;
   audit(options: { user_id: string }): Promise<{ [key: string]: Json }>;

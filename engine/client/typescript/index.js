@@ -172,6 +172,9 @@ export class HymemClient {
   traces({ user_id, since } = {}) {
     return this._call("traces()", "GET", "/v1/traces" + query({ user_id, since }), { read: true });
   }
+  replay(traceId, { user_id } = {}) {
+    return this._call("replay()", "POST", `/v1/traces/${segment("traceId", traceId)}/replay`, { body: { user_id }, read: true });
+  }
   sleep({ user_id, dry_run } = {}) {
     return this._call("sleep()", "POST", "/v1/sleep", { body: { user_id, dry_run } });
   }
