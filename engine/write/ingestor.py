@@ -43,7 +43,7 @@ from hymem.write.compression import LLMLinguaCompressor, attention_boundaries, l
 from hymem.write.consolidate import WriteConsolidation
 from hymem.write.guard import WriteGuard
 from hymem.write.messages import Messages, normalise_messages
-from hymem.write.parts import Prepared, Summarised
+from hymem.write.parts import Prepared, Summarised, commit_attributes
 from hymem.write.pending import PendingTurns, repeats_last_call
 from hymem.write.pooling import cached_values, pooled_vector
 from hymem.write.records import (
@@ -270,7 +270,7 @@ class Ingestor:
         pending (they are durable already, so the call must not raise as if nothing had been
         stored), `AddResult.error` says why, and the next add/flush retries. -1 on failure."""
         try:
-            with tracing.span("hymem.commit", _commit_attributes(parts)):
+            with tracing.span("hymem.commit", commit_attributes(parts)):
                 return self._commit(user_id, parts, result)
         except StorageFullError as exc:
             result.error = str(exc)
@@ -400,14 +400,3 @@ class Ingestor:
             turns=len(core_ids),
         )
         return len(core_ids)
-
-
-def _commit_attributes(parts: list[Summarised]) -> dict[str, str | int]:
-    """A commit's span, in the database conventions' names."""
-    return {
-        "db.system.name": "lancedb",
-        "db.operation.name": "commit",
-        "hymem.segments": sum(len(p.segments) for p in parts),
-        "hymem.summaries": sum(len(p.summaries) for p in parts),
-        "hymem.turns": sum(len(p.core_ids) for p in parts),
-    }

@@ -35,4 +35,15 @@ class Prepared:
     vectors: np.ndarray
 
 
-__all__ = ["Prepared", "Summarised"]
+def commit_attributes(parts: list[Summarised]) -> dict[str, str | int]:
+    """The attributes of the span of a commit of `parts`, in the database conventions' names."""
+    return {
+        "db.system.name": "lancedb",
+        "db.operation.name": "commit",
+        "hymem.segments": sum(len(p.segments) for p in parts),
+        "hymem.summaries": sum(len(p.summaries) for p in parts),
+        "hymem.turns": sum(len(p.core_ids) for p in parts),
+    }
+
+
+__all__ = ["Prepared", "Summarised", "commit_attributes"]
