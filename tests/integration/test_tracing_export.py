@@ -107,10 +107,18 @@ def test_serve_exports_request_and_memory_spans_over_otlp(tmp_path: Path) -> Non
 
 
 def test_readme_tracing_example_runs_as_written(tmp_path: Path) -> None:
-    """The README's SDK example, in its own process (one global provider per process)."""
+    """The README's SDK example, in its own process (one global provider per process). The
+    hashing embedder, through the environment the example's `Memory` reads, spares the
+    process a MiniLM load: the spans are what this checks."""
     (code,) = blocks("### Tracing")
+    env = {**os.environ, "HYMEM_EMBEDDER": "hashing"}
     ran = subprocess.run(
-        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
     )
     assert ran.returncode == 0, ran.stderr[-2000:]
     names = set(ast.literal_eval(ran.stdout.strip().splitlines()[-1]))
