@@ -87,16 +87,7 @@ class Memory:
             self._store.close()
             raise
         self._roles = LazyRoles(config, self._embedder, given=roles)
-        self._searcher = HybridSearcher(
-            self._store,
-            self._embedder,
-            rrf_k=config.rrf_k,
-            depth_factor=config.search_depth_factor,
-            min_candidates=config.search_min_candidates,
-            threads=config.search_threads,
-            max_k=config.max_k,
-            max_query_chars=config.max_query_chars,
-        )
+        self._searcher = HybridSearcher.from_config(self._store, self._embedder, config)
         self._build_parts(config, SleepJournal(self._store.sleep_log()))
         self._closed = False
         if self._webhooks is not None:  # last: rows a crashed process left go out now

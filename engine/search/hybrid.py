@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hymem.embedders import Embedder
 from hymem.errors import UserInputError
@@ -33,6 +33,9 @@ from hymem.search.fusion import DEFAULT_RRF_K, reciprocal_rank_fusion
 from hymem.search.scope import SearchMode, SearchScope, search_scope
 from hymem.types import Hit, Level, SummaryStatus
 from hymem.validation import MAX_K, MAX_QUERY_CHARS
+
+if TYPE_CHECKING:  # hymem.config imports hymem.search.fusion: no cycle at run time
+    from hymem.config import MemoryConfig
 
 # Defaults of MemoryConfig.search_depth_factor / search_min_candidates / search_threads.
 # Twice k lets an item both retrievers rank moderately reach the fused top k; the floor of 20
@@ -107,6 +110,22 @@ class HybridSearcher:
         self.min_candidates = min_candidates
         self.max_k, self.max_query_chars = max_k, max_query_chars  # for `search`
         self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="hymem-lexical")
+
+    @classmethod
+    def from_config(
+        cls, store: Storage, embedder: Embedder, config: MemoryConfig
+    ) -> HybridSearcher:
+        """The searcher a `Memory` with `config` uses: its fusion, depth, threads and limits."""
+        return cls(
+            store,
+            embedder,
+            rrf_k=config.rrf_k,
+            depth_factor=config.search_depth_factor,
+            min_candidates=config.search_min_candidates,
+            threads=config.search_threads,
+            max_k=config.max_k,
+            max_query_chars=config.max_query_chars,
+        )
 
     def close(self) -> None:
         """Stop the lexical worker threads (waiting for a search in flight); idempotent."""

@@ -24,14 +24,12 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-import numpy as np
 from hymem.config import MemoryConfig
 from hymem.embedders import Embedder
 from hymem.errors import LLMError, StorageFullError
 from hymem.facts import fact_key
 from hymem.indexes.protocol import Storage
 from hymem.llm.roles import RolesProvider, SegmentInput
-from hymem.llm.tokens import count_tokens
 from hymem.logging import get_logger
 from hymem.metadata import Metadata
 from hymem.ops import tracing
@@ -39,22 +37,20 @@ from hymem.time import Clock, parse_time, utcnow
 from hymem.types import AddResult, SegmentRecord, TurnRecord, TurnStatus
 from hymem.validation import check_session_id
 from hymem.write.buffer import BufferedSegment, may_flush, plan_flush
-from hymem.write.compression import LLMLinguaCompressor, attention_boundaries, load_compressor
 from hymem.write.consolidate import WriteConsolidation
 from hymem.write.guard import WriteGuard
 from hymem.write.messages import Messages, normalise_messages
 from hymem.write.parts import Prepared, Summarised, commit_attributes
 from hymem.write.pending import PendingTurns, repeats_last_call
-from hymem.write.pooling import cached_values, pooled_vector
+from hymem.write.pooling import pooled_vector
+from hymem.write.prepare import BufferPrep
 from hymem.write.records import (
     build_segment,
     build_summaries,
     pending_records,
-    segment_line,
-    segment_scope,
     summary_sources,
 )
-from hymem.write.segmentation import Span, adjacent_similarities, plan_segments
+from hymem.write.segmentation import Span
 from hymem.write.stripes import UserStripes
 from hymem.write.summary_vectors import SummaryVectors
 
@@ -86,14 +82,9 @@ class Ingestor:
         self._config, self._clock = config, clock
         self._lock = threading.RLock()
         self._stripe = UserStripes()  # one user's adds in order; taken before `_lock`
-        self._compressor: LLMLinguaCompressor | None = None
-        self._compressor_resolved = False
-        # caches keyed by (user_id, turn id): ids are only unique per user
-        self._vectors: dict[tuple[str, str], np.ndarray] = {}
-        self._compressed: dict[tuple[str, str], str] = {}
-        self._tokens: dict[tuple[str, str], int] = {}
         self._pending = PendingTurns(store)
         self._summary_vectors = SummaryVectors(embedder, pool=config.pool_summary_vectors)
+        self._prep = BufferPrep(config, self._summary_vectors)  # per-turn work, cached
         self._guard = guard or WriteGuard(store)
         self._consolidation = WriteConsolidation(
             store, clock, roles=roles, embedder=embedder, on=config.consolidate_on_write
@@ -179,7 +170,7 @@ class Ingestor:
                 yield
             finally:
                 self._pending.drop_user(user_id)
-                self._drop_cached([k for k in (*self._vectors, *self._tokens) if k[0] == user_id])
+                self._prep.drop_user(user_id)
 
     def forget(self, user_id: str) -> None:
         """Another writer wrote this user (an object store's lease changed hands): what this
@@ -190,20 +181,8 @@ class Ingestor:
     def close(self) -> None:
         """After every add and flush in flight (each holds its user's stripe throughout)."""
         with self._stripe.every(), self._lock:
-            if self._compressor is not None:
-                self._compressor.close()
-        for cache in (self._vectors, self._compressed, self._tokens):
-            cache.clear()
+            self._prep.close()
         self._pending.clear()
-        self._summary_vectors.clear()
-
-    def _drop_cached(self, keys: list[tuple[str, str]]) -> None:
-        """Forget the vectors, compressed texts and token counts of these (user, turn) keys."""
-        for key in keys:
-            self._vectors.pop(key, None)
-            self._tokens.pop(key, None)
-            self._compressed.pop(key, None)
-        self._summary_vectors.forget(keys)
 
     @contextmanager
     def _reload_on_error(self, user_id: str) -> Iterator[None]:
@@ -214,13 +193,6 @@ class Ingestor:
             self._pending.forget(user_id)
             raise
 
-    def _compressor_or_none(self) -> LLMLinguaCompressor | None:
-        """The configured compressor, resolved on first use (its model loads later still)."""
-        if not self._compressor_resolved:
-            self._compressor = load_compressor(self._config)
-            self._compressor_resolved = True
-        return self._compressor
-
     # --- planning ------------------------------------------------------------------------
     def _process(self, user_id: str, *, force: bool, result: AddResult) -> None:
         pending = self._pending.turns(user_id)
@@ -228,14 +200,14 @@ class Ingestor:
         result.backend = self._roles().label  # cheap: backends load lazily
         if not pending:
             return
-        texts = self._summariser_texts(pending)
-        tokens = self._token_counts(pending, texts)
+        texts = self._prep.texts(pending)
+        tokens = self._prep.token_counts(pending, texts)
         if not force and not may_flush(pending, tokens, self._config.buffer_tokens):
             return
         with tracing.span("hymem.embed", {"hymem.turns": len(pending)}):
-            prepared = self._prepare(pending, texts, tokens)
+            prepared = self._prep.prepare(pending, texts, tokens)
         with tracing.span("hymem.segment", {"hymem.turns": len(pending)}) as current:
-            spans = self._segment(pending, prepared)
+            spans = self._prep.segment(pending, prepared)
             current.set_attribute("hymem.segments", len(spans))
         buffered = [
             BufferedSegment(
@@ -278,51 +250,6 @@ class Ingestor:
             log.warning("ingest.commit_failed", user_id=user_id, error=str(exc))
             return -1
 
-    def _token_counts(self, pending: list[TurnRecord], texts: list[str]) -> list[int]:
-        turns = {(t.user_id, t.id): (t, text) for t, text in zip(pending, texts, strict=True)}
-
-        def count(ks: list[tuple[str, str]]) -> list[int]:
-            return [count_tokens(f"{turns[k][0].speaker}: {turns[k][1]}") for k in ks]
-
-        return cached_values(self._tokens, list(turns), count, self._config.ingest_cache_items)
-
-    def _prepare(self, pending: list[TurnRecord], texts: list[str], tokens: list[int]) -> Prepared:
-        by_key = {(t.user_id, t.id): t for t in pending}
-
-        def embed(ks: list[tuple[str, str]]) -> np.ndarray:
-            return self._summary_vectors.embed_turns(ks, [by_key[k].text for k in ks])
-
-        vectors = cached_values(self._vectors, list(by_key), embed, self._config.ingest_cache_items)
-        lines = [segment_line(t, text) for t, text in zip(pending, texts, strict=True)]
-        return Prepared(texts=texts, lines=lines, tokens=tokens, vectors=np.stack(vectors))
-
-    def _summariser_texts(self, pending: list[TurnRecord]) -> list[str]:
-        """Turn texts as the summariser will see them: compressed when a compressor is set."""
-        compressor = self._compressor_or_none()
-        if compressor is None:
-            return [t.text for t in pending]
-        by_key = {(t.user_id, t.id): t for t in pending}
-        return cached_values(
-            self._compressed,
-            list(by_key),
-            lambda ks: compressor.compress([by_key[k].text for k in ks]),
-            self._config.ingest_cache_items,
-        )
-
-    def _segment(self, pending: list[TurnRecord], prepared: Prepared) -> list[Span]:
-        cfg = self._config
-        attention = attention_boundaries(self._compressor_or_none(), prepared.texts)
-        return plan_segments(
-            sims=adjacent_similarities(prepared.vectors),
-            session_ids=[segment_scope(t) for t in pending],
-            token_counts=prepared.tokens,
-            tau=cfg.segment_tau,
-            max_turns=cfg.segment_max_turns,
-            max_tokens=cfg.buffer_tokens,
-            overlap=cfg.segment_overlap_turns,
-            attention=attention,
-        )
-
     # --- one buffer, one summariser call --------------------------------------------------
     def _summarise_batch(
         self,
@@ -334,7 +261,7 @@ class Ingestor:
     ) -> Summarised | None:
         """One buffer, one summariser call; None on an LLM failure (its turns stay pending;
         the error is on the result and in the log)."""
-        compressed = self._compressor_or_none() is not None
+        compressed = self._prep.compressor() is not None
         segments: list[SegmentRecord] = []
         inputs: list[SegmentInput] = []
         core_ids: list[str] = []
@@ -387,7 +314,7 @@ class Ingestor:
         )
         self._consolidation.commit(user_id, segments, summaries, core_ids, result, self._guard)
         self._pending.stored(user_id, core_ids)
-        self._drop_cached([(user_id, tid) for tid in core_ids])
+        self._prep.drop([(user_id, tid) for tid in core_ids])
         result.segments_written.extend(s.id for s in segments)
         result.summaries_written.extend(s.id for s in summaries)
         log.info(
