@@ -158,6 +158,12 @@ class LanceTables:
                 .execute(data)
             )
 
+    def update_matched(self, name: str, data: pa.Table, on: Sequence[str]) -> None:
+        """Set `data`'s columns (a subset of the table's) on the rows matching on `on`; rows
+        that match nothing are skipped. One LanceDB commit, and no read of the rows first."""
+        if data.num_rows:
+            self._tables[name].merge_insert(list(on)).when_matched_update_all().execute(data)
+
     # --- reads --------------------------------------------------------------------------------
     def query(
         self,

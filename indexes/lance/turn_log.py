@@ -8,7 +8,6 @@ writable and hold its write lock; this class only knows the table.
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from typing import Any
 
 import pyarrow as pa
 from hymem.indexes.lance import schema as S
@@ -84,16 +83,21 @@ class TurnLog:
 
     def set_status(self, user_id: str, seg_of: dict[str, str | None], status: TurnStatus) -> None:
         """Set status of existing turns (and segment_id: `seg_of[id]` when stored, None when
-        pending) in one merge_insert; ids the log does not hold are skipped."""
-        rows: list[dict[str, Any]] = []
-        for chunk in F.chunks(seg_of):
-            rows.extend(self._lance.rows(S.TURNS, F.user_ids(user_id, chunk)))
-        for row in rows:
-            row["status"] = status.value
-            row["segment_id"] = seg_of[row["id"]] if status is TurnStatus.STORED else None
-        if rows:
-            data = pa.Table.from_pylist(rows, schema=S.turns_schema())
-            self._lance.upsert(S.TURNS, data, on=["user_id", "id"])
+        pending) in one partial merge_insert; ids the log does not hold are skipped. Only the
+        two columns are written: reading the whole rows first cost a query per commit."""
+        if not seg_of:
+            return
+        ids = list(seg_of)
+        segs = [seg_of[i] if status is TurnStatus.STORED else None for i in ids]
+        data = pa.table(
+            {
+                "user_id": pa.array([user_id] * len(ids), pa.string()),
+                "id": pa.array(ids, pa.string()),
+                "status": pa.array([status.value] * len(ids), pa.string()),
+                "segment_id": pa.array(segs, pa.string()),
+            }
+        )
+        self._lance.update_matched(S.TURNS, data, on=["user_id", "id"])
 
     def owners(self, user_id: str, ids: Sequence[str]) -> dict[str, str]:
         """Each of these turns that is stored -> the segment holding it."""

@@ -11,7 +11,7 @@ that the store is writable and holds its write lock.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -66,6 +66,21 @@ def check_unclaimed(
             f"already holds: {shown}; nothing was written, flush again to re-read the pending "
             "turns"
         )
+
+
+def fresh_segments(
+    seg_ids: Sequence[str], seg_of: Mapping[str, str | None], owners: Mapping[str, str]
+) -> bool:
+    """Whether no earlier copy of these segments (or summaries linked to them) can be in the
+    store, so `replace_rows` may skip its two reads by segment (the write path's every commit).
+
+    A segment row exists only while its turns are stored in it, or while the journal entry of
+    the commit that wrote it is open (recovery settles it before any write; `withdraw` deletes
+    segments before their turns). So when every segment covers a turn of this commit and none
+    of those turns is stored, no copy of them is there. A re-commit (sleep re-summarising a
+    segment, a roll-forward) finds its turns stored and replaces as before. Summary ids are
+    still looked up: one may move here from another segment."""
+    return bool(seg_ids) and not owners and set(seg_ids) <= {s for s in seg_of.values() if s}
 
 
 def covering_segments(
@@ -133,7 +148,8 @@ class CommitWriter:
         seg_ids = [s.id for s in segments]
         sum_ids = [s.id for s in summaries]
         seg_of = covering_segments(segments, stored_turn_ids)
-        check_unclaimed(user_id, seg_of, self._turns.owners(user_id, list(seg_of)), seg_ids)
+        owners = self._turns.owners(user_id, list(seg_of))
+        check_unclaimed(user_id, seg_of, owners, seg_ids)
         before = self.status_rows(user_id, changes)
         self._journals.of(user_id).begin(
             {
@@ -146,7 +162,8 @@ class CommitWriter:
                 "prior": [prior_of(row) for row in before],
             }
         )
-        stale = self.replace_rows(user_id, seg_ids, sum_ids)
+        fresh = fresh_segments(seg_ids, seg_of, owners)
+        stale = self.replace_rows(user_id, [] if fresh else seg_ids, sum_ids)
         self._lance.add(S.SEGMENTS, seg_table)
         self._lance.add(S.SUMMARIES, sum_table)
         changed = self.write_status(before, changes)

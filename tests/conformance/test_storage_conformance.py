@@ -144,6 +144,38 @@ def test_recommit_replaces_instead_of_duplicating(storage_kit: StorageKit) -> No
     assert len(store.dense_search(RowScope("u"), vec(1.0), 10)) == 1
 
 
+def test_the_write_paths_commits_replace_what_they_must(storage_kit: StorageKit) -> None:
+    """A first commit of pending turns (the write path's, which may skip looking for earlier
+    copies of its segments) still moves a summary id from another segment, and a segment
+    committed again over its stored turns still replaces its summaries."""
+    store = storage_kit.store
+    store.append_turns(make_turns("u", 4))
+    first = make_summary("u", "x", "Alice lives in Paris", segment_id="g")
+    store.commit_segments(
+        "u", [make_segment("u", "g", turn_ids=["t0", "t1"])], [first], ["t0", "t1"]
+    )
+    moved = make_summary("u", "x", "Alice lives in Lyon", segment_id="h")
+    store.commit_segments(
+        "u", [make_segment("u", "h", turn_ids=["t2", "t3"])], [moved], ["t2", "t3"]
+    )
+    assert [(s.id, s.segment_id, s.text) for s in store.get_summaries("u")] == [
+        ("x", "h", "Alice lives in Lyon")
+    ]
+    redo = make_summary("u", "y", "Alice lives in Lyon now", segment_id="h")
+    store.commit_segments(
+        "u", [make_segment("u", "h", turn_ids=["t2", "t3"])], [redo], ["t2", "t3"]
+    )
+    assert sorted(s.id for s in store.get_summaries("u")) == ["y"]
+    assert sorted(g.id for g in store.get_segments("u", ["g", "h"])) == ["g", "h"]
+    assert {t.id: t.segment_id for t in store.get_turns("u")} == {
+        "t0": "g",
+        "t1": "g",
+        "t2": "h",
+        "t3": "h",
+    }
+    assert store.counts("u")["summaries"] == 1
+
+
 @pytest.mark.parametrize("fault", ["other_user", "wrong_dim", "nan", "no_vector"])
 def test_an_invalid_commit_writes_nothing(storage_kit: StorageKit, fault: str) -> None:
     store = storage_kit.store
