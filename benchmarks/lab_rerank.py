@@ -6,7 +6,8 @@ question's pool to the summaries the light path would read, scored on honest rec
 
 An idea that earns its place here is then built into the engine and measured again through
 `retrieval_lab.py` (the real `Memory.context`). Every idea tried stays listed in `IDEAS` (and
-`lab_ideas_late.LATE_IDEAS`, `lab_ideas_prf.PRF_IDEAS`), kept
+`lab_ideas_late.LATE_IDEAS`, `lab_ideas_prf.PRF_IDEAS`,
+`lab_ideas_context.CONTEXT_IDEAS`), kept
 or not, so the ablation table in RESULTS.md can be regenerated.
 """
 
@@ -34,6 +35,7 @@ from lab_core import (
     rank,
     top10,
 )
+from lab_ideas_context import CONTEXT_IDEAS
 from lab_ideas_late import LATE_IDEAS
 from lab_ideas_prf import PRF_IDEAS
 from lab_pool import Pool, Question, load
@@ -89,7 +91,7 @@ IDEAS: dict[str, Idea] = {
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    ideas = {**IDEAS, **LATE_IDEAS, **PRF_IDEAS}
+    ideas = {**IDEAS, **LATE_IDEAS, **PRF_IDEAS, **CONTEXT_IDEAS}
     parser.add_argument("--idea", action="append", choices=sorted(ideas))
     parser.add_argument("--budget", type=int, default=BUDGET)
     args = parser.parse_args()
