@@ -87,9 +87,7 @@ def features(pool: Pool) -> dict[str, Any]:
         out["ctx"][user] = dict(zip(ids, emb.embed(ctx_texts), strict=True))
         out["exp"][user] = dict(zip(ids, exp_texts, strict=True))
         dias = list(rows)
-        out["turn"][user] = dict(
-            zip(dias, emb.embed([_say(rows, d) for d in dias]), strict=True)
-        )
+        out["turn"][user] = dict(zip(dias, emb.embed([_say(rows, d) for d in dias]), strict=True))
         out["pair"][user] = dict(
             zip(
                 dias,
