@@ -41,8 +41,10 @@ from typing import Any
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("LANCEDB_LOG", "error")
 
-from hymem.config import MemoryConfig
-from hymem.embedders import HashingEmbedder
+from hymem.api.memory import Memory
+from hymem.core.config import MemoryConfig
+from hymem.core.types import RoleUsage, SegmentRecord, SummaryRecord
+from hymem.embed.embedders import HashingEmbedder
 from hymem.llm.formatting import format_asked_on, format_memories, format_pool
 from hymem.llm.roles import (
     ContextItem,
@@ -51,9 +53,7 @@ from hymem.llm.roles import (
     Role,
     RoleResult,
 )
-from hymem.memory import Memory
 from hymem.prompts import load_prompt
-from hymem.types import RoleUsage, SegmentRecord, SummaryRecord
 from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table

@@ -27,7 +27,7 @@ from typing import Any
 
 from hymem import Memory, MemoryConfig
 from hymem.backfill.histories import UserHistory, locomo_histories
-from hymem.embedders import Embedder, resolve_embedder
+from hymem.embed.embedders import Embedder, resolve_embedder
 from hymem.evaluation.locomo_data import load_locomo
 from rich.console import Console
 from rich.table import Table

@@ -31,7 +31,7 @@ import numpy as np
 
 os.environ.setdefault("LANCEDB_LOG", "error")
 
-from hymem.embedders import HashingEmbedder
+from hymem.embed.embedders import HashingEmbedder
 from hymem.indexes.open import open_store
 from retrieval_data import bulk_fill, sentences
 

@@ -47,7 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import numpy as np
 from fact_change_world import Question, SimUser, World, build_world, value_pattern
 from hymem import Memory
-from hymem.embedders import Embedder
+from hymem.embed.embedders import Embedder
 from hymem.llm.tokens import count_tokens
 from rich.console import Console
 from rich.progress import Progress

@@ -30,14 +30,14 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("LANCEDB_LOG", "error")
 
 from hymem import Memory, MemoryConfig
-from hymem.embedders import resolve_embedder
+from hymem.core.types import RoleUsage
+from hymem.embed.embedders import resolve_embedder
 from hymem.evaluation.locomo_data import conversation_messages, load_locomo
 from hymem.llm.extractive.backend import ExtractiveRoles
 from hymem.llm.formatting import format_segments
 from hymem.llm.roles import RoleResult, SegmentInput, SummariseOutput
 from hymem.llm.tokens import count_tokens
 from hymem.prompts import load_prompt
-from hymem.types import RoleUsage
 from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table

@@ -16,7 +16,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from hymem.embedders import SentenceTransformerEmbedder
+from hymem.embed.embedders import SentenceTransformerEmbedder
 from hymem.search.anchors import find_anchors
 from lab_pool import Pool
 from lab_stores import LAB

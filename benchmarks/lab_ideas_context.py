@@ -69,7 +69,7 @@ def features(pool: Pool) -> dict[str, Any]:
     if CONTEXT.exists():
         with open(CONTEXT, "rb") as fh:
             return pickle.load(fh)
-    from hymem.embedders import SentenceTransformerEmbedder
+    from hymem.embed.embedders import SentenceTransformerEmbedder
 
     emb = SentenceTransformerEmbedder()
     turns = _turns()

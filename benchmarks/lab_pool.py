@@ -16,10 +16,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from hymem.core.types import Level
 from hymem.evaluation.metrics import CATEGORY_NAMES
 from hymem.evaluation.runner import eligible_questions
 from hymem.llm.tokens import count_tokens
-from hymem.types import Level
 from lab_stores import LAB, locomo_conversations, locomo_store
 
 POOL = LAB / "locomo" / "pool.json.gz"

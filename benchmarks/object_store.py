@@ -58,7 +58,7 @@ os.environ.setdefault("LANCEDB_LOG", "error")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from hymem import Memory, MemoryConfig
-from hymem.errors import HymemError
+from hymem.core.errors import HymemError
 from latency_proxy import Proxy, start_proxy
 from object_store_model import print_model
 from object_store_report import pct, report

@@ -7,8 +7,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 import numpy as np
+from hymem.core.types import SegmentRecord, SummaryRecord
 from hymem.indexes.store.store import Store
-from hymem.types import SegmentRecord, SummaryRecord
 from tqdm import tqdm
 
 NAMES = [

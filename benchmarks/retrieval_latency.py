@@ -46,7 +46,7 @@ from tqdm import tqdm
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("LANCEDB_LOG", "error")
 
-from hymem.embedders import Embedder, SentenceTransformerEmbedder
+from hymem.embed.embedders import Embedder, SentenceTransformerEmbedder
 from hymem.indexes.open import open_store
 from hymem.indexes.protocol import RowScope
 from hymem.search.hybrid import HybridSearcher

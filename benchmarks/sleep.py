@@ -34,6 +34,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 import numpy as np
+from hymem.core.types import RoleUsage, SummaryRecord
 from hymem.llm.roles import ContextItem, Role, RoleResult, UpdateOutput
 from hymem.sleep.decide import Ask, DecisionRunner
 from hymem.sleep.ivf import DEFAULT_NPROBE, DEFAULT_TABLES
@@ -45,7 +46,6 @@ from hymem.sleep.queues import (
     queue_agreement,
     temporal_ranks,
 )
-from hymem.types import RoleUsage, SummaryRecord
 from rich.console import Console
 from rich.progress import track
 from rich.table import Table

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 from hymem import Memory
-from hymem.embedders import SentenceTransformerEmbedder, TokenVectors
+from hymem.embed.embedders import SentenceTransformerEmbedder, TokenVectors
 from rich.console import Console
 from rich.table import Table
 from write_path import SHARED, History, lme_history, locomo_history

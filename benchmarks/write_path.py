@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 from hymem import Memory, MemoryConfig
-from hymem.embedders import Embedder, TokenVectors, resolve_embedder
+from hymem.embed.embedders import Embedder, TokenVectors, resolve_embedder
 from hymem.evaluation.locomo_data import load_locomo
 from hymem.facts.slots import read_fact
 from hymem.llm.tokens import count_tokens

@@ -3,10 +3,11 @@
 This module says what users may import; everything else is internal.
 """
 
-from hymem.async_memory import AsyncMemory
+from hymem.api.async_memory import AsyncMemory
+from hymem.api.memory import Memory
 from hymem.backfill.runner import BackfillReport
-from hymem.config import MemoryConfig
-from hymem.errors import (
+from hymem.core.config import MemoryConfig
+from hymem.core.errors import (
     AuthError,
     CommitConflictError,
     ConfigError,
@@ -31,18 +32,8 @@ from hymem.errors import (
     StoreUnavailableError,
     UserInputError,
 )
-from hymem.filters import Filter
-from hymem.imports.chat_import import ChatImportReport
-from hymem.manage.audit import AuditReport, SummarySupport, UserAudit
-from hymem.manage.erase import ErasureReport
-from hymem.manage.models import MemoryItem, Page
-from hymem.manage.portable import ExportReport, ImportReport
-from hymem.manage.profile import Profile, ProfileFact
-from hymem.memory import Memory
-from hymem.read.replay import ReadRecord, Replay, ReplaySide
-from hymem.read.trace_record import Trace
-from hymem.sleep.consolidator import SleepReport
-from hymem.types import (
+from hymem.core.filters import Filter
+from hymem.core.types import (
     AddResult,
     Answer,
     Attribution,
@@ -53,6 +44,15 @@ from hymem.types import (
     TurnRecord,
     Usage,
 )
+from hymem.imports.chat_import import ChatImportReport
+from hymem.manage.audit import AuditReport, SummarySupport, UserAudit
+from hymem.manage.erase import ErasureReport
+from hymem.manage.models import MemoryItem, Page
+from hymem.manage.portable import ExportReport, ImportReport
+from hymem.manage.profile import Profile, ProfileFact
+from hymem.read.replay import ReadRecord, Replay, ReplaySide
+from hymem.read.trace_record import Trace
+from hymem.sleep.consolidator import SleepReport
 
 __version__ = "0.3.0"
 

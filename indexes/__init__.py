@@ -17,6 +17,6 @@ One `Storage` protocol (`protocol.py`) with two kinds behind it, assembled by `o
     memory/            the in-memory twin (dicts and numpy), for fast tests
 
 Layering (enforced by tests/unit/test_layers.py): storage imports from the engine only its
-shared vocabulary (`hymem.types`, `hymem.errors`, `hymem.time`, `hymem.logging`,
-`hymem.filters`, `hymem.metadata`); retrieval (`hymem.search`) sits above it.
+shared vocabulary (`hymem.core.types`, `hymem.core.errors`, `hymem.core.time`, `hymem.core.logging`,
+`hymem.core.filters`, `hymem.core.metadata`); retrieval (`hymem.search`) sits above it.
 """

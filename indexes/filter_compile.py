@@ -22,10 +22,10 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 import tantivy
-from hymem.filters import Filter, Group, Match, Node, Range
+from hymem.core.filters import Filter, Group, Match, Node, Range
+from hymem.core.metadata import eq_token, range_cover, sortable
+from hymem.core.types import MetaValue
 from hymem.indexes.lance import sql as F
-from hymem.metadata import eq_token, range_cover, sortable
-from hymem.types import MetaValue
 
 TOKENS_COLUMN = "meta_tokens"
 NUMBERS_COLUMN = "meta_num"

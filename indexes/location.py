@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hymem.errors import ConfigError, UserInputError
+from hymem.core.errors import ConfigError, UserInputError
 
 REMOTE_SCHEMES = ("s3", "gs", "gcs", "az", "abfs", "abfss", "azure", "memory")
 # Environment variables read for S3-compatible stores, mapped to object_store's option names.

@@ -12,9 +12,9 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
+from hymem.core.time import to_utc
 from hymem.indexes.lance import schema as S
 from hymem.indexes.lance import sql as F
-from hymem.time import to_utc
 
 # (seq, id) for turns, (created_at, id) for segments and summaries.
 PageKey = tuple[int | datetime, str]

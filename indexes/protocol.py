@@ -11,13 +11,13 @@ Promises that hold for every method:
 * Isolation. Every per-user read and write matches `user_id` exactly; a hostile id such as
   `x' OR '1'='1` is a literal that matches only itself. Record ids are unique per user, not
   globally: two users may hold the same id without touching each other.
-* Time. Every stored and compared instant is naive UTC (`hymem.time`): aware datetimes are
+* Time. Every stored and compared instant is naive UTC (`hymem.core.time`): aware datetimes are
   converted, naive ones are taken as UTC. A `time_range` (since, until) keeps records whose
   [time_start, time_end] overlaps it, either bound may be None, a record with one bound is an
   instant, and an undated record never matches a bounded range.
 * Statuses. `statuses` filters Level-1 summaries only (segments have none); None means every
   status; the default is active summaries only.
-* Metadata. `filters` (a parsed `hymem.filters.Filter`) keeps the records whose
+* Metadata. `filters` (a parsed `hymem.core.filters.Filter`) keeps the records whose
   metadata it matches, with `Filter.matches`'s semantics, inside the index before the top-k
   cut; None keeps all. A segment's metadata is its turns', a summary's its segment's.
 * Lifecycle. Writes on a read-only store raise `ReadOnlyStoreError`; any call after `close()`
@@ -34,8 +34,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
-from hymem.filters import Filter
-from hymem.types import (
+from hymem.core.filters import Filter
+from hymem.core.types import (
     Level,
     SegmentRecord,
     StatusChange,

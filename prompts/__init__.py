@@ -25,7 +25,7 @@ import string
 from dataclasses import dataclass
 from importlib import resources
 
-from hymem.errors import ConfigError
+from hymem.core.errors import ConfigError
 
 _SECTION = re.compile(r"^=== (system|user) ===[ \t]*$", re.MULTILINE)
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")

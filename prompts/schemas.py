@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from hymem.textclean import clip, normalise_text
+from hymem.core.textclean import clip, normalise_text
 from pydantic import (
     AfterValidator,
     BaseModel,
@@ -22,7 +22,7 @@ from pydantic import (
 )
 from pydantic.json_schema import SkipJsonSchema
 
-# A model's text is normalised exactly like a user's (`hymem.textclean`) and capped: a fact is
+# A model's text is normalised exactly like a user's (`hymem.core.textclean`) and capped: a fact is
 # one sentence of key information, an answer a short reply; what runs past is cut at a word.
 MAX_FACT_CHARS = 1_000
 MAX_FACTS_PER_SEGMENT = 64

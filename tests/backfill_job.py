@@ -11,7 +11,7 @@ from typing import Any
 
 from hymem import Memory, MemoryConfig
 from hymem.backfill.histories import Session, UserHistory
-from hymem.embedders import HashingEmbedder
+from hymem.embed.embedders import HashingEmbedder
 from hymem.indexes.protocol import Storage
 
 DIM = 64

@@ -32,7 +32,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from hymem.config import MemoryConfig
+from hymem.core.config import MemoryConfig
+from hymem.core.types import RoleUsage
 from hymem.llm.roles import (
     ContextItem,
     DeepAnswerOutput,
@@ -66,7 +67,6 @@ from hymem.read.scheduler import (
     Step,
     schedule,
 )
-from hymem.types import RoleUsage
 
 # What each reading role costs per call (the reader's usage tests count on 12 tokens a call).
 USAGE = RoleUsage(calls=1, prompt_tokens=10, completion_tokens=2)

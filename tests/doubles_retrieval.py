@@ -8,10 +8,10 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from hymem.embedders import HashingEmbedder, TokenVectors
+from hymem.core.types import Hit, Level, SummaryStatus
+from hymem.embed.embedders import HashingEmbedder, TokenVectors
 from hymem.search.hybrid import Ranked
 from hymem.search.scope import SearchScope
-from hymem.types import Hit, Level, SummaryStatus
 
 DIM = 4  # FakeEmbedder's dimension
 

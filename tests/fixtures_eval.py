@@ -122,6 +122,6 @@ def chromium() -> Iterator[str]:
 @pytest.fixture(scope="session")
 def minilm() -> Any:
     """The real MiniLM embedder, loaded once per session (offline, from the bundled package)."""
-    from hymem.embedders import SentenceTransformerEmbedder
+    from hymem.embed.embedders import SentenceTransformerEmbedder
 
     return SentenceTransformerEmbedder()

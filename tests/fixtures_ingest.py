@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hymem.config import MemoryConfig
-from hymem.embedders import HashingEmbedder
+from hymem.core.config import MemoryConfig
+from hymem.embed.embedders import HashingEmbedder
 from hymem.write.ingestor import Ingestor
 
 from tests.doubles import ScriptedRoles

@@ -46,7 +46,7 @@ def make_scripted_roles(
     server: ScriptedLLMServer, slots: threading.Semaphore | None = None, **config: Any
 ) -> PromptedRoles:
     """PromptedRoles against `server` with millisecond backoffs, so fault tests stay fast."""
-    from hymem.config import MemoryConfig
+    from hymem.core.config import MemoryConfig
     from hymem.llm.prompted import PromptedRoles
     from hymem.llm.providers.openai import OpenAIBackend
     from hymem.llm.retry import RetryPolicy

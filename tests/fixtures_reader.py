@@ -19,10 +19,10 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
-from hymem.config import MemoryConfig
+from hymem.core.config import MemoryConfig
+from hymem.core.types import Hit, Level, SegmentRecord, SummaryRecord, TurnRecord, TurnStatus
 from hymem.read.params import AskParams, ask_params
 from hymem.read.reader import Reader
-from hymem.types import Hit, Level, SegmentRecord, SummaryRecord, TurnRecord, TurnStatus
 
 from tests.doubles import ScriptedRoles, scripted_config
 from tests.doubles_retrieval import DIM, FakeEmbedder, FakeSearcher
@@ -314,8 +314,8 @@ def pick_first(body: dict[str, Any]) -> dict[str, Any]:
 def scripted_memory(llm_server: Any, tmp_path: Any) -> Iterator[Any]:
     """A Memory (hashing embedder, real LanceDB + Tantivy) talking to the scripted server,
     holding alice's twelve events and bob's secret."""
-    from hymem.embedders import HashingEmbedder
-    from hymem.memory import Memory
+    from hymem.api.memory import Memory
+    from hymem.embed.embedders import HashingEmbedder
 
     mem = Memory(tmp_path / "mem", config=scripted_config(llm_server), embedder=HashingEmbedder())
     seed_memory(mem, "alice", alice_events())

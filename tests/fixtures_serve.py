@@ -16,7 +16,7 @@ import httpx
 import pytest
 import uvicorn
 from hymem import Memory, MemoryConfig
-from hymem.embedders import HashingEmbedder
+from hymem.embed.embedders import HashingEmbedder
 from hymem.serve.app import create_app
 from hymem.serve.auth import KeyRing
 

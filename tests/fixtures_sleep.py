@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hymem.embedders import Embedder, HashingEmbedder
+from hymem.core.types import SegmentRecord, SummaryRecord
+from hymem.embed.embedders import Embedder, HashingEmbedder
 from hymem.indexes.protocol import Storage
-from hymem.types import SegmentRecord, SummaryRecord
 
 from tests.fixtures_store import RecordingStore
 
@@ -107,7 +107,7 @@ def seed_store(
 @pytest.fixture(scope="session")
 def sleep_minilm() -> Any:
     """One real MiniLM per test session (loading it costs seconds on these machines)."""
-    from hymem.embedders import SentenceTransformerEmbedder
+    from hymem.embed.embedders import SentenceTransformerEmbedder
 
     return SentenceTransformerEmbedder()
 

@@ -22,15 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hymem.embedders import Embedder, HashingEmbedder, SentenceTransformerEmbedder
-from hymem.indexes.lance import schema as S
-from hymem.indexes.memory.store import InMemoryStore
-from hymem.indexes.objects.open import RemoteSettings
-from hymem.indexes.open import open_store as open_any_store
-from hymem.indexes.protocol import RowScope, Storage
-from hymem.indexes.shards.router import ShardedStore
-from hymem.indexes.store.store import Store
-from hymem.types import (
+from hymem.core.types import (
     Level,
     SegmentRecord,
     StatusChange,
@@ -39,6 +31,14 @@ from hymem.types import (
     TurnRecord,
     TurnStatus,
 )
+from hymem.embed.embedders import Embedder, HashingEmbedder, SentenceTransformerEmbedder
+from hymem.indexes.lance import schema as S
+from hymem.indexes.memory.store import InMemoryStore
+from hymem.indexes.objects.open import RemoteSettings
+from hymem.indexes.open import open_store as open_any_store
+from hymem.indexes.protocol import RowScope, Storage
+from hymem.indexes.shards.router import ShardedStore
+from hymem.indexes.store.store import Store
 
 BASE_TIME = datetime(2023, 5, 8, 13, 56)
 DIM = 64  # the hashing embedder's dimension, used by every store fixture

@@ -1,6 +1,6 @@
 """`capture_events()`: the hymem events emitted inside a block, as the dicts the library logged.
 
-hymem logs through the standard library (see `hymem.logging`), so structlog's `capture_logs`
+hymem logs through the standard library (see `hymem.core.logging`), so structlog's `capture_logs`
 does not see its events; this attaches a handler to the `hymem` logger instead and reads each
 record's event dict. The logger's level is lowered for the block so info and debug events are
 seen too, then restored."""
@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from hymem.logging import EVENT_ATTR
+from hymem.core.logging import EVENT_ATTR
 
 
 class _Collect(logging.Handler):

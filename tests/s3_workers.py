@@ -10,7 +10,7 @@ import sys
 from typing import Any
 
 from hymem import Memory, MemoryConfig
-from hymem.embedders import HashingEmbedder
+from hymem.embed.embedders import HashingEmbedder
 
 DIM = 64
 

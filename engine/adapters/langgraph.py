@@ -29,7 +29,7 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 
-from hymem.errors import UserInputError
+from hymem.core.errors import UserInputError
 from langgraph.store.base import (
     BaseStore,
     GetOp,

@@ -17,9 +17,9 @@ import graphlib
 from dataclasses import dataclass
 
 from hymem.backfill.prepare import PreparedUser
-from hymem.errors import UserInputError
+from hymem.core.errors import UserInputError
+from hymem.core.types import SegmentRecord, SummaryRecord, TurnStatus
 from hymem.indexes.protocol import Storage
-from hymem.types import SegmentRecord, SummaryRecord, TurnStatus
 
 COMMIT_SEGMENTS = 200  # segments (with their summaries) per journaled commit, as import uses
 

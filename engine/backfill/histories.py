@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hymem.errors import UserInputError
-from hymem.validation import check_user_id
+from hymem.core.errors import UserInputError
+from hymem.core.validation import check_user_id
 
 
 @dataclass(frozen=True)

@@ -16,13 +16,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from hymem.backfill.histories import UserHistory
-from hymem.config import MemoryConfig
-from hymem.embedders import Embedder
+from hymem.core.config import MemoryConfig
+from hymem.core.time import utcnow
+from hymem.core.types import SegmentRecord, StatusChange, SummaryRecord, TurnRecord
+from hymem.embed.embedders import Embedder
 from hymem.indexes.memory.store import InMemoryStore
 from hymem.llm import LazyRoles
 from hymem.llm.roles import Roles
-from hymem.time import utcnow
-from hymem.types import SegmentRecord, StatusChange, SummaryRecord, TurnRecord
 from hymem.write.ingestor import Ingestor
 
 

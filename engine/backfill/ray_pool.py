@@ -15,9 +15,9 @@ from typing import Any
 
 from hymem.backfill.histories import UserHistory
 from hymem.backfill.prepare import PreparedUser, Preparer
-from hymem.config import MemoryConfig
-from hymem.embedders import Embedder
-from hymem.errors import ConfigError
+from hymem.core.config import MemoryConfig
+from hymem.core.errors import ConfigError
+from hymem.embed.embedders import Embedder
 from hymem.llm.roles import Roles
 
 LOCAL = "local"  # start a Ray runtime on this machine (else: an address, or "auto")

@@ -17,13 +17,13 @@ from hymem.backfill.commit import already_stored, commit_prepared
 from hymem.backfill.histories import UserHistory
 from hymem.backfill.prepare import PreparedUser, Preparer
 from hymem.backfill.ray_pool import prepared_on_ray
-from hymem.config import MemoryConfig
-from hymem.embedders import Embedder
-from hymem.errors import HymemError, UserInputError
+from hymem.core.config import MemoryConfig
+from hymem.core.errors import HymemError, UserInputError
+from hymem.core.logging import get_logger
+from hymem.core.validation import check_user_id
+from hymem.embed.embedders import Embedder
 from hymem.indexes.protocol import Storage
 from hymem.llm.roles import Roles
-from hymem.logging import get_logger
-from hymem.validation import check_user_id
 from hymem.write.guard import WriteGuard
 from hymem.write.ingestor import Ingestor
 

@@ -19,14 +19,14 @@ from hymem.cli import (  # noqa: F401  (importing registers the commands)
     write_cmds,
 )
 from hymem.cli.app import app
-from hymem.errors import HymemError
+from hymem.core.errors import HymemError
 
 
 def main() -> None:
     """Entry point: hymem's own errors print one clear line and exit 2, not a traceback.
     Third-party progress bars stay off except on an interactive `hymem eval`."""
     from hymem.cli.notes import interactive_eval, mute_pending_warning, silence_third_party
-    from hymem.logging import configure_logging
+    from hymem.core.logging import configure_logging
 
     configure_logging(os.environ.get("HYMEM_LOG_LEVEL", "warning"))
     mute_pending_warning()

@@ -10,7 +10,7 @@ import typer
 from hymem.cli.help import HymemTyper
 
 if TYPE_CHECKING:
-    from hymem.memory import Memory
+    from hymem.api.memory import Memory
 
 app = HymemTyper(
     name="hymem",
@@ -70,6 +70,6 @@ def open_memory(
     """The Memory a command works on. Only commands that bring data (add, import, ingest,
     serve, mcp) pass `create=None`: every other one refuses a path that holds no memory, so a
     mistyped `--store` is an error instead of a new empty memory."""
-    from hymem.memory import Memory
+    from hymem.api.memory import Memory
 
     return Memory(store, llm=llm, embedder=embedder, read_only=read_only, create=create)

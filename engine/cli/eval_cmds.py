@@ -16,7 +16,7 @@ from hymem.evaluation.systems import ALL_SYSTEMS
 from rich.console import Console
 
 if TYPE_CHECKING:
-    from hymem.config import MemoryConfig
+    from hymem.core.config import MemoryConfig
 
 eval_app = HymemTyper(help="Evaluate hymem and baselines on benchmarks.", no_args_is_help=True)
 app.add_typer(eval_app, name="eval")
@@ -31,7 +31,7 @@ def _split(values: list[str] | None) -> list[str]:
 
 def _config(llm: str | None, embedder: str | None) -> MemoryConfig:
     """The run's configuration: HYMEM_* environment applies at this edge only."""
-    from hymem.config import MemoryConfig
+    from hymem.core.config import MemoryConfig
 
     overrides: dict[str, str] = {}
     if llm:

@@ -10,10 +10,10 @@ from typing import Annotated
 import typer
 from hymem.cli.app import DEFAULT_STORE, EmbedderOpt, StorePath, UserOpt, app, open_memory
 from hymem.cli.sleep_cmds import versions_table
+from hymem.core.types import SegmentRecord, SummaryRecord, TurnRecord
 from hymem.manage.audit import UNSUPPORTED_BELOW, AuditReport
 from hymem.manage.models import Page
 from hymem.manage.profile import DEFAULT_PROFILE_TOKENS
-from hymem.types import SegmentRecord, SummaryRecord, TurnRecord
 from rich.console import Console
 from rich.table import Table
 

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from hymem.cli.app import DEFAULT_STORE, EmbedderOpt, LlmOpt, StorePath, app, open_memory
-from hymem.errors import ConfigError
+from hymem.core.errors import ConfigError
 
 if TYPE_CHECKING:
-    from hymem.memory import Memory
+    from hymem.api.memory import Memory
     from mcp.server.mcpserver import MCPServer
 
 

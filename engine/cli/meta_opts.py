@@ -1,7 +1,7 @@
 """The metadata options of the write and read commands: `--metadata key=value` (repeatable)
 on `hymem add`, `--filter JSON` and the `--agent` / `--run` scopes on search, ask and context.
-Parsing only shapes the text; `Memory` validates what it means (`hymem.metadata`,
-`hymem.filters`), so the CLI refuses exactly what the library refuses."""
+Parsing only shapes the text; `Memory` validates what it means (`hymem.core.metadata`,
+`hymem.core.filters`), so the CLI refuses exactly what the library refuses."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import json
 from typing import Annotated, Any
 
 import typer
-from hymem.errors import UserInputError
+from hymem.core.errors import UserInputError
 
 MetadataOpt = Annotated[
     list[str] | None,

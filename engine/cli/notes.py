@@ -13,7 +13,7 @@ import time
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from hymem.memory import Memory
+    from hymem.api.memory import Memory
 
 # Loading slower than this gets the one-line pointer to `hymem serve`: MiniLM (torch included)
 # takes 5-7 s on a 2-core machine, the hashing embedder and a remote model nothing.
@@ -97,7 +97,7 @@ def silence_third_party() -> None:
 def mute_pending_warning() -> None:
     """The library logs a warning when a read finds nothing while turns are pending; the CLI
     says so in words instead (`unseen_note`), and a server should not log it per request."""
-    logging.getLogger("hymem.memory.pending").setLevel(logging.ERROR)
+    logging.getLogger("hymem.api.memory.pending").setLevel(logging.ERROR)
 
 
 def interactive_eval(argv: list[str]) -> bool:

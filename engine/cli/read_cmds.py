@@ -15,14 +15,14 @@ import typer
 from hymem.cli.app import DEFAULT_STORE, EmbedderOpt, LlmOpt, StorePath, UserOpt, app, open_memory
 from hymem.cli.meta_opts import AgentOpt, FilterOpt, RunOpt, parse_filter_json
 from hymem.cli.notes import load_models, load_note, unseen_note
-from hymem.config import MemoryConfig
-from hymem.errors import StoreLockedError
-from hymem.types import Answer, Hit
+from hymem.core.config import MemoryConfig
+from hymem.core.errors import StoreLockedError
+from hymem.core.types import Answer, Hit
 from rich.console import Console
 from rich.table import Table
 
 if TYPE_CHECKING:
-    from hymem.memory import Memory
+    from hymem.api.memory import Memory
 
 _out = Console()
 _err = Console(stderr=True)

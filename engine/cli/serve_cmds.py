@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from hymem.cli.app import DEFAULT_STORE, EmbedderOpt, LlmOpt, StorePath, app, open_memory
 from hymem.cli.help import HymemTyper
-from hymem.errors import ConfigError
+from hymem.core.errors import ConfigError
 
 if TYPE_CHECKING:
     from hymem.serve.auth import KeyRing

@@ -7,8 +7,8 @@ from typing import Annotated
 import typer
 from hymem.cli.app import DEFAULT_STORE, EmbedderOpt, LlmOpt, StorePath, UserOpt, app, open_memory
 from hymem.cli.progress import progress_bar
+from hymem.core.types import SummaryRecord
 from hymem.sleep.consolidator import SleepReport
-from hymem.types import SummaryRecord
 from rich.console import Console
 from rich.progress import (
     TaskID,

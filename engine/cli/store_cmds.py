@@ -10,7 +10,7 @@ import typer
 from hymem.cli.app import DEFAULT_STORE, EmbedderOpt, StorePath, UserOpt, app, open_memory
 from hymem.cli.meta_opts import AgentOpt, FilterOpt, RunOpt, parse_filter_json
 from hymem.cli.notes import load_models, load_note, unseen_note
-from hymem.types import Hit
+from hymem.core.types import Hit
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
@@ -152,7 +152,7 @@ def reindex(
 
 def _folder(store: str, command: str) -> Path:
     """doctor and repair read a folder's files; an object store has no folder to read."""
-    from hymem.errors import UserInputError
+    from hymem.core.errors import UserInputError
     from hymem.indexes.location import is_remote_uri
 
     if is_remote_uri(store):

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from hymem.api.memory_args import check_creatable, store_location
 from hymem.cli.app import DEFAULT_STORE, StorePath, app
-from hymem.config import MemoryConfig
-from hymem.memory_args import check_creatable, store_location
+from hymem.core.config import MemoryConfig
 from hymem.ops.webhooks.observer import outbox_path
 from hymem.ops.webhooks.outbox import EndpointStatus, Outbox
 from rich.console import Console

@@ -15,8 +15,8 @@ from hymem.cli.help import HymemTyper
 from hymem.cli.meta_opts import AgentOpt, MetadataOpt, RunOpt, parse_metadata
 from hymem.cli.notes import pending_note, plural
 from hymem.cli.progress import progress_bar
-from hymem.errors import UserInputError
-from hymem.types import AddResult
+from hymem.core.errors import UserInputError
+from hymem.core.types import AddResult
 from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
@@ -45,8 +45,8 @@ def _open(
 ) -> Any:
     """A Memory with the CLI's overrides on top of HYMEM_* settings; `create` as in
     `open_memory` (adding creates a memory, flushing or listing needs one)."""
-    from hymem.config import MemoryConfig
-    from hymem.memory import Memory
+    from hymem.api.memory import Memory
+    from hymem.core.config import MemoryConfig
 
     settings = {k: v for k, v in overrides.items() if v is not None}
     if llm is not None:

@@ -20,10 +20,10 @@ from types import TracebackType
 from typing import Any, Concatenate, ParamSpec, TypeVar, get_type_hints
 
 import httpx
+from hymem.api.memory import Memory
 from hymem.client._errors import error_from, retry_after, unreachable
 from hymem.client._routes import HEALTH, ROUTES, Outgoing, Route
-from hymem.errors import ConfigError, HymemError, StoreClosedError
-from hymem.memory import Memory
+from hymem.core.errors import ConfigError, HymemError, StoreClosedError
 from pydantic import TypeAdapter, ValidationError
 from tenacity import AsyncRetrying, RetryCallState, Retrying, retry_if_result, stop_after_attempt
 

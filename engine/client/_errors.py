@@ -2,7 +2,7 @@
 and a transport failure becomes `ServerUnavailable`, so no httpx exception reaches the caller.
 
 The server answers an error as `{"error": <class name>, "message": <str(exc)>}`
-(`hymem.serve.errors`). The class is looked up in `hymem.errors` by name and rebuilt with the
+(`hymem.serve.errors`). The class is looked up in `hymem.core.errors` by name and rebuilt with the
 same message and, where a class keeps them, the same attributes (`NotFoundError.record_id`,
 `InvalidMessageError.index`, `LLMError.role`), so `except hymem.NotFoundError` and what it
 reads work the same embedded or served. Answers that are not hymem's (a proxy's 502, a wrong
@@ -18,7 +18,7 @@ from email.utils import parsedate_to_datetime
 from typing import Any
 
 import httpx
-from hymem import errors as E
+from hymem.core import errors as E
 
 # Answers of the server itself that are not library errors (hymem.serve.app).
 _WIRE_ONLY: dict[str, type[E.HymemError]] = {

@@ -19,8 +19,8 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import quote
 
-from hymem.errors import UserInputError
-from hymem.filters import Filter
+from hymem.core.errors import UserInputError
+from hymem.core.filters import Filter
 from hymem.serve import models as M
 from pydantic import BaseModel, ValidationError
 

@@ -9,14 +9,14 @@ import time
 from typing import TYPE_CHECKING
 
 import numpy as np
+from hymem.core.types import Usage
 from hymem.evaluation.systems import SystemResult
 from hymem.llm.roles import ContextItem
 from hymem.llm.tokens import count_tokens
-from hymem.types import Usage
 
 if TYPE_CHECKING:
+    from hymem.api.memory import Memory
     from hymem.evaluation.locomo_data import LocomoConversation, LocomoQA
-    from hymem.memory import Memory
 
 
 def conversation_items(conv: LocomoConversation) -> list[ContextItem]:

@@ -14,7 +14,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from hymem.errors import UserInputError
+from hymem.core.errors import UserInputError
+from hymem.core.logging import get_logger
 from hymem.evaluation.dashboard_data import (
     Event,
     event_from_prediction,
@@ -24,7 +25,6 @@ from hymem.evaluation.dashboard_data import (
 from hymem.evaluation.dashboard_figures import CHART_IDS, CHART_TITLES, build_charts
 from hymem.evaluation.dashboard_tables import asks_table, key_numbers_table, retrieval_tables
 from hymem.evaluation.predictions import AnswerRecord, PredictionRecord, read_predictions
-from hymem.logging import get_logger
 from hymem.manage.audit import AuditReport
 from hymem.read.trace_record import Trace, traces_from_rows
 
@@ -45,7 +45,7 @@ def load_store_traces(store: Path) -> list[Trace]:
 
 def load_store(store: Path) -> tuple[list[Trace], AuditReport]:
     """A memory folder's traces and the health of its memory (`Memory.audit`), read-only."""
-    from hymem.memory import Memory
+    from hymem.api.memory import Memory
 
     if not store.is_dir():
         raise UserInputError(f"store {store} is not a folder")

@@ -8,9 +8,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from hymem.core.types import RoleUsage
 from hymem.evaluation.metrics import CATEGORY_NAMES, mean, percentile
 from hymem.read.trace_record import Trace
-from hymem.types import RoleUsage
 from pydantic import BaseModel
 
 

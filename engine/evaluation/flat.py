@@ -25,7 +25,7 @@ from hymem.llm.tokens import count_tokens
 from hymem.search.fusion import DEFAULT_RRF_K, reciprocal_rank_fusion
 
 if TYPE_CHECKING:
-    from hymem.embedders import Embedder
+    from hymem.embed.embedders import Embedder
 
 Ranker = Literal["bm25", "dense", "hybrid"]
 RANKERS: tuple[Ranker, ...] = ("bm25", "dense", "hybrid")

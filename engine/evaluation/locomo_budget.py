@@ -24,8 +24,8 @@ from hymem.llm.roles import ContextItem
 from hymem.llm.tokens import count_tokens
 
 if TYPE_CHECKING:
+    from hymem.api.memory import Memory
     from hymem.evaluation.locomo_data import LocomoConversation, LocomoQA
-    from hymem.memory import Memory
 
 Depth = Literal["light", "deep"]
 DEPTHS: tuple[Depth, ...] = ("light", "deep")

@@ -16,7 +16,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from hymem.errors import UserInputError
+from hymem.core.errors import UserInputError
 from hymem.evaluation.locomo_format import parse_session_time
 from pydantic import BaseModel, ConfigDict, field_validator
 

@@ -1,7 +1,7 @@
 """LoCoMo's own formats, kept out of the core: its session stamps ("1:56 pm on 8 May, 2023")
 and the way its gold answers word relative dates ("the Friday before 15 July 2023").
 
-The core parses general absolute dates (`hymem.time`); this strict parser exists so the
+The core parses general absolute dates (`hymem.core.time`); this strict parser exists so the
 harness reads LoCoMo's stamps exactly, without going through dateparser's heuristics.
 
 The core's extractive backend words "last Friday", said on Saturday 15 July 2023, as the
@@ -18,12 +18,12 @@ import re
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
+from hymem.core.time import parse_timestamp
 from hymem.llm.extractive.temporal import DateMention, format_day
-from hymem.time import parse_timestamp
 
 if TYPE_CHECKING:
-    from hymem.config import MemoryConfig
-    from hymem.embedders import Embedder
+    from hymem.core.config import MemoryConfig
+    from hymem.embed.embedders import Embedder
     from hymem.llm.roles import Roles
 
 Phrasing = Literal["locomo", "general"]

@@ -12,10 +12,10 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from hymem.config import MemoryConfig
-from hymem.errors import ConfigError
+from hymem.core.config import MemoryConfig
+from hymem.core.errors import ConfigError
+from hymem.core.logging import get_logger
 from hymem.llm.roles import Role
-from hymem.logging import get_logger
 
 log = get_logger("hymem.evaluation.manifest")
 

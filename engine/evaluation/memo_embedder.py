@@ -14,7 +14,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 
 import numpy as np
-from hymem.embedders import Embedder, TokenEmbedder, TokenVectors
+from hymem.embed.embedders import Embedder, TokenEmbedder, TokenVectors
 
 DEFAULT_ITEMS = 8192  # a LongMemEval-S history is ~500 turns; room for several questions
 

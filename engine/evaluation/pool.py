@@ -10,9 +10,9 @@ from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any, TypeVar
 
-from hymem.errors import HymemError
+from hymem.core.errors import HymemError
+from hymem.core.logging import get_logger
 from hymem.evaluation.progress import make_progress
-from hymem.logging import get_logger
 
 log = get_logger("hymem.evaluation.pool")
 

@@ -12,7 +12,7 @@ from abc import abstractmethod
 from pathlib import Path
 from typing import Any, Generic, TypeVar, overload
 
-from hymem.logging import get_logger
+from hymem.core.logging import get_logger
 from pydantic import BaseModel, Field, ValidationError
 
 log = get_logger("hymem.evaluation.predictions")

@@ -19,9 +19,9 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from hymem.core.logging import get_logger
 from hymem.evaluation.manifest import essential_config
 from hymem.evaluation.predictions import Key, KeyedRecord, PredictionLog, read_predictions
-from hymem.logging import get_logger
 
 log = get_logger("hymem.evaluation.retrieval_cache")
 

@@ -16,6 +16,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hymem.core.logging import get_logger
+from hymem.core.types import Level
 from hymem.evaluation.flat import FlatIndex, Ranker
 from hymem.evaluation.locomo_budget import question_budgets, summarise_budgets, turn_index
 from hymem.evaluation.metrics import CATEGORY_NAMES, evidence_recall, mean
@@ -29,13 +31,11 @@ from hymem.evaluation.retrieval_cache import (
 )
 from hymem.evaluation.systems import Credit, hits_to_turn_ids
 from hymem.llm.tokens import count_tokens
-from hymem.logging import get_logger
-from hymem.types import Level
 
 if TYPE_CHECKING:
+    from hymem.api.memory import Memory
     from hymem.evaluation.locomo_data import LocomoConversation, LocomoQA
     from hymem.llm.roles import ContextItem
-    from hymem.memory import Memory
     from hymem.search.hybrid import SearchMode
 
 log = get_logger("hymem.evaluation.retrieval_eval")

@@ -13,8 +13,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hymem.config import MemoryConfig
-from hymem.errors import ConfigError, UserInputError
+from hymem.core.config import MemoryConfig
+from hymem.core.errors import ConfigError, UserInputError
+from hymem.core.logging import get_logger
 from hymem.evaluation.locomo_data import load_locomo
 from hymem.evaluation.locomo_format import Phrasing, phrased_roles
 from hymem.evaluation.locomo_ingest import flush_user, ingest_all, ingest_conversation
@@ -35,14 +36,13 @@ from hymem.evaluation.systems import (
     build_systems,
 )
 from hymem.evaluation.timing import StageClock, append_timing, read_timing
-from hymem.logging import get_logger
 from pydantic import BaseModel, Field
 
 if TYPE_CHECKING:
-    from hymem.embedders import Embedder
+    from hymem.api.memory import Memory
+    from hymem.embed.embedders import Embedder
     from hymem.evaluation.locomo_data import LocomoConversation, LocomoQA
     from hymem.llm.roles import Roles
-    from hymem.memory import Memory
 
 log = get_logger("hymem.evaluation.runner")
 
@@ -153,10 +153,10 @@ def run_locomo(
     With the extractive backend and `options.phrasing == "locomo"`, the roles built here word
     relative dates as LoCoMo's gold answers do (an evaluation-only choice, recorded in the
     manifest and the report)."""
-    from hymem.embedders import resolve_embedder
+    from hymem.api.memory import Memory
+    from hymem.embed.embedders import resolve_embedder
     from hymem.evaluation.memo_embedder import MemoEmbedder
     from hymem.evaluation.retrieval_eval import retrieval_stage
-    from hymem.memory import Memory
 
     clock = StageClock()
     if not options.dataset.is_file():

@@ -13,14 +13,14 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from hymem.errors import UserInputError
+from hymem.core.errors import UserInputError
+from hymem.core.types import Answer, Hit, Level, Usage
 from hymem.llm.tokens import count_tokens
-from hymem.types import Answer, Hit, Level, Usage
 from pydantic import BaseModel, Field
 
 if TYPE_CHECKING:
+    from hymem.api.memory import Memory
     from hymem.evaluation.locomo_data import LocomoConversation, LocomoQA
-    from hymem.memory import Memory
 
 Path = Literal["light", "deep", "none"]
 LIGHT_ROLES = ("light_answer",)

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from hymem.backfill.histories import Session, UserHistory
-from hymem.errors import UserInputError
+from hymem.core.errors import UserInputError
 
 FORMATS = ("chatgpt", "claude", "jsonl")
 KEPT_ROLES = {"user": "user", "human": "user", "assistant": "assistant"}

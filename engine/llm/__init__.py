@@ -13,14 +13,14 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING
 
-from hymem.config import MemoryConfig
-from hymem.errors import ConfigError
+from hymem.core.config import MemoryConfig
+from hymem.core.errors import ConfigError
 from hymem.llm.pool import map_concurrent
 from hymem.llm.roles import Role, RoleResult, Roles, RolesProvider
 from hymem.llm.tokens import count_tokens
 
 if TYPE_CHECKING:
-    from hymem.embedders import Embedder
+    from hymem.embed.embedders import Embedder
 
 
 def build_roles(config: MemoryConfig, embedder: Embedder) -> Roles:

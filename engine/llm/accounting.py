@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import threading
 
+from hymem.core.types import RoleUsage
 from hymem.llm.backend import Completion, Message
 from hymem.llm.tokens import count_tokens
-from hymem.types import RoleUsage
 
 
 def completion_usage(messages: list[Message], completion: Completion) -> RoleUsage:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from hymem.errors import LLMUnavailable
+from hymem.core.errors import LLMUnavailable
 
 Message = dict[str, str]  # {"role": "system"|"user"|"assistant", "content": "..."}
 

@@ -18,8 +18,8 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
+from hymem.core.logging import get_logger
 from hymem.llm.backend import Completion, Message
-from hymem.logging import get_logger
 
 log = get_logger("hymem.llm.cache")
 

@@ -15,8 +15,10 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any, TypeVar
 
-from hymem.config import MemoryConfig
-from hymem.errors import LLMOutputError
+from hymem.core.config import MemoryConfig
+from hymem.core.errors import LLMOutputError
+from hymem.core.logging import get_logger
+from hymem.core.types import RoleUsage
 from hymem.llm import checks
 from hymem.llm.accounting import UsageMeter, completion_usage
 from hymem.llm.backend import ChatBackend, Completion, Message, TransientLLMError
@@ -45,10 +47,8 @@ from hymem.llm.roles import (
     role_result,
 )
 from hymem.llm.structured import InvalidReply, parse_reply, schema_hint
-from hymem.logging import get_logger
 from hymem.ops.tracing import span
 from hymem.prompts import load_prompt
-from hymem.types import RoleUsage
 from opentelemetry.trace import SpanKind
 from pydantic import BaseModel
 

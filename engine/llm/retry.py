@@ -15,10 +15,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from hymem.config import MemoryConfig
-from hymem.errors import LLMUnavailable
+from hymem.core.config import MemoryConfig
+from hymem.core.errors import LLMUnavailable
+from hymem.core.logging import get_logger
 from hymem.llm.backend import TransientLLMError
-from hymem.logging import get_logger
 from tenacity import RetryCallState, Retrying, retry_if_exception_type
 
 log = get_logger("hymem.llm.retry")

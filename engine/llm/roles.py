@@ -15,7 +15,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any, Generic, Protocol, TypeVar
 
-from hymem.types import RoleUsage
+from hymem.core.types import RoleUsage
 from pydantic import BaseModel, Field
 
 

@@ -13,7 +13,7 @@ import re
 import threading
 from typing import TYPE_CHECKING
 
-from hymem.logging import get_logger
+from hymem.core.logging import get_logger
 
 if TYPE_CHECKING:
     from tokenizers import Tokenizer

@@ -31,12 +31,12 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from hymem.core.types import SegmentRecord, SummaryRecord, SummaryStatus
 from hymem.facts import read_fact
 from hymem.facts.text import digits, is_negated
 from hymem.indexes import paging as P
 from hymem.indexes.protocol import Storage
 from hymem.llm.extractive.text import STOPWORDS, stem, wordset
-from hymem.types import SegmentRecord, SummaryRecord, SummaryStatus
 from pydantic import BaseModel, Field, computed_field
 
 # A summary below this support has most of its claim terms missing from its sources: more

@@ -12,9 +12,9 @@ import binascii
 import json
 from datetime import datetime
 
-from hymem.errors import UserInputError
+from hymem.core.errors import UserInputError
+from hymem.core.time import to_utc
 from hymem.indexes.paging import MAX_SEQ, PageKey
-from hymem.time import to_utc
 
 MAX_CURSOR_CHARS = 2_048
 

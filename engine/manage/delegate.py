@@ -11,7 +11,7 @@ from hymem.manage.manager import Manager
 from hymem.ops.calls import observed
 
 if TYPE_CHECKING:
-    from hymem.memory import Memory
+    from hymem.api.memory import Memory
 
 P = ParamSpec("P")
 R = TypeVar("R")

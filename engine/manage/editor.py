@@ -17,14 +17,14 @@ from datetime import datetime
 from typing import cast
 
 import numpy as np
-from hymem.embedders import Embedder
-from hymem.errors import NotFoundError, ReadOnlyStoreError, UserInputError
-from hymem.filters import Filter
+from hymem.core.errors import NotFoundError, ReadOnlyStoreError, UserInputError
+from hymem.core.filters import Filter
+from hymem.core.types import StatusChange, SummaryRecord, SummaryStatus
+from hymem.embed.embedders import Embedder
 from hymem.indexes import paging as P
 from hymem.indexes.protocol import Storage
 from hymem.manage import cursor
 from hymem.manage.models import MemoryItem, Page, RecordLevel, StatusFilter
-from hymem.types import StatusChange, SummaryRecord, SummaryStatus
 from hymem.write.guard import WriteGuard
 
 # The statuses each level can be listed by; the first is the default.

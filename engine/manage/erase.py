@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hymem.core.logging import get_logger
 from hymem.indexes.protocol import Storage
 from hymem.llm.cache import ResponseCache
-from hymem.logging import get_logger
 from hymem.sleep.journal import SleepJournal
 from pydantic import BaseModel
 

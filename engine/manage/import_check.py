@@ -26,12 +26,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hymem.errors import InvalidMessageError, UserInputError
-from hymem.metadata import check_metadata
-from hymem.textclean import normalise_text
-from hymem.time import to_utc, to_utc_or_none
-from hymem.types import SegmentRecord, SummaryRecord, TurnRecord, TurnStatus
-from hymem.validation import check_memory_text, check_session_id, check_user_id
+from hymem.core.errors import InvalidMessageError, UserInputError
+from hymem.core.metadata import check_metadata
+from hymem.core.textclean import normalise_text
+from hymem.core.time import to_utc, to_utc_or_none
+from hymem.core.types import SegmentRecord, SummaryRecord, TurnRecord, TurnStatus
+from hymem.core.validation import check_memory_text, check_session_id, check_user_id
 from hymem.write.messages import MAX_ID_CHARS, MAX_MESSAGE_CHARS, normalise_message
 from pydantic import ValidationError
 

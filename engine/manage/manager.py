@@ -2,7 +2,7 @@
 export, import, and the store-wide stats, reindex and refresh.
 
 `Memory` keeps these methods on its public surface and hands each call here unchanged (one
-generated line each, `hymem.memory`); this class checks the call's arguments (the edge for these
+generated line each, `hymem.api.memory`); this class checks the call's arguments (the edge for these
 calls) and hands it to the component that implements it (`Editor`, `Consolidator`, `erase_user`,
 `portable`), under the store's `WriteGuard` where it writes. Every id is scoped by `user_id`:
 another user's id is `NotFoundError`, exactly like an id that never existed."""
@@ -16,8 +16,11 @@ from typing import TYPE_CHECKING, Any
 
 from hymem.backfill.histories import UserHistory
 from hymem.backfill.runner import Backfill, BackfillReport
-from hymem.errors import ReadOnlyStoreError
-from hymem.filters import Filter, scoped
+from hymem.core.errors import ReadOnlyStoreError
+from hymem.core.filters import Filter, scoped
+from hymem.core.time import parse_time
+from hymem.core.types import SummaryRecord, TurnRecord
+from hymem.core.validation import check_memory_text, check_record_id, check_user_id
 from hymem.imports.chat_import import ChatImportReport, import_chat
 from hymem.llm.cache import cache_owner
 from hymem.manage.audit import AuditReport, audit_store
@@ -38,13 +41,10 @@ from hymem.manage.profile import (
 )
 from hymem.read.replay import Replay
 from hymem.read.trace_record import Trace, traces_from_rows
-from hymem.time import parse_time
-from hymem.types import SummaryRecord, TurnRecord
-from hymem.validation import check_memory_text, check_record_id, check_user_id
 
 if TYPE_CHECKING:
-    from hymem.config import MemoryConfig
-    from hymem.embedders import Embedder
+    from hymem.core.config import MemoryConfig
+    from hymem.embed.embedders import Embedder
     from hymem.indexes.protocol import Storage
     from hymem.manage.editor import Editor
     from hymem.read.reader import Reader
@@ -149,7 +149,7 @@ class Manager:
         self, *, user_id: str | None = None, since: datetime | str | None = None
     ) -> list[Trace]:
         """Per-ask traces as typed `Trace` records, oldest first (the dashboard's input);
-        `since` takes what every time argument takes (`hymem.time.parse_time`)."""
+        `since` takes what every time argument takes (`hymem.core.time.parse_time`)."""
         if user_id is not None:
             check_user_id(user_id)
         bound = None if since is None else parse_time(since, "since")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from hymem.types import SegmentRecord, SummaryRecord, TurnRecord
+from hymem.core.types import SegmentRecord, SummaryRecord, TurnRecord
 from pydantic import BaseModel, Field
 
 RecordLevel = Literal["summary", "segment", "turn"]

@@ -31,13 +31,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from hymem.embedders import Embedder
-from hymem.errors import UserInputError
+from hymem.core.errors import UserInputError
+from hymem.core.time import utcnow
+from hymem.core.types import SegmentRecord, SummaryRecord, TurnRecord, TurnStatus
+from hymem.core.validation import check_user_id
+from hymem.embed.embedders import Embedder
 from hymem.indexes.protocol import Storage
 from hymem.manage.import_check import FORMAT_VERSION, ImportCheck
-from hymem.time import utcnow
-from hymem.types import SegmentRecord, SummaryRecord, TurnRecord, TurnStatus
-from hymem.validation import check_user_id
 from hymem.write.pooling import pooled_vector
 from pydantic import BaseModel
 

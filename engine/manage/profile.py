@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from hymem.errors import UserInputError
+from hymem.core.errors import UserInputError
+from hymem.core.types import SummaryRecord
 from hymem.indexes.protocol import Storage
 from hymem.llm.tokens import count_tokens
-from hymem.types import SummaryRecord
 from pydantic import BaseModel, Field, computed_field
 
 DEFAULT_PROFILE_TOKENS = 300

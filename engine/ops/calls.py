@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
 
-from hymem.logging import get_logger
+from hymem.core.logging import get_logger
 from hymem.ops.tracing import span, user_attributes
 
 log = get_logger("hymem.ops.calls")

@@ -17,10 +17,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from hymem.core.types import AddResult, Answer, Usage
 from hymem.ops.calls import CallRecord
 from hymem.ops.store_metrics import DEFAULT_SIZES_TTL_S, StoreCollector
 from hymem.sleep.consolidator import SleepReport
-from hymem.types import AddResult, Answer, Usage
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.exposition import choose_encoder
 

@@ -27,8 +27,8 @@ from collections.abc import Callable
 from typing import Any
 
 import httpx
-from hymem.errors import StoreClosedError
-from hymem.logging import get_logger
+from hymem.core.errors import StoreClosedError
+from hymem.core.logging import get_logger
 from pydantic import BaseModel
 
 log = get_logger("hymem.ops.readiness")

@@ -22,8 +22,8 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from hymem.errors import HymemError
-from hymem.logging import get_logger
+from hymem.core.errors import HymemError
+from hymem.core.logging import get_logger
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.metrics_core import Metric
 

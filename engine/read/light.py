@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
+from hymem.core.types import Hit
 from hymem.search.fusion import reciprocal_rank_fusion
-from hymem.types import Hit
 
 LIGHT_POOL = 100  # summaries of the question's hybrid search the fusion sees
 LIGHT_SEGMENTS = 40  # segments of its segment search

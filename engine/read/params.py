@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from hymem.config import MemoryConfig
-from hymem.errors import UserInputError
-from hymem.filters import Filter, scoped
+from hymem.core.config import MemoryConfig
+from hymem.core.errors import UserInputError
+from hymem.core.filters import Filter, scoped
+from hymem.core.validation import check_iterations, check_k, check_query, check_user_id
 from hymem.read.scheduler import DEPTHS, Depth, ReadPlan
 from hymem.search.scope import SearchScope, as_of_utc
-from hymem.validation import check_iterations, check_k, check_query, check_user_id
 
 
 @dataclass(frozen=True, slots=True)

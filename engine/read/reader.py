@@ -16,12 +16,14 @@ import time
 import uuid
 from typing import Any
 
-from hymem.config import MemoryConfig
-from hymem.embedders import Embedder
-from hymem.errors import LLMError
+from hymem.core.config import MemoryConfig
+from hymem.core.errors import LLMError
+from hymem.core.logging import get_logger
+from hymem.core.time import Clock, utcnow
+from hymem.core.types import Answer, Hit
+from hymem.embed.embedders import Embedder
 from hymem.indexes.protocol import Storage
 from hymem.llm.roles import RolesProvider
-from hymem.logging import get_logger
 from hymem.read.budget import Budget
 from hymem.read.params import AskParams
 from hymem.read.replay import Replay, find_trace, replay_params, side
@@ -29,8 +31,6 @@ from hymem.read.run import Run, VectorSearcher, to_item
 from hymem.read.scheduler import ScheduleResult, schedule
 from hymem.read.trace_record import Trace
 from hymem.read.traces import TraceWriter, build_trace, log_trace
-from hymem.time import Clock, utcnow
-from hymem.types import Answer, Hit
 
 log = get_logger("hymem.read.reader")
 

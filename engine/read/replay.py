@@ -17,11 +17,11 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any, Literal
 
-from hymem.errors import NotFoundError
+from hymem.core.errors import NotFoundError
+from hymem.core.types import SummaryRecord, SummaryStatus
 from hymem.indexes.protocol import Storage
 from hymem.read.params import AskParams, ask_params
 from hymem.read.trace_record import Trace, traces_from_rows
-from hymem.types import SummaryRecord, SummaryStatus
 from pydantic import BaseModel, Field
 
 RecordState = Literal["active", "superseded", "deleted", "missing"]

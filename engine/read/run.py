@@ -15,12 +15,13 @@ from datetime import datetime
 from typing import Any, Protocol
 
 import numpy as np
-from hymem.embedders import Embedder
+from hymem.core.logging import get_logger
+from hymem.core.types import Hit, Level, SegmentRecord, Usage
+from hymem.embed.embedders import Embedder
 from hymem.indexes.protocol import Row, Storage, Vector
 from hymem.llm.pool import map_concurrent
 from hymem.llm.roles import ContextItem, RoleResult, Roles, RolesProvider
 from hymem.llm.tokens import count_tokens
-from hymem.logging import get_logger
 from hymem.ops.tracing import span
 from hymem.read.candidates import LIGHT_EXTRA, distinct_sources, fuse_candidates, summary_depth
 from hymem.read.light import (
@@ -50,7 +51,6 @@ from hymem.read.traces import RoundIds
 from hymem.search.anchors import capitalised, find_anchors
 from hymem.search.hybrid import Ranked
 from hymem.search.scope import SearchScope
-from hymem.types import Hit, Level, SegmentRecord, Usage
 
 log = get_logger("hymem.read.run")
 

@@ -16,8 +16,8 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from hymem.logging import get_logger
-from hymem.types import RoleUsage
+from hymem.core.logging import get_logger
+from hymem.core.types import RoleUsage
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 log = get_logger("hymem.read.trace_record")

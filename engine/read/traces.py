@@ -15,10 +15,10 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from hymem.errors import HymemError
-from hymem.logging import get_logger
-from hymem.time import Clock, utcnow
-from hymem.types import Answer, Hit
+from hymem.core.errors import HymemError
+from hymem.core.logging import get_logger
+from hymem.core.time import Clock, utcnow
+from hymem.core.types import Answer, Hit
 
 if TYPE_CHECKING:
     from hymem.indexes.protocol import Storage

@@ -24,18 +24,18 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from hymem.embedders import Embedder
-from hymem.errors import UserInputError
-from hymem.filters import Filter
+from hymem.core.errors import UserInputError
+from hymem.core.filters import Filter
+from hymem.core.logging import get_logger
+from hymem.core.types import Hit, Level, SummaryStatus
+from hymem.core.validation import MAX_K, MAX_QUERY_CHARS
+from hymem.embed.embedders import Embedder
 from hymem.indexes.protocol import Row, RowScope, Storage, Vector
-from hymem.logging import get_logger
 from hymem.search.fusion import DEFAULT_RRF_K, reciprocal_rank_fusion
 from hymem.search.scope import SearchMode, SearchScope, search_scope
-from hymem.types import Hit, Level, SummaryStatus
-from hymem.validation import MAX_K, MAX_QUERY_CHARS
 
-if TYPE_CHECKING:  # hymem.config imports hymem.search.fusion: no cycle at run time
-    from hymem.config import MemoryConfig
+if TYPE_CHECKING:  # hymem.core.config imports hymem.search.fusion: no cycle at run time
+    from hymem.core.config import MemoryConfig
 
 # Defaults of MemoryConfig.search_depth_factor / search_min_candidates / search_threads.
 # Twice k lets an item both retrievers rank moderately reach the fused top k; the floor of 20

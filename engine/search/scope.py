@@ -8,7 +8,7 @@ argument). The layers below (`HybridSearcher.find`, the reader's `Run`, the stor
 take the scope as given and never check it again; `hymem.read.params` does the same for an ask,
 whose searches share one scope. httpx turns `timeout=5` into a `Timeout` the same way.
 
-Normalised on the way in: bounds are naive UTC (`hymem.time.parse_time`, the one rule for
+Normalised on the way in: bounds are naive UTC (`hymem.core.time.parse_time`, the one rule for
 every time argument: the same forms as `add(timestamp=)`), `as_of` is folded into `until`
 (nothing after the moment a question is asked is retrieved) and kept as the moment whose facts
 are asked about (a fact superseded later was still true then: `RowScope.valid_at`), and
@@ -22,12 +22,11 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Literal
 
-from hymem.errors import UserInputError
-from hymem.filters import Filter, scoped
-from hymem.indexes.protocol import ACTIVE_ONLY, RowScope, TimeRange
-from hymem.time import parse_time
-from hymem.types import Level
-from hymem.validation import (
+from hymem.core.errors import UserInputError
+from hymem.core.filters import Filter, scoped
+from hymem.core.time import parse_time
+from hymem.core.types import Level
+from hymem.core.validation import (
     MAX_K,
     MAX_QUERY_CHARS,
     check_k,
@@ -35,6 +34,7 @@ from hymem.validation import (
     check_query,
     check_user_id,
 )
+from hymem.indexes.protocol import ACTIVE_ONLY, RowScope, TimeRange
 
 SearchMode = Literal["hybrid", "dense", "lexical"]
 MODES: tuple[SearchMode, ...] = ("hybrid", "dense", "lexical")

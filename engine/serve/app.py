@@ -22,7 +22,7 @@ from fastapi import FastAPI, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi_offline import FastAPIOffline
-from hymem.errors import HymemError
+from hymem.core.errors import HymemError
 from hymem.serve.auth import Binding, KeyRing
 from hymem.serve.errors import ERROR_RESPONSES, WIRE_NAMES, http_error
 from hymem.serve.ops_routes import install_ops

@@ -20,7 +20,7 @@ import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
-from hymem.errors import ConfigError
+from hymem.core.errors import ConfigError
 
 _HEX = frozenset("0123456789abcdef")
 

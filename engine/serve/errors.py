@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hymem import errors as E
+from hymem.core import errors as E
 from pydantic import BaseModel
 
 # Most specific first: the first class an error is an instance of decides.

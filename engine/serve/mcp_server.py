@@ -21,12 +21,12 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 import anyio.to_thread
-from hymem.errors import HymemError, LLMUnavailable, StoreLockedError
+from hymem.core.errors import HymemError, LLMUnavailable, StoreLockedError
+from hymem.core.types import AddResult, Answer, Hit, SummaryRecord
+from hymem.core.validation import check_user_id
 from hymem.manage.models import MemoryItem, Page
 from hymem.manage.profile import Profile
 from hymem.serve.errors import RETRY_AFTER_S
-from hymem.types import AddResult, Answer, Hit, SummaryRecord
-from hymem.validation import check_user_id
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations

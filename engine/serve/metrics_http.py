@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 import fastapi.routing
-from hymem.errors import ConfigError
+from hymem.core.errors import ConfigError
 from hymem.ops.metrics import Metrics
 from prometheus_client import CollectorRegistry, start_http_server
 from starlette.routing import BaseRoute, Match

@@ -12,7 +12,8 @@ from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Header, Query, Request
-from hymem.errors import UserInputError
+from hymem.core.errors import UserInputError
+from hymem.core.types import AddResult, Answer, Hit, SummaryRecord
 from hymem.manage.audit import AuditReport
 from hymem.manage.erase import ErasureReport
 from hymem.manage.models import MemoryItem, Page
@@ -29,7 +30,6 @@ from hymem.serve.models import (
     UserRequest,
 )
 from hymem.sleep.consolidator import SleepReport
-from hymem.types import AddResult, Answer, Hit, SummaryRecord
 
 router = APIRouter()
 ALL_USERS = Binding("", prefix=True)

@@ -7,11 +7,11 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-from hymem.errors import HymemError
-from hymem.logging import get_logger
-from hymem.types import AddResult
+from hymem.core.errors import HymemError
+from hymem.core.logging import get_logger
+from hymem.core.types import AddResult
 
-log = get_logger("hymem.memory")
+log = get_logger("hymem.api.memory")
 
 
 class AutoSleep:

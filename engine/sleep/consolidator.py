@@ -19,12 +19,14 @@ from collections.abc import Callable, Iterator
 from contextlib import closing, contextmanager
 
 import numpy as np
-from hymem.config import MemoryConfig
-from hymem.embedders import Embedder
-from hymem.errors import NotFoundError, ReadOnlyStoreError, UserInputError
+from hymem.core.config import MemoryConfig
+from hymem.core.errors import NotFoundError, ReadOnlyStoreError, UserInputError
+from hymem.core.logging import get_logger
+from hymem.core.time import Clock, utcnow
+from hymem.core.types import SummaryRecord, SummaryStatus, Usage
+from hymem.embed.embedders import Embedder
 from hymem.indexes.protocol import Storage
 from hymem.llm.roles import RolesProvider
-from hymem.logging import get_logger
 from hymem.sleep.decide import Ask, DecisionRunner, Snapshot, build_snapshot
 from hymem.sleep.fact_pass import FactPassReport, fact_pass
 from hymem.sleep.journal import JournalEntry, SleepJournal
@@ -35,8 +37,6 @@ from hymem.sleep.plan import (
     plan_restore,
     with_vectors,
 )
-from hymem.time import Clock, utcnow
-from hymem.types import SummaryRecord, SummaryStatus, Usage
 from hymem.write.guard import WriteGuard
 from pydantic import BaseModel, Field
 

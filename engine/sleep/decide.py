@@ -15,18 +15,18 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 import numpy as np
-from hymem.config import MemoryConfig
-from hymem.errors import LLMOutputError, LLMUnavailable
+from hymem.core.config import MemoryConfig
+from hymem.core.errors import LLMOutputError, LLMUnavailable
+from hymem.core.logging import get_logger
+from hymem.core.time import Clock, to_utc_or_none, utcnow
+from hymem.core.types import StatusChange, SummaryRecord, SummaryStatus, Usage
 from hymem.indexes.protocol import Storage
 from hymem.llm.cache import cache_owner
 from hymem.llm.roles import ContextItem, RoleResult, Roles, UpdateOutput
-from hymem.logging import get_logger
 from hymem.sleep.journal import JournalEntry, SleepJournal, queue_key
 from hymem.sleep.metadata_groups import metadata_queues
 from hymem.sleep.plan import Decision, ancestors, normalise_decision, root_of
 from hymem.sleep.queues import DEFAULT_BLOCK_BYTES, QueueCost, build_update_queues, temporal_ranks
-from hymem.time import Clock, to_utc_or_none, utcnow
-from hymem.types import StatusChange, SummaryRecord, SummaryStatus, Usage
 
 log = get_logger("hymem.sleep.decide")
 

@@ -21,9 +21,9 @@ from collections import defaultdict
 from collections.abc import Callable
 from datetime import datetime
 
+from hymem.core.types import StatusChange, SummaryStatus
 from hymem.facts import fact_key
 from hymem.indexes.protocol import Storage
-from hymem.types import StatusChange, SummaryStatus
 from hymem.write.consolidate import WriteConsolidation
 from hymem.write.consolidation_plan import Consolidated
 from pydantic import BaseModel

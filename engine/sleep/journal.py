@@ -23,9 +23,9 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Literal
 
+from hymem.core.logging import get_logger
 from hymem.indexes.memory.lines import MemoryLines
 from hymem.indexes.protocol import LineLog
-from hymem.logging import get_logger
 from pydantic import BaseModel, ValidationError
 
 log = get_logger("hymem.sleep.journal")

@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from hymem.metadata import canonical
+from hymem.core.metadata import canonical
+from hymem.core.types import SummaryRecord
 from hymem.sleep.queues import QueueCost, UpdateQueues
-from hymem.types import SummaryRecord
 
 
 def metadata_queues(

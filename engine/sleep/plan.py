@@ -20,10 +20,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
+from hymem.core.types import Attribution, StatusChange, SummaryRecord, SummaryStatus
 from hymem.facts import fact_key
 from hymem.indexes.keys import merged_context
 from hymem.indexes.lexical.analysis import content_terms
-from hymem.types import Attribution, StatusChange, SummaryRecord, SummaryStatus
 from pydantic import BaseModel
 
 Action = Literal["update", "delete", "ignore"]

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from hymem.types import TurnRecord
+from hymem.core.types import TurnRecord
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,8 +27,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from hymem.errors import ConfigError
-from hymem.logging import get_logger
+from hymem.core.errors import ConfigError
+from hymem.core.logging import get_logger
 from hymem.write.segmentation import attention_peak_boundaries
 
 log = get_logger("hymem.write.compression")

@@ -34,14 +34,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 
-from hymem.embedders import Embedder
-from hymem.errors import HymemError, LLMError
-from hymem.facts import Candidate, Decision, decide, fact_key
-from hymem.indexes.protocol import ACTIVE_ONLY, RowScope, Storage
-from hymem.llm.roles import ContextItem, RolesProvider
-from hymem.logging import get_logger
-from hymem.sleep.plan import normalise_decision
-from hymem.types import (
+from hymem.core.errors import HymemError, LLMError
+from hymem.core.logging import get_logger
+from hymem.core.types import (
     AddResult,
     Level,
     SegmentRecord,
@@ -49,6 +44,11 @@ from hymem.types import (
     SummaryRecord,
     SummaryStatus,
 )
+from hymem.embed.embedders import Embedder
+from hymem.facts import Candidate, Decision, decide, fact_key
+from hymem.indexes.protocol import ACTIVE_ONLY, RowScope, Storage
+from hymem.llm.roles import ContextItem, RolesProvider
+from hymem.sleep.plan import normalise_decision
 from hymem.write.consolidation_plan import Consolidated, Plan, similar_within
 from hymem.write.guard import WriteGuard
 from hymem.write.recent import RecentSummaries, vouched

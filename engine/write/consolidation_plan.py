@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from datetime import datetime
 
 import numpy as np
+from hymem.core.types import StatusChange, SummaryRecord, SummaryStatus
 from hymem.facts import Decision
 from hymem.indexes.lexical.analysis import content_terms
 from hymem.sleep.plan import version_id
-from hymem.types import StatusChange, SummaryRecord, SummaryStatus
 
 
 @dataclass

@@ -24,18 +24,18 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from hymem.config import MemoryConfig
-from hymem.embedders import Embedder
-from hymem.errors import LLMError, StorageFullError
+from hymem.core.config import MemoryConfig
+from hymem.core.errors import LLMError, StorageFullError
+from hymem.core.logging import get_logger
+from hymem.core.metadata import Metadata
+from hymem.core.time import Clock, parse_time, utcnow
+from hymem.core.types import AddResult, SegmentRecord, TurnRecord, TurnStatus
+from hymem.core.validation import check_session_id
+from hymem.embed.embedders import Embedder
 from hymem.facts import fact_key
 from hymem.indexes.protocol import Storage
 from hymem.llm.roles import RolesProvider, SegmentInput
-from hymem.logging import get_logger
-from hymem.metadata import Metadata
 from hymem.ops import tracing
-from hymem.time import Clock, parse_time, utcnow
-from hymem.types import AddResult, SegmentRecord, TurnRecord, TurnStatus
-from hymem.validation import check_session_id
 from hymem.write.buffer import BufferedSegment, may_flush, plan_flush
 from hymem.write.consolidate import WriteConsolidation
 from hymem.write.guard import WriteGuard
@@ -102,7 +102,8 @@ class Ingestor:
         metadata: Metadata | None = None,
     ) -> AddResult:
         """Persist the call's turns as pending, then flush whatever buffers are full.
-        `metadata`, checked by the caller (`hymem.metadata.with_scopes`), goes on every turn."""
+        `metadata`, checked by the caller (`hymem.core.metadata.with_scopes`), goes on every
+        turn."""
         check_session_id(session_id)
         call_time = parse_time(timestamp, "timestamp") if timestamp is not None else self._clock()
         accepted = normalise_messages(messages, default_time=call_time)

@@ -3,7 +3,7 @@
 A message is a mapping with
     "speaker" or "role"   non-empty string (whitespace trimmed)
     "text" or "content"   non-empty string
-    "timestamp"           optional; anything `hymem.time.parse_timestamp` accepts
+    "timestamp"           optional; anything `hymem.core.time.parse_timestamp` accepts
     "id"                  optional non-empty string; re-adding an id is a no-op (first write wins)
 A bare mapping is treated as a one-message call, and a plain string as one message
 `{"role": "user", "content": text}`: the common case of an agent remembering what its user said
@@ -33,9 +33,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from hymem.errors import InvalidMessageError, UserInputError
-from hymem.textclean import normalise_text
-from hymem.time import parse_timestamp
+from hymem.core.errors import InvalidMessageError, UserInputError
+from hymem.core.textclean import normalise_text
+from hymem.core.time import parse_timestamp
 
 MAX_MESSAGE_CHARS = 65_536
 MAX_SPEAKER_CHARS = 256

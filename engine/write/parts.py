@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from hymem.types import SegmentRecord, SummaryRecord
+from hymem.core.types import SegmentRecord, SummaryRecord
 from hymem.write.summary_vectors import SummarySource
 
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 
+from hymem.core.metadata import canonical
+from hymem.core.types import TurnRecord, TurnStatus
 from hymem.indexes.protocol import Storage
-from hymem.metadata import canonical
-from hymem.types import TurnRecord, TurnStatus
 from hymem.write.messages import NormalisedMessage
 
 

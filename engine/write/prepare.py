@@ -8,9 +8,9 @@ compress and embed the same pending turns again on every later add."""
 from __future__ import annotations
 
 import numpy as np
-from hymem.config import MemoryConfig
+from hymem.core.config import MemoryConfig
+from hymem.core.types import TurnRecord
 from hymem.llm.tokens import count_tokens
-from hymem.types import TurnRecord
 from hymem.write.compression import LLMLinguaCompressor, attention_boundaries, load_compressor
 from hymem.write.parts import Prepared
 from hymem.write.pooling import cached_values

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC
 from typing import Any
 
-from hymem.types import SummaryRecord, SummaryStatus
+from hymem.core.types import SummaryRecord, SummaryStatus
 
 # A record holds its vector as a Python list: 384 x (8 + 24) bytes, ~12 KB with its text, so
 # 1,024 records are ~13 MB, and cover the last few hundred turns of a live conversation.

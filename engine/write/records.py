@@ -14,13 +14,13 @@ import json
 from collections.abc import Sequence
 from datetime import datetime
 
+from hymem.core.logging import get_logger
+from hymem.core.metadata import Metadata, canonical
+from hymem.core.time import format_line_time, utcnow
+from hymem.core.types import Attribution, SegmentRecord, SummaryRecord, TurnRecord, TurnStatus
 from hymem.indexes.keys import summary_context
 from hymem.llm.roles import FactItem, SegmentSummary
 from hymem.llm.tokens import count_tokens
-from hymem.logging import get_logger
-from hymem.metadata import Metadata, canonical
-from hymem.time import format_line_time, utcnow
-from hymem.types import Attribution, SegmentRecord, SummaryRecord, TurnRecord, TurnStatus
 from hymem.write.messages import NormalisedMessage
 from hymem.write.summary_vectors import SummarySource
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 
 import numpy as np
-from hymem.embedders import TokenVectors
+from hymem.embed.embedders import TokenVectors
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from hymem.embedders import Embedder, TokenEmbedder, TokenVectors
-from hymem.types import SummaryRecord
+from hymem.core.types import SummaryRecord
+from hymem.embed.embedders import Embedder, TokenEmbedder, TokenVectors
 from hymem.write.spans import added_words, locate, pooled_summary_vector
 
 # Token vectors are ~100 KB per long turn (float16): they are kept only for pending turns, and

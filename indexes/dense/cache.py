@@ -27,9 +27,9 @@ from datetime import datetime
 from typing import Any
 
 import numpy as np
+from hymem.core.metadata import Metadata
+from hymem.core.types import SummaryStatus
 from hymem.indexes.dense.meta import MetaInterner
-from hymem.metadata import Metadata
-from hymem.types import SummaryStatus
 
 STATUS_CODES: dict[str, int] = {s.value: n for n, s in enumerate(SummaryStatus)}
 STATUS_NAMES: dict[int, str] = {n: s for s, n in STATUS_CODES.items()}

@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 import numpy as np
-from hymem.metadata import Metadata, canonical
-from hymem.types import MetaValue
+from hymem.core.metadata import Metadata, canonical
+from hymem.core.types import MetaValue
 
 
 class MetaInterner:

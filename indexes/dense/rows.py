@@ -17,7 +17,10 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from hymem import metadata as M
+from hymem.core import metadata as M
+from hymem.core.logging import get_logger
+from hymem.core.time import micros
+from hymem.core.types import Level, SegmentRecord, SummaryRecord, SummaryStatus
 from hymem.indexes.dense.cache import (
     NO_STATUS,
     STATUS_CODES,
@@ -31,9 +34,6 @@ from hymem.indexes.lance import schema as S
 from hymem.indexes.lance import sql as F
 from hymem.indexes.lance.tables import LanceTables
 from hymem.indexes.protocol import HIT_COLUMNS, Row, RowScope, Vector
-from hymem.logging import get_logger
-from hymem.time import micros
-from hymem.types import Level, SegmentRecord, SummaryRecord, SummaryStatus
 
 log = get_logger("hymem.indexes.dense.rows")
 

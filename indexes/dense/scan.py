@@ -9,7 +9,9 @@ from datetime import datetime
 from typing import Any
 
 import numpy as np
-from hymem.filters import Filter
+from hymem.core.filters import Filter
+from hymem.core.time import micros
+from hymem.core.types import SummaryStatus
 from hymem.indexes.dense.cache import (
     STATUS_CODES,
     STATUS_NAMES,
@@ -19,8 +21,6 @@ from hymem.indexes.dense.cache import (
 )
 from hymem.indexes.filter_compile import mask as meta_mask
 from hymem.indexes.protocol import TimeRange
-from hymem.time import micros
-from hymem.types import SummaryStatus
 
 GEMV_MAX = 3
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-from hymem.errors import StoreCorruptedError, StoreError
+from hymem.core.errors import StoreCorruptedError, StoreError
 from hymem.indexes.folder.journal import JOURNAL_FILE
 from hymem.indexes.folder.lock import WriterLock, meta_from_rows
 from hymem.indexes.folder.meta import read_meta_file

@@ -8,13 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import filelock
-from hymem.errors import (
+from hymem.core.errors import (
     EmbedderMismatchError,
     SchemaVersionError,
     StoreCorruptedError,
     StoreLockedError,
 )
-from hymem.time import utcnow
+from hymem.core.time import utcnow
 
 LOCK_FILE = "writer.lock"
 META_FILE = "meta.json"

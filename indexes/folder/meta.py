@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from hymem.errors import StoreCorruptedError, StoreError
+from hymem.core.errors import StoreCorruptedError, StoreError
 from hymem.indexes.folder.lock import META_FILE, read_json
 from hymem.indexes.lance.table_state import TableState
 from hymem.indexes.lance.tables import LanceTables

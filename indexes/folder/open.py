@@ -23,7 +23,8 @@ from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
 
-from hymem.errors import StoreError
+from hymem.core.errors import StoreError
+from hymem.core.logging import get_logger
 from hymem.indexes.dense.cache import DenseCache
 from hymem.indexes.dense.rows import DenseRows
 from hymem.indexes.folder.access import FolderAccess
@@ -36,7 +37,6 @@ from hymem.indexes.lexical.sync import LexicalSync
 from hymem.indexes.store.assemble import KindParts, Maintenance, assemble
 from hymem.indexes.store.faults import storage_faults
 from hymem.indexes.store.store import Store
-from hymem.logging import get_logger
 
 log = get_logger("hymem.indexes.folder")
 

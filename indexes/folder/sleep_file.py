@@ -15,7 +15,7 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
-from hymem.errors import ReadOnlyStoreError
+from hymem.core.errors import ReadOnlyStoreError
 
 
 def sleep_file(folder: Path) -> Path:

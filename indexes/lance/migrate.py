@@ -34,11 +34,11 @@ from collections.abc import Callable
 from typing import Any
 
 import pyarrow as pa
+from hymem.core.logging import get_logger
+from hymem.core.types import Attribution
 from hymem.indexes.keys import summary_context
 from hymem.indexes.lance import schema as S
 from hymem.indexes.lance.tables import LanceTables
-from hymem.logging import get_logger
-from hymem.types import Attribution
 
 log = get_logger("hymem.indexes.lance.migrate")
 

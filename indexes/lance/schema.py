@@ -2,7 +2,8 @@
 
 Nothing outside `hymem.indexes` should know the column layout: records go in, records come out.
 Vectors are fixed-size float32 lists of the store's dimension; times are naive-UTC microsecond
-timestamps: every datetime passes through `hymem.time.to_utc` on its way in (see `hymem.time`).
+timestamps: every datetime passes through `hymem.core.time.to_utc` on its way in (see
+`hymem.core.time`).
 """
 
 from __future__ import annotations
@@ -14,11 +15,11 @@ from typing import Any, TypeVar
 
 import numpy as np
 import pyarrow as pa
-from hymem import metadata as M
-from hymem.errors import StoreError, UserInputError
+from hymem.core import metadata as M
+from hymem.core.errors import StoreError, UserInputError
+from hymem.core.time import to_utc, to_utc_or_none, utcnow
+from hymem.core.types import SegmentRecord, SummaryRecord, TurnRecord
 from hymem.indexes.protocol import Vector
-from hymem.time import to_utc, to_utc_or_none, utcnow
-from hymem.types import SegmentRecord, SummaryRecord, TurnRecord
 from pydantic import BaseModel
 
 # 2: summaries' source_turn_ids and attribution; 3: their context; 4: metadata; 5: their

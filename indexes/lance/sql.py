@@ -2,7 +2,7 @@
 
 Every user-supplied value (user ids, record ids, statuses) reaches a `where` clause through
 `sql_literal`, the one escaping function, so `x' OR '1'='1` stays a string literal. Every time
-bound goes through `hymem.time.to_utc` first: columns hold naive UTC, so an aware bound is
+bound goes through `hymem.core.time.to_utc` first: columns hold naive UTC, so an aware bound is
 converted and a naive one is taken as UTC, whatever the SQL engine would assume.
 """
 
@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 
-from hymem.errors import UserInputError
-from hymem.time import to_utc
+from hymem.core.errors import UserInputError
+from hymem.core.time import to_utc
 
 # Ids per `IN (...)` clause. DataFusion's planning time grows with the list, and a 500-id clause
 # stays a few kB of SQL; commits and lookups of more ids run one query per chunk.

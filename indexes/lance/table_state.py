@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from hymem.errors import StoreCorruptedError
+from hymem.core.errors import StoreCorruptedError
 from hymem.indexes.folder.lock import read_json, write_json_atomic
 from hymem.indexes.lance import schema as S
 from hymem.indexes.lance.tables import LanceTables

@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+from hymem.core.logging import get_logger
+from hymem.core.time import utcnow
 from hymem.indexes.protocol import Vector
-from hymem.logging import get_logger
-from hymem.time import utcnow
 
 log = get_logger("hymem.indexes.lance.tables")
 

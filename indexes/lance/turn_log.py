@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 
 import pyarrow as pa
+from hymem.core.types import TurnRecord, TurnStatus
 from hymem.indexes.lance import schema as S
 from hymem.indexes.lance import sql as F
 from hymem.indexes.lance.tables import LanceTables
-from hymem.types import TurnRecord, TurnStatus
 
 
 class TurnLog:

@@ -6,7 +6,7 @@ colons, `AND`/`OR`, lone `-` or emoji therefore cannot raise or reach other fiel
 content words simply matches nothing.
 Filters (user, level, status, time, metadata) are exact-match `raw` fields and integer ranges
 in `Must` clauses with a constant zero score, so reported scores are pure BM25. Times are stored and
-compared as microseconds since 1970 UTC (`hymem.time.micros`), so an aware bound and the
+compared as microseconds since 1970 UTC (`hymem.core.time.micros`), so an aware bound and the
 equivalent naive-UTC bound select the same documents.
 """
 
@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from datetime import datetime
 
 import tantivy
-from hymem.filters import Filter
+from hymem.core.filters import Filter
+from hymem.core.time import micros
+from hymem.core.types import Level
 from hymem.indexes.filter_compile import to_tantivy
 from hymem.indexes.lexical.analysis import ANALYZER_NAME, terms
-from hymem.time import micros
-from hymem.types import Level
 
 # 2: documents are keyed by (level, user_id, id), since ids are unique per user only; 3: a
 # summary's document holds its context too (`hymem.indexes.keys`); 4: the `meta` field of

@@ -20,8 +20,10 @@ from datetime import datetime
 from pathlib import Path
 
 import tantivy
-from hymem.errors import StoreCorruptedError, StoreLockedError
-from hymem.filters import Filter
+from hymem.core.errors import StoreCorruptedError, StoreLockedError
+from hymem.core.filters import Filter
+from hymem.core.logging import get_logger
+from hymem.core.types import Level
 from hymem.indexes.lexical.analysis import ANALYZER_NAME, build_analyzer
 from hymem.indexes.lexical.docs import (
     LEXICAL_SCHEMA_VERSION,
@@ -34,8 +36,6 @@ from hymem.indexes.lexical.docs import (
     to_document,
 )
 from hymem.indexes.lexical.mapped_files import segment_file_sizes, shrunk_file
-from hymem.logging import get_logger
-from hymem.types import Level
 
 log = get_logger("hymem.indexes.lexical.index")
 

@@ -36,7 +36,9 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from hymem.errors import StoreCorruptedError
+from hymem.core.errors import StoreCorruptedError
+from hymem.core.logging import get_logger
+from hymem.core.types import Level
 from hymem.indexes.lance import schema as S
 from hymem.indexes.lance.fragments import (
     ROW_ADDR,
@@ -51,8 +53,6 @@ from hymem.indexes.lance.tables import LanceTables
 from hymem.indexes.lexical.index import LexDoc, LexicalIndex
 from hymem.indexes.lexical.replica_state import FragRecord, ReplicaState, TableRecord, empty_keys
 from hymem.indexes.lexical.sync import LEX_COLS, SUMMARY_LEX_COLS, segment_doc, summary_doc
-from hymem.logging import get_logger
-from hymem.types import Level
 
 log = get_logger("hymem.indexes.lexical.replica")
 

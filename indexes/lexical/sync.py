@@ -15,7 +15,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from hymem.errors import StoreCorruptedError
+from hymem.core.errors import StoreCorruptedError
+from hymem.core.metadata import decode, lexical_tokens
+from hymem.core.types import Level, SummaryStatus
 from hymem.indexes.folder.lock import read_json, write_json_atomic
 from hymem.indexes.keys import lexical_text
 from hymem.indexes.lance import schema as S
@@ -23,8 +25,6 @@ from hymem.indexes.lance import sql as F
 from hymem.indexes.lance.table_state import TableState
 from hymem.indexes.lance.tables import LanceTables
 from hymem.indexes.lexical.index import LEXICAL_SCHEMA_VERSION, LexDoc, LexicalIndex
-from hymem.metadata import decode, lexical_tokens
-from hymem.types import Level, SummaryStatus
 
 SYNC_FILE = "lexical_sync.json"
 LEX_COLS = ["id", "user_id", "text", "time_start", "time_end", "metadata"]

@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from hymem.filters import Filter
+from hymem.core.filters import Filter
+from hymem.core.types import Level, SegmentRecord, SummaryRecord, TurnRecord, TurnStatus
 from hymem.indexes import paging as P
 from hymem.indexes.memory.tables import MemoryTables
 from hymem.indexes.paging import PageKey
-from hymem.types import Level, SegmentRecord, SummaryRecord, TurnRecord, TurnStatus
 
 Record = TurnRecord | SegmentRecord | SummaryRecord
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from hymem.core.types import Level, SummaryStatus
 from hymem.indexes.memory.tables import MemoryTables, hit_row, in_range
 from hymem.indexes.protocol import Row, RowScope, Vector
-from hymem.types import Level, SummaryStatus
 
 
 def candidates(t: MemoryTables, scope: RowScope) -> list[str]:

@@ -19,8 +19,18 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from hymem.errors import ReadOnlyStoreError, StoreClosedError
-from hymem.filters import Filter
+from hymem.core.errors import ReadOnlyStoreError, StoreClosedError
+from hymem.core.filters import Filter
+from hymem.core.time import to_utc, utcnow
+from hymem.core.types import (
+    Level,
+    SegmentRecord,
+    StatusChange,
+    SummaryRecord,
+    SummaryStatus,
+    TurnRecord,
+    TurnStatus,
+)
 from hymem.indexes.lance import schema as S
 from hymem.indexes.lexical.index import query_terms
 from hymem.indexes.lexical.sync import PROGRESS_EVERY
@@ -31,16 +41,6 @@ from hymem.indexes.memory.tables import MemoryTables, hit_row, utc_record
 from hymem.indexes.paging import PageKey
 from hymem.indexes.protocol import ACTIVE_ONLY, SCAN_BATCH_ROWS, Row, RowScope, Vector
 from hymem.indexes.store.commits import check_owner, check_unclaimed, covering_segments
-from hymem.time import to_utc, utcnow
-from hymem.types import (
-    Level,
-    SegmentRecord,
-    StatusChange,
-    SummaryRecord,
-    SummaryStatus,
-    TurnRecord,
-    TurnStatus,
-)
 
 MEMORY_PATH = Path(":memory:")
 

@@ -13,12 +13,8 @@ from enum import StrEnum
 from typing import Any, TypeVar
 
 import numpy as np
-from hymem.indexes.keys import lexical_text
-from hymem.indexes.memory.bm25 import Bm25Index
-from hymem.indexes.memory.lines import MemoryLines
-from hymem.indexes.protocol import HIT_COLUMNS, Row, TimeRange
-from hymem.time import to_utc, to_utc_or_none, utcnow
-from hymem.types import (
+from hymem.core.time import to_utc, to_utc_or_none, utcnow
+from hymem.core.types import (
     Level,
     SegmentRecord,
     StatusChange,
@@ -27,6 +23,10 @@ from hymem.types import (
     TurnRecord,
     TurnStatus,
 )
+from hymem.indexes.keys import lexical_text
+from hymem.indexes.memory.bm25 import Bm25Index
+from hymem.indexes.memory.lines import MemoryLines
+from hymem.indexes.protocol import HIT_COLUMNS, Row, TimeRange
 from pydantic import BaseModel
 
 M = TypeVar("M", bound=BaseModel)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from hymem.errors import ReadOnlyStoreError
+from hymem.core.errors import ReadOnlyStoreError
 from hymem.indexes.objects.leases import LeaseManager
 from hymem.indexes.objects.replica_sync import CacheSlot
 

@@ -8,9 +8,9 @@ import json
 import threading
 from dataclasses import dataclass, field
 
-from hymem.errors import StoreCorruptedError, StoreError
+from hymem.core.errors import StoreCorruptedError, StoreError
+from hymem.core.logging import get_logger
 from hymem.indexes.objects.objects import Objects
-from hymem.logging import get_logger
 
 log = get_logger("hymem.indexes.objects.leases")
 

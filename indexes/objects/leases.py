@@ -44,7 +44,8 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from hymem.errors import LeaseLostError, StoreError, StoreLockedError
+from hymem.core.errors import LeaseLostError, StoreError, StoreLockedError
+from hymem.core.logging import get_logger
 from hymem.indexes.objects.lease_records import (
     FIRST_POLL_S,
     MAX_POLL_S,
@@ -57,7 +58,6 @@ from hymem.indexes.objects.lease_records import (
     lease_key,
 )
 from hymem.indexes.objects.objects import Objects
-from hymem.logging import get_logger
 
 log = get_logger("hymem.indexes.objects.leases")
 

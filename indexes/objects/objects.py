@@ -21,7 +21,7 @@ import threading
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from hymem.errors import UserInputError
+from hymem.core.errors import UserInputError
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from datetime import timedelta
 from typing import Any, NoReturn
 
 import obstore
-from hymem.errors import ConfigError, StoreError, StoreUnavailableError
+from hymem.core.errors import ConfigError, StoreError, StoreUnavailableError
 from hymem.indexes.objects.objects import Stored, check_key
 from obstore import exceptions as obx
 from obstore.store import from_url

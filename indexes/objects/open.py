@@ -32,7 +32,8 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from hymem.errors import HymemError
+from hymem.core.errors import HymemError
+from hymem.core.logging import get_logger
 from hymem.indexes.dense.cache import DenseCache
 from hymem.indexes.dense.rows import DenseRows
 from hymem.indexes.lance.sleep_log import SLEEP_LOG, TableLines, sleep_log_schema
@@ -50,7 +51,6 @@ from hymem.indexes.store.assemble import KindParts, Maintenance, StoreParts, ass
 from hymem.indexes.store.faults import storage_faults
 from hymem.indexes.store.meta import Claim, MetaKeeper
 from hymem.indexes.store.store import Store
-from hymem.logging import get_logger
 
 log = get_logger("hymem.indexes.objects")
 

@@ -25,13 +25,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import filelock
-from hymem.errors import StoreError
+from hymem.core.errors import StoreError
+from hymem.core.logging import get_logger
+from hymem.core.types import Level
 from hymem.indexes.dense.cache import DenseCache
 from hymem.indexes.lexical.index import LexicalIndex
 from hymem.indexes.lexical.replica import CatchUp, LexicalReplica
 from hymem.indexes.objects.objects import Objects
-from hymem.logging import get_logger
-from hymem.types import Level
 
 log = get_logger("hymem.indexes.objects.replica_sync")
 

@@ -19,7 +19,8 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
-from hymem.errors import StoreError
+from hymem.core.errors import StoreError
+from hymem.core.logging import get_logger
 from hymem.indexes.location import StoreLocation
 from hymem.indexes.objects.obstore import RemoteObjects
 from hymem.indexes.protocol import Storage
@@ -32,7 +33,6 @@ from hymem.indexes.shards.placement import (
 )
 from hymem.indexes.shards.router import ShardedStore
 from hymem.indexes.store.faults import storage_faults
-from hymem.logging import get_logger
 
 log = get_logger("hymem.indexes.shards")
 

@@ -14,7 +14,7 @@ import hashlib
 import json
 from typing import Any
 
-from hymem.errors import ConfigError, StoreError
+from hymem.core.errors import ConfigError, StoreError
 
 MANIFEST_KEY = "_hymem/shards.json"
 MANIFEST_FORMAT = 1

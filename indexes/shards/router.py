@@ -19,8 +19,17 @@ from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any, TypeVar
 
-from hymem.errors import StoreClosedError
-from hymem.filters import Filter
+from hymem.core.errors import StoreClosedError
+from hymem.core.filters import Filter
+from hymem.core.types import (
+    Level,
+    SegmentRecord,
+    StatusChange,
+    SummaryRecord,
+    SummaryStatus,
+    TurnRecord,
+    TurnStatus,
+)
 from hymem.indexes.paging import PageKey
 from hymem.indexes.protocol import (
     ACTIVE_ONLY,
@@ -32,15 +41,6 @@ from hymem.indexes.protocol import (
     Vector,
 )
 from hymem.indexes.shards.placement import shard_of
-from hymem.types import (
-    Level,
-    SegmentRecord,
-    StatusChange,
-    SummaryRecord,
-    SummaryStatus,
-    TurnRecord,
-    TurnStatus,
-)
 
 T = TypeVar("T")
 

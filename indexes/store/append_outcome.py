@@ -8,12 +8,12 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from hymem.errors import StoreUnavailableError
+from hymem.core.errors import StoreUnavailableError
+from hymem.core.logging import get_logger
+from hymem.core.types import TurnRecord
 from hymem.indexes.lance.tables import LanceTables
 from hymem.indexes.lance.turn_log import TurnLog
 from hymem.indexes.store.faults import RETRY_HINT, storage_faults
-from hymem.logging import get_logger
-from hymem.types import TurnRecord
 
 log = get_logger("hymem.indexes.store.store")
 

@@ -15,7 +15,17 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
-from hymem.errors import CommitConflictError, StoreCorruptedError, UserInputError
+from hymem.core.errors import CommitConflictError, StoreCorruptedError, UserInputError
+from hymem.core.logging import get_logger
+from hymem.core.time import to_utc_or_none, utcnow
+from hymem.core.types import (
+    Level,
+    SegmentRecord,
+    StatusChange,
+    SummaryRecord,
+    SummaryStatus,
+    TurnStatus,
+)
 from hymem.indexes.lance import schema as S
 from hymem.indexes.lance import sql as F
 from hymem.indexes.lance.tables import LanceTables
@@ -30,16 +40,6 @@ from hymem.indexes.lexical.sync import (
 )
 from hymem.indexes.store.journals import Journals
 from hymem.indexes.store.maintenance import Compactor
-from hymem.logging import get_logger
-from hymem.time import to_utc_or_none, utcnow
-from hymem.types import (
-    Level,
-    SegmentRecord,
-    StatusChange,
-    SummaryRecord,
-    SummaryStatus,
-    TurnStatus,
-)
 
 log = get_logger("hymem.indexes.store.store")
 

@@ -20,13 +20,13 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from hymem.core.logging import get_logger
 from hymem.indexes.lance import schema as S
 from hymem.indexes.lance import sql as F
 from hymem.indexes.lance.tables import LanceTables
 from hymem.indexes.lexical.feed import LexicalFeed
 from hymem.indexes.protocol import LineLog
 from hymem.indexes.store.journals import Journals
-from hymem.logging import get_logger
 
 log = get_logger("hymem.indexes.store.erasure")
 

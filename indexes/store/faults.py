@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
-from hymem.errors import (
+from hymem.core.errors import (
     HymemError,
     StorageFullError,
     StoreCorruptedError,

@@ -14,7 +14,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-from hymem.logging import get_logger
+from hymem.core.logging import get_logger
 
 log = get_logger("hymem.indexes.store.maintenance")
 

@@ -33,14 +33,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from hymem.errors import StoreError
+from hymem.core.errors import StoreError
+from hymem.core.logging import get_logger
+from hymem.core.time import Clock, utcnow
 from hymem.indexes.folder.lock import read_json, write_json_atomic
 from hymem.indexes.lance import schema as S
 from hymem.indexes.lance.tables import LanceTables
 from hymem.indexes.lexical.feed import LexicalFeed
 from hymem.indexes.store.index_worker import IndexWorker
-from hymem.logging import get_logger
-from hymem.time import Clock, utcnow
 
 log = get_logger("hymem.indexes.store.maintenance")
 

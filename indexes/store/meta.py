@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-from hymem.errors import SchemaVersionError, StoreCorruptedError, StoreError
+from hymem.core.errors import SchemaVersionError, StoreCorruptedError, StoreError
+from hymem.core.logging import get_logger
 from hymem.indexes.folder.lock import META_FILE, check_meta, meta_from_rows, new_meta
 from hymem.indexes.folder.lock import write_json_atomic as _write_json
 from hymem.indexes.lance import schema as S
 from hymem.indexes.lance.migrate import can_migrate, migrate
 from hymem.indexes.lance.tables import LanceTables
-from hymem.logging import get_logger
 
 _TABLES = (S.TURNS, S.SEGMENTS, S.SUMMARIES, S.TRACES)
 # A claim on a new store's identity (`objects/open.py`): given the identity this opener would

@@ -9,7 +9,15 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from datetime import datetime
 
-from hymem.filters import Filter
+from hymem.core.filters import Filter
+from hymem.core.types import (
+    Level,
+    SegmentRecord,
+    SummaryRecord,
+    SummaryStatus,
+    TurnRecord,
+    TurnStatus,
+)
 from hymem.indexes import paging as P
 from hymem.indexes.dense.rows import DenseRows, table_for
 from hymem.indexes.filter_compile import to_sql
@@ -19,14 +27,6 @@ from hymem.indexes.lance.tables import LanceTables
 from hymem.indexes.lexical.index import LexicalIndex
 from hymem.indexes.paging import PageKey
 from hymem.indexes.protocol import ACTIVE_ONLY, HIT_COLUMNS, Row, RowScope, Vector
-from hymem.types import (
-    Level,
-    SegmentRecord,
-    SummaryRecord,
-    SummaryStatus,
-    TurnRecord,
-    TurnStatus,
-)
 
 _SKIP = {"vector", *S.DERIVED}
 _NO_VECTOR = {

@@ -24,6 +24,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from hymem.core.logging import get_logger
+from hymem.core.types import StatusChange, TurnStatus
 from hymem.indexes.lance import schema as S
 from hymem.indexes.lance.tables import LanceTables
 from hymem.indexes.lance.turn_log import TurnLog
@@ -32,8 +34,6 @@ from hymem.indexes.store.commits import WITHDRAW_OP, CommitWriter
 from hymem.indexes.store.erasure import ERASE_OP, Eraser
 from hymem.indexes.store.journals import Journals
 from hymem.indexes.store.repair import RowSettler, well_formed
-from hymem.logging import get_logger
-from hymem.types import StatusChange, TurnStatus
 
 log = get_logger("hymem.indexes.store.store")
 

@@ -21,12 +21,12 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from hymem.core.types import StatusChange, SummaryStatus, TurnStatus
 from hymem.indexes.lance import schema as S
 from hymem.indexes.lance import sql as F
 from hymem.indexes.lance.tables import LanceTables
 from hymem.indexes.lance.turn_log import TurnLog
 from hymem.indexes.store.commits import CommitWriter
-from hymem.types import StatusChange, SummaryStatus, TurnStatus
 
 
 def _strs(value: Any) -> bool:

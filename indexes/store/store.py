@@ -28,8 +28,18 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from hymem.errors import ReadOnlyStoreError, StoreClosedError
-from hymem.filters import Filter
+from hymem.core.errors import ReadOnlyStoreError, StoreClosedError
+from hymem.core.filters import Filter
+from hymem.core.logging import get_logger
+from hymem.core.types import (
+    Level,
+    SegmentRecord,
+    StatusChange,
+    SummaryRecord,
+    SummaryStatus,
+    TurnRecord,
+    TurnStatus,
+)
 from hymem.indexes.lance import schema as S
 from hymem.indexes.lance.tables import LanceTables
 from hymem.indexes.paging import PageKey
@@ -45,16 +55,6 @@ from hymem.indexes.store.assemble import StoreParts
 from hymem.indexes.store.faults import guarded, storage_faults
 from hymem.indexes.store.repair import RowRepair, RowSettler
 from hymem.indexes.store.turn_appends import TurnAppends
-from hymem.logging import get_logger
-from hymem.types import (
-    Level,
-    SegmentRecord,
-    StatusChange,
-    SummaryRecord,
-    SummaryStatus,
-    TurnRecord,
-    TurnStatus,
-)
 
 log = get_logger("hymem.indexes.store")
 

@@ -17,13 +17,13 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
-from hymem.errors import StoreUnavailableError
+from hymem.core.errors import StoreUnavailableError
+from hymem.core.types import TurnRecord
 from hymem.indexes.lance.tables import LanceTables
 from hymem.indexes.lance.turn_log import TurnLog
 from hymem.indexes.store.append_outcome import append_landed
 from hymem.indexes.store.faults import storage_faults
 from hymem.indexes.store.group_commit import GroupCommit
-from hymem.types import TurnRecord
 
 Call = tuple[Sequence[TurnRecord], Collection[str]]  # one caller's turns and its fresh ids
 

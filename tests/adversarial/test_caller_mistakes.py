@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from hymem import Memory, MemoryConfig
-from hymem.errors import ConfigError, HymemError, StoreError, UserInputError
+from hymem.core.errors import ConfigError, HymemError, StoreError, UserInputError
 from hymem.llm.extractive import backend as extractive_backend
 from hymem.read.reader import NO_ANSWER, NO_ANSWER_FLAG
 

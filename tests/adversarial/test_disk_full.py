@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 from hymem import Answer, Memory, MemoryConfig, StorageFullError
+from hymem.core.types import StatusChange, SummaryStatus
 from hymem.indexes.lance import schema as S
 from hymem.indexes.lance.tables import LanceTables
 from hymem.indexes.lexical.index import LexicalIndex
 from hymem.indexes.store.faults import is_disk_full
-from hymem.types import StatusChange, SummaryStatus
 
 from tests.log_events import capture_events
 

@@ -15,7 +15,7 @@ import httpx
 import pytest
 from hymem.client import Client
 from hymem.client._errors import error_from
-from hymem.errors import HymemError, UserInputError
+from hymem.core.errors import HymemError, UserInputError
 from hymem.serve.app import create_app
 from hymem.serve.auth import KeyRing
 from hymem.serve.errors import ERROR_STATUSES

@@ -13,14 +13,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hymem.embedders import HashingEmbedder
+from hymem.core.types import StatusChange, SummaryStatus
+from hymem.embed.embedders import HashingEmbedder
 from hymem.indexes.lance import schema as S
 from hymem.indexes.lexical.index import LexicalIndex
 from hymem.indexes.protocol import RowScope
 from hymem.indexes.store.commits import CommitWriter
 from hymem.indexes.store.recovery import Recovery
 from hymem.indexes.store.store import Store
-from hymem.types import StatusChange, SummaryStatus
 
 from tests.fixtures_store import (
     DIM,

@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 from hymem import Memory, MemoryConfig
 from hymem.cli import app
-from hymem.embedders import HashingEmbedder
+from hymem.core.types import Level
+from hymem.embed.embedders import HashingEmbedder
 from hymem.indexes.protocol import RowScope
 from hymem.indexes.store.store import Store
-from hymem.types import Level
 from typer.testing import CliRunner
 
 from tests.fixtures_store import DIM, commit_texts, open_store

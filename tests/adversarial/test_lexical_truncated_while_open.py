@@ -45,7 +45,7 @@ def _ids(hits: list[tuple[str, float]]) -> list[str]:
 
 def scenario(mode: str) -> dict[str, Any]:
     """Run in the child: map the index by searching, truncate every segment file, go on."""
-    from hymem.embedders import HashingEmbedder
+    from hymem.embed.embedders import HashingEmbedder
 
     folder = Path(tempfile.mkdtemp()) / "m"
     emb = HashingEmbedder(DIM)

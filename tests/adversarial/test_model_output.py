@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from hymem import Memory, MemoryConfig
-from hymem.embedders import HashingEmbedder
+from hymem.embed.embedders import HashingEmbedder
 from hymem.prompts.schemas import MAX_FACT_CHARS, MAX_FACTS_PER_SEGMENT
 
 from tests.fixtures_llm import make_scripted_roles

@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import Any, cast
 
 import pytest
-from hymem.errors import UserInputError
+from hymem.api.memory import Memory
+from hymem.core.errors import UserInputError
 from hymem.indexes.memory.store import InMemoryStore
 from hymem.indexes.protocol import Storage
 from hymem.manage import cursor as C
 from hymem.manage.editor import Editor
-from hymem.memory import Memory
 from hymem.write.guard import WriteGuard
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -57,7 +57,7 @@ FORGED = [
 @pytest.fixture(scope="module")
 def stores(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Storage]]:
     """A LanceDB store and the in-memory twin, each with a few turns of alice."""
-    from hymem.embedders import HashingEmbedder
+    from hymem.embed.embedders import HashingEmbedder
 
     folder = tmp_path_factory.mktemp("cursors")
     real = open_store(folder / "store", HashingEmbedder(dim=DIM))
@@ -69,7 +69,7 @@ def stores(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Stora
 
 
 def editor(store: Storage) -> Editor:
-    from hymem.embedders import HashingEmbedder
+    from hymem.embed.embedders import HashingEmbedder
 
     return Editor(store, HashingEmbedder(dim=DIM), guard=cast(WriteGuard, None), clock=datetime.now)
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from hymem import EmbedderMismatchError, Memory, MemoryConfig, StoreCorruptedError, StoreError
 from hymem.cli import app
-from hymem.embedders import HashingEmbedder
+from hymem.embed.embedders import HashingEmbedder
 from hymem.indexes.lance.schema import SCHEMA_VERSION
 from hymem.indexes.protocol import RowScope
 from typer.testing import CliRunner

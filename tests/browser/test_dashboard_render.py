@@ -11,8 +11,8 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from hymem.config import MemoryConfig
-from hymem.embedders import HashingEmbedder
+from hymem.core.config import MemoryConfig
+from hymem.embed.embedders import HashingEmbedder
 from hymem.evaluation.dashboard import CHART_IDS, write_dashboard
 from hymem.evaluation.longmemeval.runner import LmeOptions, run_longmemeval
 from hymem.evaluation.runner import RunOptions, run_locomo

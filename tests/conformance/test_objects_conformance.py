@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from hymem.errors import ConfigError, UserInputError
+from hymem.core.errors import ConfigError, UserInputError
 from hymem.indexes.objects.objects import MemoryObjects, Objects
 from hymem.indexes.objects.obstore import RemoteObjects
 

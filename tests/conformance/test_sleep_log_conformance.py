@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from hymem.errors import StoreClosedError
+from hymem.core.errors import StoreClosedError
 from hymem.sleep.journal import JournalEntry, SleepJournal
 
 from tests.fixtures_store import StorageKit, commit_texts

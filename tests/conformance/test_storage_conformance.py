@@ -12,10 +12,10 @@ from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-from hymem.errors import ReadOnlyStoreError, StoreClosedError, UserInputError
+from hymem.core.errors import ReadOnlyStoreError, StoreClosedError, UserInputError
+from hymem.core.time import utcnow
+from hymem.core.types import Level, StatusChange, SummaryStatus, TurnStatus
 from hymem.indexes.protocol import RowScope, Storage
-from hymem.time import utcnow
-from hymem.types import Level, StatusChange, SummaryStatus, TurnStatus
 
 from tests.fixtures_store import (
     BASE_TIME,

@@ -6,9 +6,9 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from hymem.errors import CommitConflictError, ReadOnlyStoreError
+from hymem.core.errors import CommitConflictError, ReadOnlyStoreError
+from hymem.core.types import Level, StatusChange, SummaryStatus, TurnStatus
 from hymem.indexes.protocol import RowScope, Storage
-from hymem.types import Level, StatusChange, SummaryStatus, TurnStatus
 
 from tests.fixtures_store import (
     BASE_TIME,
@@ -178,7 +178,7 @@ def test_a_commit_claiming_turns_another_segment_holds_is_refused(
 
 @pytest.mark.parametrize("level", ["turn", "segment", "summary"])
 def test_pages_filter_by_metadata_before_the_cut(storage_kit: StorageKit, level: str) -> None:
-    from hymem.filters import Filter
+    from hymem.core.filters import Filter
 
     store = storage_kit.store
     turns = [

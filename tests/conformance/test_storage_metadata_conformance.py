@@ -9,10 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hymem.filters import Filter
+from hymem.core.filters import Filter
+from hymem.core.types import Level, MetaValue
 from hymem.indexes.protocol import RowScope, Storage
 from hymem.search.hybrid import HybridSearcher
-from hymem.types import Level, MetaValue
 
 from tests.fixtures_store import EVIL, StorageKit, make_segment, make_summary
 

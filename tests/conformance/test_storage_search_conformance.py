@@ -8,11 +8,11 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
-from hymem.errors import StoreError
+from hymem.core.errors import StoreError
+from hymem.core.types import Attribution, Level, SummaryStatus
 from hymem.indexes.memory.store import InMemoryStore
 from hymem.indexes.protocol import HIT_COLUMNS, RowScope, Storage, TimeRange
 from hymem.indexes.store.store import Store
-from hymem.types import Attribution, Level, SummaryStatus
 
 from tests.fixtures_store import (
     DIM,

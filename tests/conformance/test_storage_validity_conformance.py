@@ -8,8 +8,8 @@ import itertools
 from datetime import timedelta
 
 import pytest
+from hymem.core.types import Level, StatusChange, SummaryStatus
 from hymem.indexes.protocol import RowScope
-from hymem.types import Level, StatusChange, SummaryStatus
 
 from tests.fixtures_store import BASE_TIME, StorageKit, make_segment, make_summary
 from tests.fixtures_store import text_vector as vec

@@ -116,7 +116,7 @@ def snapshot(mem: Any) -> dict[str, Any]:
 
 def build(folder: Path) -> dict[str, Any]:
     from hymem import Memory, MemoryConfig
-    from hymem.embedders import SentenceTransformerEmbedder
+    from hymem.embed.embedders import SentenceTransformerEmbedder
 
     embedder = SentenceTransformerEmbedder()
     config = MemoryConfig.defaults(**SETTINGS)

@@ -156,7 +156,7 @@ def test_bad_pool_size_is_refused_before_opening(tmp_path: Path) -> None:
 
 def test_async_with_skips_sleep_on_close_when_the_body_failed(tmp_path: Path) -> None:
     """As with the sync `with`: the optional sleep runs on a clean exit only."""
-    from hymem.embedders import HashingEmbedder
+    from hymem.embed.embedders import HashingEmbedder
 
     from tests.fixtures_sleep import seed_store
 

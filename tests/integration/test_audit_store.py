@@ -7,12 +7,12 @@ from collections.abc import Callable
 from datetime import timedelta
 
 import pytest
-from hymem.embedders import HashingEmbedder
+from hymem.core.types import StatusChange, SummaryRecord, SummaryStatus, TurnRecord
+from hymem.embed.embedders import HashingEmbedder
 from hymem.indexes.memory.store import InMemoryStore
 from hymem.indexes.protocol import Storage
 from hymem.indexes.store.store import Store
 from hymem.manage.audit import UNSUPPORTED_BELOW, audit_store, audit_user
-from hymem.types import StatusChange, SummaryRecord, SummaryStatus, TurnRecord
 
 from tests.fixtures_store import BASE_TIME, make_segment, make_summary
 

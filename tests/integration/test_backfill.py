@@ -16,7 +16,7 @@ import pytest
 from hymem import Memory
 from hymem.backfill.histories import UserHistory
 from hymem.cli import app
-from hymem.types import TurnStatus
+from hymem.core.types import TurnStatus
 from typer.testing import CliRunner
 
 from tests.backfill_job import histories, open_memory, snapshot

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 from hymem import AsyncMemory, Memory, MemoryConfig
-from hymem import errors as E
 from hymem.client import AsyncClient, Client
-from hymem.embedders import HashingEmbedder
+from hymem.core import errors as E
+from hymem.embed.embedders import HashingEmbedder
 
 from tests.doubles import scripted_config
 from tests.fixtures_serve import Served, hashing_memory

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 from hymem import Memory, MemoryConfig
-from hymem.embedders import HashingEmbedder
-from hymem.errors import StoreUnavailableError
+from hymem.core.errors import StoreUnavailableError
+from hymem.core.types import SummaryStatus, TurnStatus
+from hymem.embed.embedders import HashingEmbedder
 from hymem.indexes.lance.tables import LanceTables
-from hymem.types import SummaryStatus, TurnStatus
 
 pytestmark = pytest.mark.integration
 

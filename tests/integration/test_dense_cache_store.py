@@ -8,11 +8,11 @@ from collections.abc import Callable
 from datetime import timedelta
 
 import pytest
+from hymem.core.types import Level, StatusChange, SummaryStatus
 from hymem.indexes.lance import schema as S
 from hymem.indexes.protocol import RowScope
 from hymem.indexes.store.commits import CommitWriter
 from hymem.indexes.store.store import Store
-from hymem.types import Level, StatusChange, SummaryStatus
 
 from tests.fixtures_store import BASE_TIME, make_segment, make_summary, vec
 

@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 from hymem import Memory
-from hymem.embedders import HashingEmbedder
-from hymem.errors import ReadOnlyStoreError
+from hymem.core.errors import ReadOnlyStoreError
+from hymem.embed.embedders import HashingEmbedder
 
 from tests.doubles import scripted_config
 from tests.fixtures_reader import request_text
@@ -147,7 +147,7 @@ KILL_SCRIPT = textwrap.dedent(
     """
     import os, signal, sys
     from hymem import Memory
-    from hymem.embedders import HashingEmbedder
+    from hymem.embed.embedders import HashingEmbedder
     from hymem.indexes.store import erasure
 
     real = erasure.Eraser.purge

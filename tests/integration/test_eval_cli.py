@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from hymem.cli import app
-from hymem.errors import UserInputError
+from hymem.core.errors import UserInputError
 from hymem.evaluation.systems import ALL_SYSTEMS
 from typer.testing import CliRunner
 

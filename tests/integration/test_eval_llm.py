@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hymem.config import MemoryConfig
+from hymem.core.config import MemoryConfig
 from hymem.evaluation.runner import RunOptions, run_locomo
 
 from tests.doubles import summarise_reply

@@ -12,12 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hymem.config import MemoryConfig
-from hymem.embedders import resolve_embedder
-from hymem.errors import ConfigError, LLMUnavailable
+from hymem.api.memory import Memory
+from hymem.core.config import MemoryConfig
+from hymem.core.errors import ConfigError, LLMUnavailable
+from hymem.embed.embedders import resolve_embedder
 from hymem.evaluation.runner import RunOptions, run_locomo
 from hymem.llm import build_roles
-from hymem.memory import Memory
 
 from tests.fixtures_eval import EVAL_MINI, MINI_QUESTIONS
 

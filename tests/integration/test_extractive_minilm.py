@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 from hymem import Memory
-from hymem.config import MemoryConfig
-from hymem.embedders import SentenceTransformerEmbedder
+from hymem.core.config import MemoryConfig
+from hymem.embed.embedders import SentenceTransformerEmbedder
 from hymem.llm import build_roles
 from hymem.llm.extractive.backend import ExtractiveRoles
 from hymem.llm.roles import ContextItem, SegmentInput

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from hymem import Memory, MemoryConfig
 from hymem.cli import app, notes
-from hymem.embedders import SentenceTransformerEmbedder
-from hymem.errors import StoreError
+from hymem.core.errors import StoreError
+from hymem.embed.embedders import SentenceTransformerEmbedder
 from typer.testing import CliRunner
 
 pytestmark = pytest.mark.integration

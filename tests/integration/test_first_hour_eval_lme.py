@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hymem.config import MemoryConfig
-from hymem.embedders import HashingEmbedder
+from hymem.core.config import MemoryConfig
+from hymem.embed.embedders import HashingEmbedder
 from hymem.evaluation.longmemeval.runner import LmeOptions, run_longmemeval
 
 from tests.log_events import capture_events

@@ -10,12 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hymem.config import MemoryConfig
-from hymem.embedders import HashingEmbedder
+from hymem.api.memory import Memory
+from hymem.core.config import MemoryConfig
+from hymem.embed.embedders import HashingEmbedder
 from hymem.evaluation.retrieval_cache import FILENAME, run_parts
 from hymem.evaluation.runner import RunOptions, RunResult, run_locomo
 from hymem.evaluation.timing import STAGES
-from hymem.memory import Memory
 
 from tests.fixtures_eval import EVAL_MINI
 

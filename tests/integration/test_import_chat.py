@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from hymem.cli import app
-from hymem.errors import UserInputError
+from hymem.core.errors import UserInputError
 from typer.testing import CliRunner
 
 from tests.backfill_job import open_memory

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 from hymem import Memory, MemoryConfig
-from hymem.embedders import HashingEmbedder
-from hymem.errors import StorageFullError
+from hymem.core.errors import StorageFullError
+from hymem.embed.embedders import HashingEmbedder
 from hymem.indexes.store.store import Store
 from hymem.manage import portable
 

@@ -12,13 +12,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hymem.core.time import utcnow
+from hymem.core.types import StatusChange, SummaryRecord, SummaryStatus
 from hymem.indexes.lance import schema as S
 from hymem.indexes.lance import tables as vectors
 from hymem.indexes.protocol import RowScope
 from hymem.indexes.store.maintenance import OPTIMIZE_EVERY, STATE_FILE
 from hymem.indexes.store.store import Store
-from hymem.time import utcnow
-from hymem.types import StatusChange, SummaryRecord, SummaryStatus
 
 from tests.fixtures_store import DIM, make_segment, make_summary, make_turns
 from tests.log_events import capture_events

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from hymem.cli import app
-from hymem.errors import InvalidMessageError, UserInputError
+from hymem.core.errors import InvalidMessageError, UserInputError
 from typer.testing import CliRunner
 
 from tests.fixtures_ingest import LOCOMO_MINI

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 from hymem import Memory, MemoryConfig
-from hymem.embedders import HashingEmbedder
-from hymem.errors import ConfigError
+from hymem.core.errors import ConfigError
+from hymem.embed.embedders import HashingEmbedder
 from hymem.write.compression import LLMLinguaCompressor, load_compressor
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]

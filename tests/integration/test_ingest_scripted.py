@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from hymem import Memory, MemoryConfig
-from hymem.embedders import HashingEmbedder
+from hymem.embed.embedders import HashingEmbedder
 
 from tests.fixtures_ingest import summarise_reply, turns
 from tests.fixtures_llm import make_scripted_roles

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 from hymem import Memory, MemoryConfig
-from hymem.embedders import HashingEmbedder
+from hymem.core.types import TurnStatus
+from hymem.embed.embedders import HashingEmbedder
 from hymem.evaluation.locomo_data import conversation_messages, load_locomo
-from hymem.types import TurnStatus
 
 from tests.fixtures_ingest import LOCOMO_MINI
 
@@ -25,7 +25,7 @@ CHILD = textwrap.dedent(
     """
     import sys
     from hymem import Memory, MemoryConfig
-    from hymem.embedders import HashingEmbedder
+    from hymem.embed.embedders import HashingEmbedder
     from hymem.evaluation.locomo_data import conversation_messages, load_locomo
 
     store, fixture = sys.argv[1], sys.argv[2]

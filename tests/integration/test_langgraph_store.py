@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from hymem.adapters.langgraph import HymemStore
 from hymem.client import Client
-from hymem.errors import UserInputError
+from hymem.core.errors import UserInputError
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.graph import END, START, MessagesState, StateGraph

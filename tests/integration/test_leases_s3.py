@@ -7,7 +7,7 @@ import multiprocessing
 import time
 
 import pytest
-from hymem.errors import StoreUnavailableError
+from hymem.core.errors import StoreUnavailableError
 from hymem.indexes.objects.obstore import RemoteObjects
 
 from tests.fixtures_s3 import S3Target

@@ -12,6 +12,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 import tantivy
+from hymem.core.types import Level, SegmentRecord, SummaryRecord, SummaryStatus
 from hymem.indexes.lance import schema as S
 from hymem.indexes.lance import sql as F
 from hymem.indexes.lance.tables import LanceTables
@@ -20,7 +21,6 @@ from hymem.indexes.lexical.docs import build_schema, doc_key
 from hymem.indexes.lexical.index import LexicalIndex
 from hymem.indexes.lexical.replica import CatchUp, LexicalReplica
 from hymem.indexes.lexical.sync import LEX_COLS, SUMMARY_LEX_COLS, segment_doc, summary_doc
-from hymem.types import Level, SegmentRecord, SummaryRecord, SummaryStatus
 
 pytestmark = pytest.mark.integration
 

@@ -13,7 +13,7 @@ import pytest
 from hymem import AsyncMemory, MemoryConfig
 from hymem.adapters.llamaindex import HymemMemoryBlock
 from hymem.client import Client
-from hymem.embedders import HashingEmbedder
+from hymem.embed.embedders import HashingEmbedder
 from llama_index.core.llms import ChatMessage, MockLLM
 from llama_index.core.memory import Memory as ChatMemory
 

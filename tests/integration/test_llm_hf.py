@@ -8,9 +8,9 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
-from hymem.config import MemoryConfig
-from hymem.embedders import HashingEmbedder
-from hymem.errors import ConfigError, LLMOutputError
+from hymem.core.config import MemoryConfig
+from hymem.core.errors import ConfigError, LLMOutputError
+from hymem.embed.embedders import HashingEmbedder
 from hymem.llm import build_roles
 from hymem.llm.providers.hf import HFBackend
 from hymem.llm.roles import ContextItem, SegmentInput

@@ -8,9 +8,9 @@ import time
 from pathlib import Path
 
 import pytest
-from hymem.config import MemoryConfig
-from hymem.embedders import HashingEmbedder
-from hymem.errors import LLMUnavailable
+from hymem.core.config import MemoryConfig
+from hymem.core.errors import LLMUnavailable
+from hymem.embed.embedders import HashingEmbedder
 from hymem.llm import build_roles, map_concurrent
 from hymem.llm.backend import Completion
 from hymem.llm.cache import ResponseCache
@@ -80,7 +80,7 @@ def test_cache_is_safe_under_concurrent_writers(tmp_path: Path) -> None:
 
 
 def test_memory_builds_prompted_roles(llm_server: ScriptedLLMServer, tmp_path: Path) -> None:
-    from hymem.memory import Memory
+    from hymem.api.memory import Memory
 
     llm_server.add_rule(role="reflect", reply={"complete": True})
     cfg = MemoryConfig.defaults(

@@ -6,7 +6,7 @@ import time
 from datetime import datetime
 
 import pytest
-from hymem.errors import LLMAuthError, LLMOutputError, LLMRequestError, LLMUnavailable
+from hymem.core.errors import LLMAuthError, LLMOutputError, LLMRequestError, LLMUnavailable
 from hymem.llm.checks import UNABLE_TO_ANSWER
 from hymem.llm.prompted import PromptedRoles
 from hymem.llm.roles import ContextItem, SegmentInput

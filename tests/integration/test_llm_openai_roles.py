@@ -6,9 +6,9 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
-from hymem.config import MemoryConfig
-from hymem.embedders import HashingEmbedder
-from hymem.errors import ConfigError
+from hymem.core.config import MemoryConfig
+from hymem.core.errors import ConfigError
+from hymem.embed.embedders import HashingEmbedder
 from hymem.llm import build_roles, count_tokens, map_concurrent
 from hymem.llm.prompted import PromptedRoles
 from hymem.llm.providers.openai import OpenAIBackend, OpenAIProvider

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from click.testing import Result
 from hymem.cli import app
-from hymem.config import MemoryConfig
-from hymem.embedders import HashingEmbedder
-from hymem.errors import ConfigError, UserInputError
+from hymem.core.config import MemoryConfig
+from hymem.core.errors import ConfigError, UserInputError
+from hymem.embed.embedders import HashingEmbedder
 from hymem.evaluation.longmemeval.records import RetrievalRecord
 from hymem.evaluation.longmemeval.runner import LmeOptions, run_longmemeval
 from hymem.evaluation.longmemeval.systems import RETRIEVAL_SYSTEMS

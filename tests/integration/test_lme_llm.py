@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hymem.config import MemoryConfig
+from hymem.core.config import MemoryConfig
 from hymem.evaluation.longmemeval.runner import LmeOptions, run_longmemeval
 
 from tests.doubles import summarise_reply

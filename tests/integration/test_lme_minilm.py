@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hymem.config import MemoryConfig
+from hymem.core.config import MemoryConfig
 from hymem.evaluation.longmemeval.records import RetrievalRecord
 from hymem.evaluation.longmemeval.runner import LmeOptions, run_longmemeval
 from hymem.evaluation.longmemeval.systems import RETRIEVAL_SYSTEMS

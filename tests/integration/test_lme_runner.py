@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hymem.config import MemoryConfig
-from hymem.embedders import HashingEmbedder
+from hymem.core.config import MemoryConfig
+from hymem.embed.embedders import HashingEmbedder
 from hymem.evaluation.dashboard import render_dashboard
 from hymem.evaluation.longmemeval.records import RetrievalRecord
 from hymem.evaluation.longmemeval.runner import LmeOptions, LmeRunResult, run_longmemeval

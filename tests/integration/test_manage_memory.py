@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from hymem import Memory, MemoryConfig
 from hymem.cli import app
-from hymem.errors import NotFoundError, UserInputError
-from hymem.types import SummaryStatus
+from hymem.core.errors import NotFoundError, UserInputError
+from hymem.core.types import SummaryStatus
 from typer.testing import CliRunner
 
 pytestmark = pytest.mark.integration

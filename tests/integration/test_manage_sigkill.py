@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 from hymem import Memory, MemoryConfig
-from hymem.embedders import HashingEmbedder
-from hymem.types import SummaryStatus
+from hymem.core.types import SummaryStatus
+from hymem.embed.embedders import HashingEmbedder
 
 pytestmark = pytest.mark.integration
 
@@ -25,7 +25,7 @@ CONFIG = {"llm": "extractive", "embedder": "hashing"}
 OPEN = """
 import os, signal, sys
 from hymem import Memory, MemoryConfig
-from hymem.embedders import HashingEmbedder
+from hymem.embed.embedders import HashingEmbedder
 mem = Memory(sys.argv[1], config=MemoryConfig(llm="extractive", embedder="hashing"),
              embedder=HashingEmbedder(64))
 def die(*a, **k):

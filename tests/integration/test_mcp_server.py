@@ -19,9 +19,9 @@ from typing import Any
 
 import anyio
 import pytest
+from hymem.api.memory import Memory
 from hymem.cli import app
-from hymem.errors import ConfigError
-from hymem.memory import Memory
+from hymem.core.errors import ConfigError
 from hymem.serve.mcp_server import TOOL_NAMES
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from hymem.filters import Filter
+from hymem.core.filters import Filter
 from hymem.indexes.lance import schema as S
 from hymem.indexes.lance import tables as vectors
 from hymem.indexes.protocol import RowScope

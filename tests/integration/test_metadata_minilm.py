@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from hymem import Filter, Memory, UserInputError
-from hymem.embedders import SentenceTransformerEmbedder
+from hymem.embed.embedders import SentenceTransformerEmbedder
 
 pytestmark = pytest.mark.integration
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 from hymem import Memory, MemoryConfig
-from hymem.embedders import HashingEmbedder
-from hymem.types import TurnStatus
+from hymem.core.types import TurnStatus
+from hymem.embed.embedders import HashingEmbedder
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -23,7 +23,7 @@ CHILD = textwrap.dedent(
     """
     import json, sys
     from hymem import Memory, MemoryConfig
-    from hymem.embedders import HashingEmbedder
+    from hymem.embed.embedders import HashingEmbedder
 
     cfg = MemoryConfig.defaults(embedder="hashing", buffer_tokens=48)
     mem = Memory(sys.argv[1], config=cfg, embedder=HashingEmbedder(64))

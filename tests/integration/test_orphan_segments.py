@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 from hymem import Memory, MemoryConfig
-from hymem.embedders import HashingEmbedder
-from hymem.types import Level
+from hymem.core.types import Level
+from hymem.embed.embedders import HashingEmbedder
 
 from tests.fixtures_llm import make_scripted_roles
 from tests.fixtures_reader import PASSAGE_ID, pick_where, request_text, shown_candidates

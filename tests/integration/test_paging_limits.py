@@ -11,14 +11,14 @@ from typing import Any, cast
 
 import anyio
 import pytest
-from hymem.errors import UserInputError
+from hymem.api.memory import Memory
+from hymem.core.errors import UserInputError
+from hymem.core.types import SegmentRecord, SummaryRecord
 from hymem.indexes.paging import MAX_PAGE
 from hymem.indexes.protocol import Storage
 from hymem.manage.editor import Editor
 from hymem.manage.models import Page
-from hymem.memory import Memory
 from hymem.serve.mcp_server import build_mcp_server
-from hymem.types import SegmentRecord, SummaryRecord
 from hymem.write.guard import WriteGuard
 from mcp import Client
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 from hymem import Memory, MemoryConfig
-from hymem.embedders import HashingEmbedder
-from hymem.types import Attribution, Level
+from hymem.core.types import Attribution, Level
+from hymem.embed.embedders import HashingEmbedder
 
 from tests.fixtures_llm import make_scripted_roles
 from tests.log_events import capture_events

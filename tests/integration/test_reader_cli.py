@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hymem.api.memory import Memory
 from hymem.cli import app
-from hymem.config import MemoryConfig
-from hymem.embedders import HashingEmbedder
-from hymem.errors import UserInputError
-from hymem.memory import Memory
+from hymem.core.config import MemoryConfig
+from hymem.core.errors import UserInputError
+from hymem.embed.embedders import HashingEmbedder
 from typer.testing import CliRunner
 
 from tests.fixtures_reader import alice_events, seed_memory

@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hymem.config import MemoryConfig
+from hymem.api.memory import Memory
+from hymem.core.config import MemoryConfig
+from hymem.core.types import Level
 from hymem.llm.tokens import count_tokens
-from hymem.memory import Memory
-from hymem.types import Level
 
 from tests.fixtures_reader import alice_events, bob_events, seed_memory
 

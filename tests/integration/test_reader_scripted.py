@@ -6,7 +6,7 @@ import itertools
 from typing import Any
 
 import pytest
-from hymem.types import Level
+from hymem.core.types import Level
 
 from tests.doubles import scripted_config
 from tests.fixtures_reader import (
@@ -189,8 +189,8 @@ def test_no_path_ever_shows_another_users_memory(scripted_memory: Any, llm_serve
 
 
 def test_budget_stops_escalation(scripted_memory: Any, llm_server: Any, tmp_path: Any) -> None:
-    from hymem.embedders import HashingEmbedder
-    from hymem.memory import Memory
+    from hymem.api.memory import Memory
+    from hymem.embed.embedders import HashingEmbedder
 
     scripted_memory.close()
     llm_server.add_rule(role="light_answer", reply={"answer": "maybe", "complete": False})

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from hymem.errors import StoreError
+from hymem.core.errors import StoreError
 from hymem.read.params import ask_params
 from hymem.read.reader import Reader
 
@@ -74,8 +74,8 @@ def test_failing_trace_write_does_not_fail_the_ask(scripted_memory: Any, llm_ser
 
 
 def test_read_only_memory_still_answers(scripted_memory: Any, llm_server: Any) -> None:
-    from hymem.embedders import HashingEmbedder
-    from hymem.memory import Memory
+    from hymem.api.memory import Memory
+    from hymem.embed.embedders import HashingEmbedder
 
     path, cfg = scripted_memory.path, scripted_memory.config
     scripted_memory.close()

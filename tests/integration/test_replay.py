@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from hymem import Memory, MemoryConfig
 from hymem.cli import app
-from hymem.embedders import HashingEmbedder
-from hymem.errors import NotFoundError, UserInputError
+from hymem.core.errors import NotFoundError, UserInputError
+from hymem.embed.embedders import HashingEmbedder
 from typer.testing import CliRunner
 
 from tests.fixtures_reader import pick_where

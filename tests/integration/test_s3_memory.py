@@ -18,8 +18,8 @@ from pathlib import Path
 import boto3
 import pytest
 from hymem import Memory
-from hymem.errors import LeaseLostError, StoreUnavailableError
-from hymem.types import TurnStatus
+from hymem.core.errors import LeaseLostError, StoreUnavailableError
+from hymem.core.types import TurnStatus
 
 from tests.fixtures_s3 import S3Target
 from tests.fixtures_store import make_turns

@@ -16,7 +16,7 @@ import pytest
 import uvicorn
 from hymem import Memory, MemoryConfig
 from hymem.cli import app as cli_app
-from hymem.embedders import HashingEmbedder
+from hymem.embed.embedders import HashingEmbedder
 from hymem.ops.metrics import Metrics
 from hymem.serve.metrics_http import installed_metrics, start_metrics_server
 from prometheus_client.parser import text_string_to_metric_families

@@ -14,7 +14,7 @@ import httpx
 import numpy as np
 import pytest
 from hymem import Memory, MemoryConfig
-from hymem.embedders import HashingEmbedder
+from hymem.embed.embedders import HashingEmbedder
 from hymem.ops.readiness import ModelProbe
 
 from tests.doubles import scripted_config

@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 from hymem import Memory, MemoryConfig
-from hymem.embedders import HashingEmbedder
+from hymem.embed.embedders import HashingEmbedder
 
 pytestmark = pytest.mark.integration
 

@@ -12,10 +12,10 @@ from pathlib import Path
 import boto3
 import pytest
 from hymem import Memory
-from hymem.errors import StoreError
+from hymem.core.errors import StoreError
+from hymem.core.types import TurnStatus
 from hymem.indexes.shards.placement import MANIFEST_KEY, shard_of
 from hymem.indexes.shards.router import ShardedStore
-from hymem.types import TurnStatus
 
 from tests.backfill_job import histories, snapshot
 from tests.backfill_job import open_memory as open_memory_at_folder

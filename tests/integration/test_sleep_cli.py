@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hymem.api.memory import Memory
 from hymem.cli import app
-from hymem.config import MemoryConfig
-from hymem.embedders import HashingEmbedder
-from hymem.memory import Memory
+from hymem.core.config import MemoryConfig
+from hymem.embed.embedders import HashingEmbedder
 from typer.testing import CliRunner
 
 from tests.fixtures_sleep import seed_store

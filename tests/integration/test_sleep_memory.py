@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hymem.config import MemoryConfig
-from hymem.memory import Memory
-from hymem.types import SummaryStatus
+from hymem.api.memory import Memory
+from hymem.core.config import MemoryConfig
+from hymem.core.types import SummaryStatus
 
 from tests.doubles import scripted_config
 from tests.fixtures_sleep import scripted_update, seed_store
@@ -187,7 +187,7 @@ def test_extractive_sleep_merges_repeats_and_ends_a_changed_fact(
 
 
 def test_sleep_on_close_runs_a_sleep(tmp_path: Path) -> None:
-    from hymem.embedders import HashingEmbedder
+    from hymem.embed.embedders import HashingEmbedder
 
     emb = HashingEmbedder()
     dup = "Caroline went to the LGBTQ support group on 7 May 2023."

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hymem.memory import Memory
+from hymem.api.memory import Memory
 
 from tests.doubles import scripted_config
 from tests.fixtures_sleep import scripted_update, seed_store, target_text
@@ -38,8 +38,8 @@ FLOOR = 0.2  # low, so almost every summary has a queue and there are many decis
 
 CHILD = """
 import sys
-from hymem.config import MemoryConfig
-from hymem.memory import Memory
+from hymem.core.config import MemoryConfig
+from hymem.api.memory import Memory
 
 cfg = MemoryConfig.defaults(
     llm="openai:test-model", llm_base_url=sys.argv[2], llm_api_key="test-key",

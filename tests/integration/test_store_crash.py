@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hymem.embedders import HashingEmbedder
+from hymem.core.types import StatusChange, SummaryStatus, TurnStatus
+from hymem.embed.embedders import HashingEmbedder
 from hymem.indexes.lexical.index import LEXICAL_SCHEMA_VERSION, LexicalIndex
 from hymem.indexes.protocol import RowScope
 from hymem.indexes.store.commits import CommitWriter
 from hymem.indexes.store.recovery import Recovery
-from hymem.types import StatusChange, SummaryStatus, TurnStatus
 
 from tests.fixtures_store import (
     assert_store_consistent,
@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 WRITER = textwrap.dedent("""
     import sys
-    from hymem.embedders import HashingEmbedder
+    from hymem.embed.embedders import HashingEmbedder
     from tests.fixtures_store import make_records, make_turns, open_store
 
     emb = HashingEmbedder(64)

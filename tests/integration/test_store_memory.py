@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 import pytest
 from hymem import Memory, MemoryConfig
-from hymem.embedders import SentenceTransformerEmbedder
-from hymem.errors import EmbedderMismatchError, UserInputError
+from hymem.core.errors import EmbedderMismatchError, UserInputError
+from hymem.embed.embedders import SentenceTransformerEmbedder
 
 from tests.fixtures_store import commit_texts
 
@@ -93,7 +93,7 @@ def test_loading_the_embedder_leaves_the_environment_alone() -> None:
     """In a fresh interpreter: this process may already have loaded a model."""
     code = (
         "import os\n"
-        "from hymem.embedders import SentenceTransformerEmbedder\n"
+        "from hymem.embed.embedders import SentenceTransformerEmbedder\n"
         "assert SentenceTransformerEmbedder().embed(['hello']).shape == (1, 384)\n"
         "offline = [k for k in os.environ if k.endswith('_OFFLINE')]\n"
         "assert not offline, offline\n"

@@ -12,13 +12,13 @@ from typing import Any
 import lancedb
 import pyarrow as pa
 import pytest
-from hymem.errors import HymemError, SchemaVersionError
+from hymem.core.errors import HymemError, SchemaVersionError
+from hymem.core.types import Attribution, Level
 from hymem.indexes.lance import migrate
 from hymem.indexes.lance import schema as S
 from hymem.indexes.lance.tables import LanceTables
 from hymem.indexes.protocol import RowScope
 from hymem.indexes.store.store import Store
-from hymem.types import Attribution, Level
 
 from tests.fixtures_store import drop_metadata, make_segment, make_summary, set_version
 

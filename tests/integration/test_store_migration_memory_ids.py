@@ -11,11 +11,11 @@ from pathlib import Path
 
 import lancedb
 import pytest
-from hymem.errors import HymemError
+from hymem.core.errors import HymemError
+from hymem.core.types import StatusChange, SummaryStatus
 from hymem.indexes.lance import migrate
 from hymem.indexes.lance import schema as S
 from hymem.indexes.store.store import Store
-from hymem.types import StatusChange, SummaryStatus
 
 from tests.fixtures_store import (
     BASE_TIME,

@@ -11,8 +11,8 @@ from typing import Any
 
 import lancedb
 import pytest
-from hymem.errors import HymemError, SchemaVersionError
-from hymem.filters import Filter
+from hymem.core.errors import HymemError, SchemaVersionError
+from hymem.core.filters import Filter
 from hymem.indexes.lance import migrate
 from hymem.indexes.lance import schema as S
 from hymem.indexes.protocol import RowScope

@@ -10,8 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from hymem.embedders import HashingEmbedder
-from hymem.errors import (
+from hymem.core.errors import (
     EmbedderMismatchError,
     ReadOnlyStoreError,
     SchemaVersionError,
@@ -19,6 +18,7 @@ from hymem.errors import (
     StoreError,
     StoreLockedError,
 )
+from hymem.embed.embedders import HashingEmbedder
 from hymem.indexes.lance.schema import SCHEMA_VERSION
 from hymem.indexes.protocol import RowScope
 from hymem.indexes.store.store import Store

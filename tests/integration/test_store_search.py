@@ -8,13 +8,13 @@ from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-from hymem.embedders import HashingEmbedder
+from hymem.core.types import Level, StatusChange, SummaryStatus
+from hymem.embed.embedders import HashingEmbedder
 from hymem.indexes.protocol import RowScope
 from hymem.indexes.store.store import Store
 from hymem.search.fusion import DEFAULT_RRF_K
 from hymem.search.hybrid import HybridSearcher
 from hymem.search.scope import search_scope
-from hymem.types import Level, StatusChange, SummaryStatus
 
 from tests.fixtures_store import commit_texts, make_records, make_turns, open_store
 

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 from hymem import Memory, MemoryConfig
-from hymem.embedders import SentenceTransformerEmbedder
-from hymem.errors import SchemaVersionError
+from hymem.core.errors import SchemaVersionError
+from hymem.embed.embedders import SentenceTransformerEmbedder
 
 pytestmark = pytest.mark.integration
 

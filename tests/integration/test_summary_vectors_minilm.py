@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from hymem import Memory
-from hymem.config import MemoryConfig
-from hymem.embedders import SentenceTransformerEmbedder, TokenEmbedder
+from hymem.core.config import MemoryConfig
+from hymem.embed.embedders import SentenceTransformerEmbedder, TokenEmbedder
 
 pytestmark = pytest.mark.integration
 

@@ -95,7 +95,7 @@ def test_ask_as_of_is_parsed_bounded_and_traced(mem: Memory) -> None:
 
 @pytest.mark.parametrize("bad", ["yesterday", "", 12.5j, True])
 def test_an_unparseable_as_of_is_a_user_input_error(mem: Memory, bad: object) -> None:
-    from hymem.errors import UserInputError
+    from hymem.core.errors import UserInputError
 
     with pytest.raises(UserInputError):
         mem.search("apple", user_id="ann", as_of=bad)  # type: ignore[arg-type]

@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 from hymem import Memory
-from hymem.config import MemoryConfig
-from hymem.errors import UserInputError
+from hymem.core.config import MemoryConfig
+from hymem.core.errors import UserInputError
 from hymem.read.params import AskParams
 from hymem.search.scope import SearchScope
 from hypothesis import HealthCheck, example, given, settings
@@ -228,7 +228,7 @@ def test_an_iso_string_bound_is_the_same_bound_as_its_datetime(
 
 def test_offsets_in_other_formats_are_applied_not_dropped() -> None:
     """dateparser's forms honour an offset too (before: `+0200` was silently ignored)."""
-    from hymem.time import parse_time
+    from hymem.core.time import parse_time
 
     assert parse_time("8 May 2023 13:56 +0200", "since") == datetime(2023, 5, 8, 11, 56)
     assert parse_time("May 8, 2023 13:56 -05:00", "since") == datetime(2023, 5, 8, 18, 56)

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from hymem import Memory, MemoryConfig
-from hymem.embedders import HashingEmbedder
+from hymem.embed.embedders import HashingEmbedder
 from hymem.ops.tracing import USER_HASH, user_hash
 from opentelemetry import trace
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider

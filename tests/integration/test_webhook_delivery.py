@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from hymem import Memory, MemoryConfig
 from hymem.cli import app
-from hymem.errors import ConfigError
+from hymem.core.errors import ConfigError
 from hymem.ops.webhooks import verify
 from hymem.ops.webhooks.outbox import Outbox
 from typer.testing import CliRunner

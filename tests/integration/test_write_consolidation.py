@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 from hymem import Memory, MemoryConfig
-from hymem.embedders import HashingEmbedder
-from hymem.errors import LLMUnavailable, StorageFullError, UserInputError
-from hymem.types import AddResult, SummaryStatus
+from hymem.core.errors import LLMUnavailable, StorageFullError, UserInputError
+from hymem.core.types import AddResult, SummaryStatus
+from hymem.embed.embedders import HashingEmbedder
 
 pytestmark = pytest.mark.integration
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from hymem.core.types import SummaryRecord, SummaryStatus
 from hymem.manage.audit import (
     AuditReport,
     UserAudit,
@@ -16,7 +17,6 @@ from hymem.manage.audit import (
     stale_served,
     support_score,
 )
-from hymem.types import SummaryRecord, SummaryStatus
 
 from tests.fixtures_store import BASE_TIME, make_summary
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from hymem.backfill import commit as C
-from hymem.types import SegmentRecord
+from hymem.core.types import SegmentRecord
 
 T0 = datetime(2024, 1, 1)
 

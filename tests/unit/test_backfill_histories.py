@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from hymem.backfill.histories import read_jsonl
-from hymem.errors import UserInputError
+from hymem.core.errors import UserInputError
 
 
 def _write(tmp_path: Path, rows: list[object]) -> Path:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hymem.errors import UserInputError
+from hymem.core.errors import UserInputError
 from hymem.imports.chat_formats import read_chat_export
 
 from tests.chat_exports import chatgpt_export, claude_export, jsonl_export

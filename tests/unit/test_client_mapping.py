@@ -14,9 +14,9 @@ from typing import Any, get_type_hints
 import httpx
 import pytest
 from hymem import Filter, Memory
-from hymem import errors as E
 from hymem.client import AsyncClient, Client
 from hymem.client._errors import error_from, retry_after
+from hymem.core import errors as E
 from hymem.serve.errors import http_error
 from hymem.serve.routes import router
 
@@ -135,7 +135,7 @@ def test_a_bad_argument_fails_before_anything_is_sent() -> None:
 
 
 def _examples() -> list[E.HymemError]:
-    """One instance of every error class in hymem.errors, built as the library builds it."""
+    """One instance of every error class in hymem.core.errors, built as the library builds it."""
     out: list[E.HymemError] = []
     for cls in vars(E).values():
         if not (isinstance(cls, type) and issubclass(cls, E.HymemError)):

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from hymem.config import MemoryConfig
-from hymem.errors import ConfigError
+from hymem.core.config import MemoryConfig
+from hymem.core.errors import ConfigError
 from hymem.llm.extractive.scoring import DEFAULT_CACHE_ITEMS
 
 TUNABLES = {

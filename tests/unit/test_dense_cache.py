@@ -7,6 +7,7 @@ from datetime import datetime, timedelta
 
 import numpy as np
 import pytest
+from hymem.core.time import micros
 from hymem.indexes.dense.cache import (
     NO_STATUS,
     STATUS_CODES,
@@ -17,7 +18,6 @@ from hymem.indexes.dense.cache import (
     unit_rows,
 )
 from hymem.indexes.dense.scan import hit_rows, top_k
-from hymem.time import micros
 
 T0 = datetime(2024, 1, 1)
 ACTIVE, SUPERSEDED = STATUS_CODES["active"], STATUS_CODES["superseded"]

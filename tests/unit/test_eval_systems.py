@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hymem.errors import ConfigError, UserInputError
+from hymem.core.errors import ConfigError, UserInputError
+from hymem.core.types import RoleUsage, Usage
 from hymem.evaluation.baselines import top_k_indices
 from hymem.evaluation.locomo_data import parse_locomo
 from hymem.evaluation.manifest import check_resumable
 from hymem.evaluation.runner import eligible_questions, select_conversations
 from hymem.evaluation.systems import ALL_SYSTEMS, build_systems, to_dia_id, usage_split
-from hymem.types import RoleUsage, Usage
 
 RAW = [
     {
@@ -91,7 +91,7 @@ def test_resume_refused_when_settings_changed() -> None:
 
 
 def test_judge_config_swaps_only_the_model_and_rejects_bad_specs() -> None:
-    from hymem.config import MemoryConfig
+    from hymem.core.config import MemoryConfig
     from hymem.evaluation.runner import judge_config
 
     cfg = MemoryConfig.defaults(embedder="hashing", llm_base_url="http://127.0.0.1:1/v1")
@@ -106,7 +106,7 @@ def test_judge_config_swaps_only_the_model_and_rejects_bad_specs() -> None:
 
 
 def test_a_run_resumes_across_a_setting_added_at_its_default() -> None:
-    from hymem.config import MemoryConfig
+    from hymem.core.config import MemoryConfig
     from hymem.evaluation.manifest import check_resumable
 
     cfg = MemoryConfig.defaults().model_dump(mode="json")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from hymem import AsyncMemory, Memory, MemoryConfig
-from hymem.errors import StoreError, UserInputError
+from hymem.core.errors import StoreError, UserInputError
 
 CONFIG = MemoryConfig.defaults(embedder="hashing:64")
 TURN = [{"speaker": "Ann", "text": "The quarterly report is due on Friday."}]
@@ -77,14 +77,14 @@ def _pending_warnings(caplog: pytest.LogCaptureFixture) -> list[dict[str, object
     return [
         r.hymem_event  # type: ignore[attr-defined]
         for r in caplog.records
-        if r.name == "hymem.memory.pending"
+        if r.name == "hymem.api.memory.pending"
     ]
 
 
 def test_reads_that_find_nothing_say_turns_are_pending(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.WARNING, logger="hymem.memory.pending")
+    caplog.set_level(logging.WARNING, logger="hymem.api.memory.pending")
     with Memory(tmp_path / "mem", config=CONFIG) as mem:
         added = mem.add(TURN, user_id="ann")
         assert added.pending == 1

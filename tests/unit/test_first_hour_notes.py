@@ -49,7 +49,7 @@ def test_silencing_sets_only_what_the_user_left_unset(monkeypatch: pytest.Monkey
 
 
 def test_the_cli_mutes_the_library_warning_it_says_in_words() -> None:
-    logger = logging.getLogger("hymem.memory.pending")
+    logger = logging.getLogger("hymem.api.memory.pending")
     before = logger.level
     try:
         notes.mute_pending_warning()

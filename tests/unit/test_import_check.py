@@ -16,12 +16,12 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hymem.embedders import HashingEmbedder
-from hymem.errors import StorageFullError, UserInputError
+from hymem.core.errors import StorageFullError, UserInputError
+from hymem.core.types import SegmentRecord, SummaryRecord, TurnRecord, TurnStatus
+from hymem.embed.embedders import HashingEmbedder
 from hymem.indexes.memory.store import InMemoryStore
 from hymem.manage import portable
 from hymem.manage.portable import export_user, import_file
-from hymem.types import SegmentRecord, SummaryRecord, TurnRecord, TurnStatus
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

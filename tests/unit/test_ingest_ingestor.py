@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import datetime
 
 import pytest
-from hymem.errors import InvalidMessageError, LLMUnavailable, StoreError, UserInputError
-from hymem.types import SegmentRecord, TurnStatus
+from hymem.core.errors import InvalidMessageError, LLMUnavailable, StoreError, UserInputError
+from hymem.core.types import SegmentRecord, TurnStatus
 from hymem.write.ingestor import Ingestor
 
 from tests.fixtures_ingest import WriteFakes

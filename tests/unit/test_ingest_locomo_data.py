@@ -7,7 +7,7 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
-from hymem.errors import UserInputError
+from hymem.core.errors import UserInputError
 from hymem.evaluation.locomo_data import (
     LocomoTurn,
     conversation_messages,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 
 import pytest
-from hymem.errors import InvalidMessageError, UserInputError
+from hymem.core.errors import InvalidMessageError, UserInputError
 from hymem.write.messages import MAX_MESSAGE_CHARS, normalise_messages, normalise_text
 
 T0 = datetime(2023, 5, 8, 13, 56)

@@ -2,7 +2,7 @@
 
     hymem.indexes  (storage)   may use only the shared leaves below, never hymem.search
     hymem.search   (retrieval) never reaches the read/write/sleep/manage paths or the facades
-    leaves: hymem.types, errors, time, logging, filters, metadata (import only each other)
+    leaves: hymem.core.types, errors, time, logging, filters, metadata (import only each other)
 
 and only the store-opening modules (indexes/open.py, indexes/folder/open.py,
 indexes/objects/open.py) know which concrete store they built: nothing else imports
@@ -28,15 +28,16 @@ ENGINE, INDEXES = ROOT / "engine", ROOT / "indexes"
 
 LEAVES = frozenset(
     {
-        "hymem.types",
-        "hymem.errors",
-        "hymem.time",
-        "hymem.logging",
-        "hymem.filters",
-        "hymem.metadata",
+        "hymem.core",  # the package itself imports nothing; its modules are checked one by one
+        "hymem.core.types",
+        "hymem.core.errors",
+        "hymem.core.time",
+        "hymem.core.logging",
+        "hymem.core.filters",
+        "hymem.core.metadata",
     }
 )
-ABOVE_SEARCH = ("read", "write", "sleep", "manage", "serve", "cli", "evaluation", "memory")
+ABOVE_SEARCH = ("read", "write", "sleep", "manage", "serve", "cli", "evaluation", "api")
 CONCRETE_STORE_MODULES = frozenset(
     {"hymem.indexes.store.store", "hymem.indexes.objects.store", "hymem.indexes.memory.store"}
 )
@@ -124,8 +125,8 @@ def _within(name: str, prefix: str) -> bool:
 
 
 def _hymem_modules(imp: Import) -> set[str]:
-    """The hymem modules an import reaches: `from hymem import types` reaches hymem.types;
-    `from hymem.types import Level` reaches hymem.types; `import hymem` reaches hymem."""
+    """The hymem modules an import reaches: `from hymem.core import types` reaches hymem.core.types;
+    `from hymem.core.types import Level` reaches hymem.core.types; `import hymem` reaches hymem."""
     if imp.module == "hymem" and imp.names:
         return {f"hymem.{n}" for n in imp.names}
     return {imp.module}
@@ -139,7 +140,7 @@ ALL_SOURCES = INDEX_SOURCES + ENGINE_SOURCES
 def test_the_scan_sees_the_layers() -> None:
     """Guards the test itself: the folders hold what the rules below speak of."""
     modules = {s.module for s in ALL_SOURCES}
-    assert {"hymem.indexes.protocol", "hymem.search.hybrid", "hymem.memory"} <= modules
+    assert {"hymem.indexes.protocol", "hymem.search.hybrid", "hymem.api.memory"} <= modules
     assert modules >= LEAVES
     assert any(imports(s) for s in INDEX_SOURCES)
 
@@ -331,7 +332,7 @@ def test_the_import_reader_resolves_every_form() -> None:
 def test_the_isinstance_check_sees_names_and_module_aliases() -> None:
     classes = {"Store", "RemoteStore"}
     src = _fake(
-        "engine/memory_args.py",
+        "engine/api/memory_args.py",
         "from hymem.indexes.objects.store import RemoteStore as R\n"
         "from hymem.indexes.store import store as st\n"
         "import hymem.indexes.memory.store\n"
@@ -340,7 +341,7 @@ def test_the_isinstance_check_sees_names_and_module_aliases() -> None:
         "        type(x), hymem.indexes.memory.store.Store)\n",
     )
     found = _isinstance_of_store(src, classes)
-    assert len(found) == 3 and all("hymem.memory_args" in f for f in found)
+    assert len(found) == 3 and all("hymem.api.memory_args" in f for f in found)
     harmless = _fake("engine/x.py", "def f(x: object) -> bool:\n    return isinstance(x, dict)\n")
     assert _isinstance_of_store(harmless, classes) == []
 

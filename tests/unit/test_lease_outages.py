@@ -5,7 +5,7 @@ lease or `StoreLockedError` within `lease_wait_s`."""
 from __future__ import annotations
 
 import pytest
-from hymem.errors import LeaseLostError, StoreLockedError, StoreUnavailableError
+from hymem.core.errors import LeaseLostError, StoreLockedError, StoreUnavailableError
 from hymem.indexes.objects.leases import LeaseManager
 from hymem.indexes.objects.objects import MemoryObjects, Stored
 

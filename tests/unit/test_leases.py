@@ -6,7 +6,7 @@ import threading
 import time
 
 import pytest
-from hymem.errors import LeaseLostError, StoreCorruptedError, StoreLockedError
+from hymem.core.errors import LeaseLostError, StoreCorruptedError, StoreLockedError
 from hymem.indexes.objects.leases import LeaseManager, lease_key
 from hymem.indexes.objects.objects import MemoryObjects
 

@@ -4,9 +4,9 @@ budget-filled light ranking (`hymem.read.light`), as general rules."""
 from __future__ import annotations
 
 import pytest
+from hymem.core.types import Hit, Level
 from hymem.read.light import fill_tokens, light_ranking
 from hymem.search.anchors import Anchors, capitalised, find_anchors
-from hymem.types import Hit, Level
 
 
 def _hit(i: str, text: str, turns: list[str], segment: str = "g") -> Hit:

@@ -8,12 +8,12 @@ from collections.abc import Callable
 from datetime import datetime
 
 import pytest
+from hymem.core.types import RoleUsage
 from hymem.llm.accounting import UsageMeter
 from hymem.llm.cache import cache_key
 from hymem.llm.formatting import format_memories, format_pool, format_segments, format_span
 from hymem.llm.pool import map_concurrent
 from hymem.llm.roles import ContextItem, SegmentInput
-from hymem.types import RoleUsage
 
 
 def _tracked(max_seen: list[int], delay: float = 0.02) -> Callable[[int], int]:

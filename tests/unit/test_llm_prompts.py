@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hymem.errors import ConfigError
+from hymem.core.errors import ConfigError
 from hymem.llm.roles import Role
 from hymem.prompts import load_prompt, parse_prompt
 

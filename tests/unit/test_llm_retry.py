@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from hymem.errors import LLMAuthError, LLMRequestError, LLMUnavailable
+from hymem.core.errors import LLMAuthError, LLMRequestError, LLMUnavailable
 from hymem.llm.backend import TransientLLMError
 from hymem.llm.retry import RetryPolicy, call_with_retries
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hymem.errors import DatasetFormatError, UserInputError
+from hymem.core.errors import DatasetFormatError, UserInputError
 from hymem.evaluation.longmemeval.data import (
     load_longmemeval,
     parse_lme_date,

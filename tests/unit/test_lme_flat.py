@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hymem.embedders import HashingEmbedder
+from hymem.embed.embedders import HashingEmbedder
 from hymem.evaluation.longmemeval.data import load_longmemeval, parse_longmemeval
 from hymem.evaluation.longmemeval.flat import (
     FlatIndex,

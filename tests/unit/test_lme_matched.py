@@ -3,8 +3,8 @@ budgets a resumed run reads, and a flat ranking cut to a budget."""
 
 from __future__ import annotations
 
-from hymem.config import MemoryConfig
-from hymem.embedders import HashingEmbedder
+from hymem.core.config import MemoryConfig
+from hymem.embed.embedders import HashingEmbedder
 from hymem.evaluation.longmemeval.data import LmeQuestion, load_longmemeval
 from hymem.evaluation.longmemeval.matched import (
     flat_at_budget,

@@ -7,7 +7,8 @@ from datetime import datetime
 from typing import Any
 
 import pytest
-from hymem.errors import ConfigError, UserInputError
+from hymem.core.errors import ConfigError, UserInputError
+from hymem.core.types import Answer, Hit, Level
 from hymem.evaluation.longmemeval.data import LmeQuestion, load_longmemeval
 from hymem.evaluation.longmemeval.judge import (
     JUDGE_PROMPTS,
@@ -29,7 +30,6 @@ from hymem.evaluation.longmemeval.systems import (
 )
 from hymem.llm.roles import JudgeOutput, Role, RoleResult
 from hymem.prompts import load_prompt
-from hymem.types import Answer, Hit, Level
 
 from tests.fixtures_lme import LME_MINI
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 from datetime import datetime
 
 import pytest
-from hymem.config import MemoryConfig
-from hymem.errors import ConfigError
+from hymem.core.config import MemoryConfig
+from hymem.core.errors import ConfigError
 from hymem.evaluation.locomo_format import locomo_date_phrasing, phrased_roles
 from hymem.evaluation.manifest import check_resumable
 from hymem.llm.extractive.backend import ExtractiveRoles

@@ -11,7 +11,7 @@ import sys
 from collections.abc import Iterator
 
 import pytest
-from hymem.logging import configure_logging, get_logger
+from hymem.core.logging import configure_logging, get_logger
 
 from tests.log_events import capture_events
 
@@ -37,7 +37,7 @@ def test_import_configures_nothing_and_warnings_still_reach_stderr() -> None:
         "assert not structlog.is_configured(), 'import hymem configured structlog'\n"
         "assert logging.getLogger('hymem').handlers == []\n"
         "assert logging.getLogger().handlers == []\n"
-        "from hymem.logging import get_logger\n"
+        "from hymem.core.logging import get_logger\n"
         "log = get_logger('hymem.test')\n"
         "log.info('quiet.event', n=1)\n"
         "log.warning('loud.event', n=2)\n"

@@ -6,13 +6,13 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 import pytest
-from hymem.embedders import HashingEmbedder
-from hymem.errors import NotFoundError, ReadOnlyStoreError, UserInputError
+from hymem.core.errors import NotFoundError, ReadOnlyStoreError, UserInputError
+from hymem.core.types import SummaryStatus
+from hymem.embed.embedders import HashingEmbedder
 from hymem.indexes.memory.store import InMemoryStore
 from hymem.manage import cursor
 from hymem.manage.editor import Editor, check_listing
 from hymem.sleep.plan import plan_restore
-from hymem.types import SummaryStatus
 from hymem.write.guard import WriteGuard
 
 from tests.fixtures_store import EVIL, make_segment, make_summary, make_turns

@@ -8,9 +8,9 @@ from typing import Any
 
 import anyio
 import pytest
-from hymem.errors import LLMUnavailable, NotFoundError, StoreLockedError, UserInputError
+from hymem.core.errors import LLMUnavailable, NotFoundError, StoreLockedError, UserInputError
+from hymem.core.types import AddResult, RoleUsage, Usage
 from hymem.serve.mcp_server import added_then_flushed, build_mcp_server, tool_error
-from hymem.types import AddResult, RoleUsage, Usage
 from mcp import Client
 
 

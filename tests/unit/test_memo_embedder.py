@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from hymem.embedders import HashingEmbedder
+from hymem.embed.embedders import HashingEmbedder
 from hymem.evaluation.memo_embedder import MemoEmbedder
 
 

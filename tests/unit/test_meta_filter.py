@@ -10,9 +10,9 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hymem import metadata as M
-from hymem.errors import UserInputError
-from hymem.filters import (
+from hymem.core import metadata as M
+from hymem.core.errors import UserInputError
+from hymem.core.filters import (
     MAX_CONDITIONS,
     MAX_DEPTH,
     Filter,

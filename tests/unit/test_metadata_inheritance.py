@@ -5,11 +5,11 @@ metadata (a merge keeps its target's)."""
 
 from __future__ import annotations
 
-from hymem.config import MemoryConfig
-from hymem.embedders import HashingEmbedder
+from hymem.core.config import MemoryConfig
+from hymem.core.types import SummaryRecord, SummaryStatus
+from hymem.embed.embedders import HashingEmbedder
 from hymem.sleep.consolidator import Consolidator
 from hymem.sleep.journal import SleepJournal
-from hymem.types import SummaryRecord, SummaryStatus
 
 from tests.doubles import ScriptedRoles
 from tests.fixtures_ingest import WriteFakes

@@ -9,15 +9,15 @@ from typing import Any
 import httpx
 import pytest
 from fastapi import APIRouter, FastAPI
-from hymem.config import MemoryConfig
-from hymem.errors import NotFoundError, StoreClosedError
+from hymem.core.config import MemoryConfig
+from hymem.core.errors import NotFoundError, StoreClosedError
+from hymem.core.types import AddResult, Answer, RoleUsage, Usage
 from hymem.ops.calls import CallRecord
 from hymem.ops.metrics import Metrics
 from hymem.ops.readiness import ModelProbe
 from hymem.ops.store_metrics import StoreCollector
 from hymem.serve.metrics_http import UNMATCHED, method_label, route_label
 from hymem.sleep.consolidator import SleepReport
-from hymem.types import AddResult, Answer, RoleUsage, Usage
 from prometheus_client import CollectorRegistry
 
 

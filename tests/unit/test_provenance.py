@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 
 import pytest
+from hymem.core.types import Attribution, SegmentRecord, SummaryRecord
 from hymem.llm import checks
 from hymem.llm.extractive.summarise import summarise_segment
 from hymem.llm.formatting import format_segments
@@ -18,7 +19,6 @@ from hymem.llm.roles import (
 )
 from hymem.llm.structured import parse_reply
 from hymem.sleep.plan import merged_attribution
-from hymem.types import Attribution, SegmentRecord, SummaryRecord
 from hymem.write.records import build_summaries
 
 from tests.log_events import capture_events

@@ -6,10 +6,10 @@ from __future__ import annotations
 from datetime import datetime
 
 import pytest
-from hymem.errors import LLMUnavailable, UserInputError
+from hymem.core.errors import LLMUnavailable, UserInputError
+from hymem.core.types import Level
 from hymem.llm.roles import LightAnswerOutput
 from hymem.read.candidates import LIGHT_EXTRA
-from hymem.types import Level
 
 from tests.doubles import Fallback, ScriptedRoles
 from tests.doubles_retrieval import FakeSearcher

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from hymem.core.types import Hit, Level
 from hymem.read.candidates import distinct_sources, fuse_candidates, snippet
-from hymem.types import Hit, Level
 
 
 def summary(i: int, seg: int) -> Hit:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from hymem.errors import UserInputError
+from hymem.core.errors import UserInputError
+from hymem.core.types import Level
 from hymem.llm.tokens import count_tokens
-from hymem.types import Level
 
 from tests.doubles import ScriptedRoles
 from tests.fixtures_reader import make_fakes

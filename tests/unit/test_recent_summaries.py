@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from hymem.types import SummaryRecord, SummaryStatus
+from hymem.core.types import SummaryRecord, SummaryStatus
 from hymem.write.recent import RecentSummaries, vouched
 
 WHEN = datetime(2024, 1, 1, 10, 0, tzinfo=UTC)

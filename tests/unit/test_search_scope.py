@@ -7,14 +7,14 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
-from hymem.config import MemoryConfig
-from hymem.errors import UserInputError
+from hymem.core.config import MemoryConfig
+from hymem.core.errors import UserInputError
+from hymem.core.types import Level
 from hymem.indexes.protocol import ACTIVE_ONLY
 from hymem.read.candidates import LIGHT_EXTRA, summary_depth
 from hymem.read.params import ask_params
 from hymem.read.scheduler import ReadPlan
 from hymem.search.scope import SearchScope, search_scope
-from hymem.types import Level
 
 T = datetime(2023, 5, 8, 12, 0)
 

@@ -8,8 +8,8 @@ import inspect
 from pathlib import Path
 
 import pytest
-from hymem.errors import ConfigError
-from hymem.memory import Memory
+from hymem.api.memory import Memory
+from hymem.core.errors import ConfigError
 from hymem.serve import models as M
 from hymem.serve.auth import Binding, KeyRing, append_key, is_loopback, key_hash
 from hymem.serve.errors import http_error
@@ -58,7 +58,7 @@ def test_a_keys_file_holds_hashes_only(tmp_path: Path) -> None:
 
 
 def test_loopback_and_error_statuses() -> None:
-    from hymem import errors as E
+    from hymem.core import errors as E
 
     assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost")
     assert not is_loopback("0.0.0.0") and not is_loopback("example.org")

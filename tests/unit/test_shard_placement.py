@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-from hymem.errors import ConfigError, StoreError
+from hymem.core.errors import ConfigError, StoreError
 from hymem.indexes.shards.placement import (
     check_count,
     decode_manifest,

@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hymem.config import MemoryConfig
-from hymem.embedders import HashingEmbedder
-from hymem.errors import LLMAuthError, LLMUnavailable, ReadOnlyStoreError, UserInputError
+from hymem.core.config import MemoryConfig
+from hymem.core.errors import LLMAuthError, LLMUnavailable, ReadOnlyStoreError, UserInputError
+from hymem.core.types import SummaryRecord, SummaryStatus
+from hymem.embed.embedders import HashingEmbedder
 from hymem.llm.roles import ContextItem
 from hymem.sleep.consolidator import Consolidator
 from hymem.sleep.journal import SleepJournal
-from hymem.types import SummaryRecord, SummaryStatus
 
 from tests.doubles import ScriptedRoles
 from tests.fixtures_sleep import summary, summary_store

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 
 import pytest
+from hymem.core.types import Attribution, SummaryStatus
 from hymem.sleep.plan import (
     Decision,
     lineage,
@@ -15,7 +16,6 @@ from hymem.sleep.plan import (
     resolve_conflicts,
     version_id,
 )
-from hymem.types import Attribution, SummaryStatus
 
 from tests.fixtures_sleep import summary
 

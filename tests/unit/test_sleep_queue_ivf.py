@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hymem.config import MemoryConfig
-from hymem.embedders import HashingEmbedder
+from hymem.core.config import MemoryConfig
+from hymem.embed.embedders import HashingEmbedder
 from hymem.sleep.consolidator import Consolidator
 from hymem.sleep.decide import build_snapshot
 from hymem.sleep.ivf import assign, scan_ivf, spherical_kmeans

@@ -4,7 +4,7 @@ outage or a commit other writers kept pre-empting, which is transient and never 
 from __future__ import annotations
 
 import pytest
-from hymem.errors import StorageFullError, StoreCorruptedError, StoreUnavailableError
+from hymem.core.errors import StorageFullError, StoreCorruptedError, StoreUnavailableError
 from hymem.indexes.store.faults import storage_faults
 
 CASES = [

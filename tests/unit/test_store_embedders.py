@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hymem.embedders import (
+from hymem.core.errors import ConfigError
+from hymem.embed.embedders import (
     MINILM_NAME,
     Embedder,
     HashingEmbedder,
@@ -12,7 +13,6 @@ from hymem.embedders import (
     _resolve_model,
     resolve_embedder,
 )
-from hymem.errors import ConfigError
 
 
 def test_hashing_is_deterministic_normalised_float32() -> None:
@@ -73,7 +73,7 @@ def test_empty_input_gives_empty_matrix() -> None:
 
 
 def test_length_groups_cover_every_index_once_with_similar_lengths() -> None:
-    from hymem.embedders import LENGTH_RATIO, LENGTH_SLACK, TRUNCATED_CHARS, length_groups
+    from hymem.embed.embedders import LENGTH_RATIO, LENGTH_SLACK, TRUNCATED_CHARS, length_groups
 
     lengths = [5, 3000, 40, 41, 700, 12, 2000, 800, 45, 6]
     groups = length_groups(lengths, max_size=3)

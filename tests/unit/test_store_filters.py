@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 
 import pytest
-from hymem.errors import UserInputError
+from hymem.core.errors import UserInputError
 from hymem.indexes.lance import sql as F
 
 

@@ -12,9 +12,10 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hymem.config import MemoryConfig
-from hymem.embedders import HashingEmbedder
-from hymem.errors import UserInputError
+from hymem.core.config import MemoryConfig
+from hymem.core.errors import UserInputError
+from hymem.core.types import Level, SummaryStatus
+from hymem.embed.embedders import HashingEmbedder
 from hymem.indexes.memory.store import InMemoryStore
 from hymem.indexes.protocol import Row, RowScope, Vector
 from hymem.search.fusion import DEFAULT_RRF_K
@@ -26,7 +27,6 @@ from hymem.search.hybrid import (
     candidate_depth,
 )
 from hymem.search.scope import SearchScope
-from hymem.types import Level, SummaryStatus
 
 from tests.fixtures_store import DIM, make_segment, make_summary, vec
 

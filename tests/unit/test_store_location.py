@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 from hymem import MemoryConfig
-from hymem.errors import ConfigError, UserInputError
+from hymem.api.memory_args import store_location
+from hymem.core.errors import ConfigError, UserInputError
 from hymem.indexes.location import options_from_env, parse_location
-from hymem.memory_args import store_location
 
 
 def test_a_local_path_and_a_file_uri_are_the_same_folder(tmp_path: Path) -> None:

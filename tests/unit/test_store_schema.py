@@ -6,11 +6,11 @@ import threading
 from datetime import datetime, timedelta, timezone
 
 import pytest
-from hymem.errors import UserInputError
+from hymem.core.errors import UserInputError
+from hymem.core.time import micros
+from hymem.core.types import SegmentRecord, SummaryRecord, TurnRecord
 from hymem.indexes.lance import schema as S
 from hymem.indexes.lexical.analysis import build_analyzer, content_terms, terms
-from hymem.time import micros
-from hymem.types import SegmentRecord, SummaryRecord, TurnRecord
 
 T = datetime(2023, 5, 8, 13, 56)
 

@@ -7,11 +7,11 @@ from datetime import datetime
 
 import numpy as np
 import pytest
-from hymem.embedders import HashingEmbedder, TokenEmbedder, TokenVectors
+from hymem.core.types import SummaryRecord
+from hymem.embed.embedders import HashingEmbedder, TokenEmbedder, TokenVectors
 from hymem.llm.checks import check_summarise
 from hymem.llm.extractive.summarise import summarise_segment
 from hymem.llm.roles import FactSource, SegmentInput, SegmentSummary, SummariseOutput
-from hymem.types import SummaryRecord
 from hymem.write.spans import added_words, locate, pooled_summary_vector, span_rows
 from hymem.write.summary_vectors import TOKEN_CACHE_ITEMS, SummarySource, SummaryVectors
 

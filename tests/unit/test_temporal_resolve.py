@@ -8,6 +8,7 @@ from __future__ import annotations
 from datetime import date, datetime
 
 import pytest
+from hymem.core.time import try_parse_timestamp as parse_timestamp
 from hymem.llm.extractive.temporal import (
     DateMention,
     Relative,
@@ -16,7 +17,6 @@ from hymem.llm.extractive.temporal import (
     format_day,
     rewrite_relative_dates,
 )
-from hymem.time import try_parse_timestamp as parse_timestamp
 
 MON_8_MAY = datetime(2023, 5, 8, 13, 56)  # a Monday
 SAT_15_JUL = datetime(2023, 7, 15, 10, 0)  # a Saturday

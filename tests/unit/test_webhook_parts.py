@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 from hymem import MemoryConfig
 from hymem.backfill.runner import BackfillReport
-from hymem.errors import ConfigError
+from hymem.core.errors import ConfigError
+from hymem.core.time import utcnow
+from hymem.core.types import AddResult, SummaryRecord
 from hymem.imports.chat_import import ChatImportReport
 from hymem.indexes.location import parse_location
 from hymem.manage.erase import ErasureReport
@@ -24,8 +26,6 @@ from hymem.ops.webhooks.observer import outbox_path
 from hymem.ops.webhooks.outbox import Due, Outbox
 from hymem.ops.webhooks.signing import signature
 from hymem.sleep.consolidator import SleepReport
-from hymem.time import utcnow
-from hymem.types import AddResult, SummaryRecord
 
 from tests.readme_blocks import blocks
 

@@ -22,7 +22,7 @@ export class AuthError extends HymemError {}
 export class LLMError extends HymemError {}
 
 // The server's class names, grouped by the class this client raises for them (like
-// hymem.errors' tree; error.kind keeps the exact name).
+// hymem.core.errors' tree; error.kind keeps the exact name).
 const FAMILY = {
   UserInputError: UserInputError,
   InvalidMessageError: UserInputError,

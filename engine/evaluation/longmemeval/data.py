@@ -26,8 +26,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from hymem.errors import DatasetFormatError, UserInputError
-from hymem.logging import get_logger
+from hymem.core.errors import DatasetFormatError, UserInputError
+from hymem.core.logging import get_logger
 from pydantic import BaseModel, ConfigDict, Field
 
 log = get_logger("hymem.evaluation.longmemeval")

@@ -20,7 +20,7 @@ from hymem.evaluation.flat import FlatIndex, Ranker, bm25_order, dense_order
 from hymem.evaluation.longmemeval.data import LmeQuestion
 
 if TYPE_CHECKING:
-    from hymem.embedders import Embedder
+    from hymem.embed.embedders import Embedder
 
 Granularity = Literal["turn", "session"]
 

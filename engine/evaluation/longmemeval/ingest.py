@@ -11,14 +11,14 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from hymem.errors import InvalidMessageError
+from hymem.core.errors import InvalidMessageError
+from hymem.core.logging import get_logger
+from hymem.core.types import AddResult, Usage
 from hymem.evaluation.locomo_ingest import flush_user
-from hymem.logging import get_logger
-from hymem.types import AddResult, Usage
 
 if TYPE_CHECKING:
+    from hymem.api.memory import Memory
     from hymem.evaluation.longmemeval.data import LmeQuestion, LmeSession
-    from hymem.memory import Memory
 
 log = get_logger("hymem.evaluation.longmemeval.ingest")
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from hymem.errors import ConfigError
+from hymem.core.errors import ConfigError
 
 if TYPE_CHECKING:
     from hymem.evaluation.longmemeval.data import LmeQuestion

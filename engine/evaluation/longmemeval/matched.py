@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
+from hymem.core.logging import get_logger
 from hymem.evaluation.budget import Cut, cut_to_budget, recall_any_all
 from hymem.evaluation.longmemeval.metrics import Evidence, distinct_sessions, evidence_of
 from hymem.evaluation.longmemeval.records import MatchedBudget, RetrievalRecord
@@ -26,12 +27,11 @@ from hymem.evaluation.longmemeval.systems import (
     QuestionRetriever,
     score_ranking,
 )
-from hymem.logging import get_logger
 
 if TYPE_CHECKING:
+    from hymem.api.memory import Memory
     from hymem.evaluation.longmemeval.data import LmeQuestion
     from hymem.evaluation.predictions import PredictionLog
-    from hymem.memory import Memory
 
 log = get_logger("hymem.evaluation.longmemeval.matched")
 

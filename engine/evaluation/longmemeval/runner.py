@@ -17,8 +17,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hymem.config import MemoryConfig
-from hymem.errors import HymemError, UserInputError
+from hymem.core.config import MemoryConfig
+from hymem.core.errors import HymemError, UserInputError
+from hymem.core.logging import get_logger
 from hymem.evaluation.longmemeval.data import (
     LmeDataset,
     LmeQuestion,
@@ -49,13 +50,12 @@ from hymem.evaluation.predictions import PredictionLog, read_predictions
 from hymem.evaluation.progress import make_progress
 from hymem.evaluation.runner import dump_traces, judge_config, read_json
 from hymem.evaluation.systems import SystemResult, answer_fields
-from hymem.logging import get_logger
 from pydantic import BaseModel, Field
 
 if TYPE_CHECKING:
-    from hymem.embedders import Embedder
+    from hymem.api.memory import Memory
+    from hymem.embed.embedders import Embedder
     from hymem.llm.roles import Roles
-    from hymem.memory import Memory
 
 log = get_logger("hymem.evaluation.longmemeval.runner")
 
@@ -120,9 +120,9 @@ def run_longmemeval(
 ) -> LmeRunResult:
     """Runs (or resumes) one evaluation into `options.out`. `embedder`, `roles` and
     `judge_roles` may be injected (tests); otherwise they come from `config` and `--judge`."""
-    from hymem.embedders import resolve_embedder
+    from hymem.api.memory import Memory
+    from hymem.embed.embedders import resolve_embedder
     from hymem.evaluation.memo_embedder import MemoEmbedder
-    from hymem.memory import Memory
 
     started = time.perf_counter()
     systems = check_systems(options.systems)

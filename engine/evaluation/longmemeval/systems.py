@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Literal
 
-from hymem.errors import UserInputError
+from hymem.core.errors import UserInputError
+from hymem.core.types import Hit, Level
 from hymem.evaluation.baselines import answer_with
 from hymem.evaluation.longmemeval.flat import FlatIndex, Granularity, Ranker, flat_index
 from hymem.evaluation.longmemeval.metrics import (
@@ -39,11 +40,10 @@ from hymem.evaluation.longmemeval.records import RetrievalRecord
 from hymem.evaluation.systems import SystemResult, answer_result, hit_turn_ids
 from hymem.llm.roles import ContextItem
 from hymem.llm.tokens import count_tokens
-from hymem.types import Hit, Level
 
 if TYPE_CHECKING:
+    from hymem.api.memory import Memory
     from hymem.evaluation.longmemeval.data import LmeQuestion
-    from hymem.memory import Memory
 
 HYMEM_SYSTEMS: dict[str, Level] = {"hymem-summary": Level.SUMMARY, "hymem-segment": Level.SEGMENT}
 # hymem's contexts, whose tokens are the budgets the flat baselines are cut to.

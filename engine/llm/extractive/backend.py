@@ -15,7 +15,9 @@ import time
 from datetime import datetime
 from typing import TypeVar
 
-from hymem.embedders import Embedder
+from hymem.core.logging import get_logger
+from hymem.core.types import RoleUsage
+from hymem.embed.embedders import Embedder
 from hymem.llm.accounting import UsageMeter
 from hymem.llm.extractive.answer import (
     Candidate,
@@ -64,8 +66,6 @@ from hymem.llm.roles import (
     role_result,
 )
 from hymem.llm.tokens import count_tokens
-from hymem.logging import get_logger
-from hymem.types import RoleUsage
 from pydantic import BaseModel
 
 log = get_logger("hymem.llm.extractive.backend")

@@ -26,7 +26,7 @@ from collections import Counter, OrderedDict
 from collections.abc import Sequence
 
 import numpy as np
-from hymem.embedders import Embedder
+from hymem.embed.embedders import Embedder
 from hymem.llm.extractive.text import STOPWORDS, content_stems, stem, words
 
 W_DENSE = 0.5

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
 
-from hymem.time import try_parse_timestamp
+from hymem.core.time import try_parse_timestamp
 
 
 def wordset(text: str) -> frozenset[str]:

@@ -14,9 +14,9 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from hymem.errors import ConfigError, LLMUnavailable
+from hymem.core.errors import ConfigError, LLMUnavailable
+from hymem.core.logging import get_logger
 from hymem.llm.backend import Completion, Message
-from hymem.logging import get_logger
 
 log = get_logger("hymem.llm.hf")
 

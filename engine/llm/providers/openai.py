@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import openai
-from hymem.config import MemoryConfig
-from hymem.errors import ConfigError, LLMAuthError, LLMRequestError
+from hymem.core.config import MemoryConfig
+from hymem.core.errors import ConfigError, LLMAuthError, LLMRequestError
+from hymem.core.logging import get_logger
 from hymem.llm.backend import Completion, Message, TransientLLMError
-from hymem.logging import get_logger
 from openai.types.chat import ChatCompletionMessageParam
 
 log = get_logger("hymem.llm.openai")

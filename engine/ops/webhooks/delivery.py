@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import httpx
-from hymem.logging import get_logger
+from hymem.core.logging import get_logger
 from hymem.ops.webhooks.backoff import retry_delay
 from hymem.ops.webhooks.endpoint import WebhookEndpoint
 from hymem.ops.webhooks.outbox import Due, Outbox

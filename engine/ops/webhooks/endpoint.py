@@ -1,7 +1,7 @@
 """A webhook endpoint as the operator registers it (`MemoryConfig.webhooks`), and the event
 types hymem emits.
 
-Kept free of the rest of hymem (pydantic and `hymem.errors` only) because `hymem.config`
+Kept free of the rest of hymem (pydantic and `hymem.core.errors` only) because `hymem.core.config`
 imports it: the configuration must not pull in the write path to validate a URL."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import binascii
 from typing import Any
 from urllib.parse import urlsplit
 
-from hymem.errors import ConfigError
+from hymem.core.errors import ConfigError
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 TURNS_COMMITTED = "turns.committed"

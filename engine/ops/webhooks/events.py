@@ -16,6 +16,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from hymem.backfill.runner import BackfillReport
+from hymem.core.time import utcnow
+from hymem.core.types import AddResult, SummaryRecord
 from hymem.imports.chat_import import ChatImportReport
 from hymem.manage.erase import ErasureReport
 from hymem.manage.portable import ImportReport
@@ -27,8 +29,6 @@ from hymem.ops.webhooks.endpoint import (
     USER_ERASED,
 )
 from hymem.sleep.consolidator import SleepReport
-from hymem.time import utcnow
-from hymem.types import AddResult, SummaryRecord
 
 _SLACK = timedelta(milliseconds=5)  # a doubt counts as new: a repeated event, never a lost one
 

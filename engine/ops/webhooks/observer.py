@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hymem.config import MemoryConfig
-from hymem.errors import ConfigError
+from hymem.core.config import MemoryConfig
+from hymem.core.errors import ConfigError
+from hymem.core.logging import get_logger
 from hymem.indexes.location import StoreLocation
-from hymem.logging import get_logger
 from hymem.ops.calls import CallRecord
 from hymem.ops.webhooks.delivery import Deliverer, Policy
 from hymem.ops.webhooks.endpoint import USER_ERASED, WebhookEndpoint

@@ -15,7 +15,7 @@ import hmac
 import time
 from collections.abc import Mapping
 
-from hymem.errors import HymemError
+from hymem.core.errors import HymemError
 from hymem.ops.webhooks.endpoint import secret_key
 
 ID_HEADER = "webhook-id"

@@ -30,8 +30,8 @@ import struct
 from collections.abc import Mapping
 from typing import Any
 
-from hymem.errors import UserInputError
-from hymem.types import MetaValue
+from hymem.core.errors import UserInputError
+from hymem.core.types import MetaValue
 
 Metadata = dict[str, MetaValue]
 

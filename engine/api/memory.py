@@ -13,22 +13,31 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from hymem.api.memory_args import (
+    exc_free,
+    open_storage,
+    store_location,
+    warn_if_pending,
+    with_flush,
+)
+from hymem.api.memory_args import with_overrides as _with_overrides
 from hymem.backfill.runner import Backfill
-from hymem.config import MemoryConfig
-from hymem.embedders import Embedder, resolve_embedder
-from hymem.errors import ConfigError, StoreClosedError
-from hymem.filters import Filter
+from hymem.core.config import MemoryConfig
+from hymem.core.errors import ConfigError, StoreClosedError
+from hymem.core.filters import Filter
+from hymem.core.logging import get_logger
+from hymem.core.metadata import with_scopes
+from hymem.core.time import utcnow
+from hymem.core.types import AddResult, Answer, Hit, Level
+from hymem.core.validation import check_k, check_store_path, check_user_id
+from hymem.embed.embedders import Embedder, resolve_embedder
 from hymem.indexes.protocol import Storage
 from hymem.llm import LazyRoles
 from hymem.llm.cache import cache_owner
 from hymem.llm.roles import Roles
-from hymem.logging import get_logger
 from hymem.manage.delegate import managed
 from hymem.manage.editor import Editor
 from hymem.manage.manager import Manager
-from hymem.memory_args import exc_free, open_storage, store_location, warn_if_pending, with_flush
-from hymem.memory_args import with_overrides as _with_overrides
-from hymem.metadata import with_scopes
 from hymem.ops.calls import Observers, observed
 from hymem.ops.webhooks.observer import open_webhooks, webhook_outbox
 from hymem.read.params import ask_params
@@ -38,13 +47,10 @@ from hymem.search.hybrid import HybridSearcher, SearchMode
 from hymem.sleep.auto import AutoSleep
 from hymem.sleep.consolidator import Consolidator, SleepReport
 from hymem.sleep.journal import SleepJournal
-from hymem.time import utcnow
-from hymem.types import AddResult, Answer, Hit, Level
-from hymem.validation import check_k, check_store_path, check_user_id
 from hymem.write.guard import WriteGuard
 from hymem.write.ingestor import Ingestor
 
-log = get_logger("hymem.memory")
+log = get_logger("hymem.api.memory")
 
 
 class Memory:

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from hymem.errors import ConfigError
+from hymem.core.errors import ConfigError
+from hymem.core.validation import MAX_K, MAX_QUERY_CHARS
 from hymem.ops.webhooks.endpoint import WebhookEndpoint, check_unique
 from hymem.search.fusion import DEFAULT_RRF_K
-from hymem.validation import MAX_K, MAX_QUERY_CHARS
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 from pydantic_settings.exceptions import SettingsError

@@ -1,6 +1,6 @@
 """The records hymem stores and the results it returns.
 
-Every stored and compared instant is a naive UTC `datetime` (`hymem.time`): aware datetimes are
+Every stored and compared instant is a naive UTC `datetime` (`hymem.core.time`): aware datetimes are
 converted to UTC at the API edge, and naive ones are taken as UTC already (so a zone-less date
 such as LoCoMo's is read as UTC, never as the machine's local time). Storage layers convert
 these models to and from Arrow rows; nothing else should know the column layout.
@@ -14,7 +14,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-# A metadata value (`hymem.metadata` checks them): typed, so "1", 1 and True differ.
+# A metadata value (`hymem.core.metadata` checks them): typed, so "1", 1 and True differ.
 MetaValue = str | bool | int | float
 
 

@@ -13,7 +13,7 @@ Syntax (close to mem0's):
 
 Semantics: a key the record lacks never equals, is never in, and is never in a range, so `ne`
 and `nin` keep records without the key (as in MongoDB and mem0); values are typed
-(`hymem.metadata`); ranges take numbers only. Everything the caller can get wrong is a
+(`hymem.core.metadata`); ranges take numbers only. Everything the caller can get wrong is a
 `UserInputError` naming the offending filter key: unknown operators, wrong value types (a bool
 or string in a range, a list for equality), an empty list, too deep or too large a filter.
 Keys follow the metadata key pattern and values the metadata value rules, so neither can
@@ -28,9 +28,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from hymem.errors import UserInputError
-from hymem.metadata import check_key, check_value
-from hymem.types import MetaValue
+from hymem.core.errors import UserInputError
+from hymem.core.metadata import check_key, check_value
+from hymem.core.types import MetaValue
 from pydantic_core import core_schema
 
 MATCH_OPS = ("eq", "ne", "in", "nin")

@@ -9,20 +9,20 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from hymem.config import MemoryConfig
-from hymem.embedders import Embedder
-from hymem.errors import StoreError, UserInputError
+from hymem.core.config import MemoryConfig
+from hymem.core.errors import StoreError, UserInputError
+from hymem.core.logging import get_logger
+from hymem.core.types import AddResult
+from hymem.embed.embedders import Embedder
 from hymem.indexes.folder.lock import META_FILE
 from hymem.indexes.location import StoreLocation, is_remote_uri, parse_location
 from hymem.indexes.objects.open import RemoteSettings
 from hymem.indexes.open import open_memory_store
 from hymem.indexes.protocol import Storage
-from hymem.logging import get_logger
-from hymem.types import AddResult
 from hymem.write.ingestor import Ingestor
 
 # Its own logger, so an application that reports pending turns itself (the CLI) can mute it.
-pending_log = get_logger("hymem.memory.pending")
+pending_log = get_logger("hymem.api.memory.pending")
 
 
 def with_overrides(

@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 import re
 
-from hymem.errors import UserInputError
-from hymem.types import Level
+from hymem.core.errors import UserInputError
+from hymem.core.types import Level
 
 MAX_USER_ID_CHARS = 256
 MAX_SESSION_ID_CHARS = 256

@@ -31,12 +31,12 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
-from hymem.config import MemoryConfig
-from hymem.embedders import Embedder
-from hymem.errors import StoreClosedError
+from hymem.api.memory import Memory
+from hymem.core.config import MemoryConfig
+from hymem.core.errors import StoreClosedError
+from hymem.core.validation import check_k
+from hymem.embed.embedders import Embedder
 from hymem.llm.roles import Roles
-from hymem.memory import Memory
-from hymem.validation import check_k
 
 # Threads running Memory calls at once. Calls mostly wait on I/O (LanceDB, a model server), so
 # more than the cores pays off, while the bound keeps a burst of requests from opening a thread

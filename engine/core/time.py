@@ -28,7 +28,7 @@ import re
 from collections.abc import Callable
 from datetime import UTC, date, datetime
 
-from hymem.errors import UserInputError
+from hymem.core.errors import UserInputError
 
 # Anything that needs "now" to resolve is refused: turns must carry their own time.
 _DATEPARSER_SETTINGS = {

@@ -29,10 +29,10 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
-from hymem.errors import ConfigError
-from hymem.logging import get_logger
+from hymem.core.errors import ConfigError
+from hymem.core.logging import get_logger
 
-log = get_logger("hymem.embedders")
+log = get_logger("hymem.embed.embedders")
 
 MINILM_NAME = "all-MiniLM-L6-v2"
 _MINILM_ALIASES = {MINILM_NAME.lower(), f"sentence-transformers/{MINILM_NAME}".lower()}

@@ -1,0 +1,1 @@
+"""The public facades: `Memory`, `AsyncMemory`, and how a Memory assembles its parts."""

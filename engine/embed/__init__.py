@@ -1,0 +1,1 @@
+"""Embedders: the protocol, MiniLM (sentence-transformers) and the hashing twin."""
