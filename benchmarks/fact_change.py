@@ -8,7 +8,13 @@ is checked by whole-word matching against every value the slot ever had:
 
 * current only: the value true at `as_of` and no other value of the slot (target >= 0.95);
 * stale without current: another value, but not the true one (target <= 0.03);
-* both / neither: the rest.
+* both / neither: the rest;
+* current only, by text: as current only, but a text naming the true value may also name an
+  old one ("I left Lisbon, I'm in Porto now" states where they live now): what it still
+  counts against a system is stale texts of their own.
+
+An oracle row shows the ceiling of the first class for any context that shows what the user
+said: its context is exactly the user's own turn that said the value true at `as_of`.
 
 It also counts, over the user's active summaries at the end, duplicates per 100 facts (a fact
 is a first statement or a change; a value mentioned by n active summaries has n - 1
@@ -34,69 +40,31 @@ import shutil
 import sys
 import tempfile
 import time
-from collections import Counter, defaultdict
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections import defaultdict
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np
-from fact_change_world import Question, SimUser, World, build_world, value_pattern
+from fact_change_report import (
+    TARGETS,
+    Outcome,
+    SystemResult,
+    console,
+    group_table,
+    outcome,
+    result_json,
+    summary_table,
+)
+from fact_change_world import Question, SimUser, World, build_world, statement_of, value_pattern
 from hymem import Memory
 from hymem.embed.embedders import Embedder
 from hymem.llm.tokens import count_tokens
-from rich.console import Console
 from rich.progress import Progress
-from rich.table import Table
 
-CLASSES = ("current_only", "stale_without_current", "both", "neither")
-# The issue's targets: shares of questions, and active duplicates per 100 facts.
-TARGETS = {"current_only": 0.95, "stale_without_current": 0.03, "active_dups_per_100_facts": 2.0}
-console = Console(width=None if sys.stdout.isatty() else 150)  # a saved report stays one table
-
-
-@dataclass
-class Outcome:
-    """One question as one system answered it: its class and the context's size."""
-
-    cls: str
-    tokens: int
-    future: bool  # the context names a value first said after `as_of` (a leak)
-
-
-@dataclass
-class SystemResult:
-    name: str
-    outcomes: list[Outcome] = field(default_factory=list)
-    dups: Counter[str] = field(default_factory=Counter)  # per slot kind
-    stale_active: Counter[str] = field(default_factory=Counter)
-    records: int = 0  # active summaries (hymem) or turns (flat)
-
-    def share(self, cls: str, idx: Iterable[int] | None = None) -> float:
-        picked = [self.outcomes[i] for i in idx] if idx is not None else self.outcomes
-        return sum(o.cls == cls for o in picked) / max(len(picked), 1)
-
-    @property
-    def mean_tokens(self) -> float:
-        return float(np.mean([o.tokens for o in self.outcomes])) if self.outcomes else 0.0
-
-
-def classify(text: str, q: Question) -> tuple[str, bool]:
-    """(class, future leak) of one context for one question, by whole-word value matching."""
-    found = {v for v in q.values if value_pattern(q.kind, v).search(text)}
-    current, stale = q.truth in found, bool(found - {q.truth})
-    cls = {
-        (True, False): "current_only",
-        (False, True): "stale_without_current",
-        (True, True): "both",
-        (False, False): "neither",
-    }[(current, stale)]
-    future = any(v in found for v, at in zip(q.values, q.said_at, strict=True) if at > q.as_of)
-    return cls, future
+ORACLE = "oracle: the true statement, verbatim"
 
 
 def count_records(result: SystemResult, user: SimUser, texts: list[str]) -> None:
@@ -153,8 +121,7 @@ def measure_hymem(mem: Memory, world: World, name: str) -> tuple[SystemResult, l
         for q in world.questions:
             hits = mem.context(q.text, user_id=q.user_id, as_of=q.as_of)
             text = "\n".join(h.text for h in hits)
-            cls, future = classify(text, q)
-            result.outcomes.append(Outcome(cls, count_tokens(text), future))
+            result.outcomes.append(outcome(text, q, count_tokens(text)))
             contexts.append(text)
             bar.advance(task)
     for user in world.users:
@@ -192,8 +159,7 @@ def measure_flat(embedder: Embedder, world: World, budget: int) -> tuple[SystemR
                     picked.append(int(i))
                     used += tokens[i]
                 text = "\n".join(texts[i] for i in sorted(picked))
-                cls, future = classify(text, q)
-                out[by_index[id(q)]] = (Outcome(cls, count_tokens(text), future), text)
+                out[by_index[id(q)]] = (outcome(text, q, count_tokens(text)), text)
             count_records(result, user, texts)
             bar.advance(task)
     for i in range(len(world.questions)):
@@ -202,94 +168,20 @@ def measure_flat(embedder: Embedder, world: World, budget: int) -> tuple[SystemR
     return result, contexts
 
 
-# --- report ----------------------------------------------------------------------------------
-def facts_by_kind(world: World) -> Counter[str]:
-    return Counter(kind for u in world.users for kind, s in u.slots.items() for _ in s.values)
+# --- the ceiling of a verbatim context -----------------------------------------------------
+def measure_oracle(world: World) -> tuple[SystemResult, list[str]]:
+    """A context of exactly one text: the user's own turn that said the value true at `as_of`.
 
-
-def per_100(n: int, facts: int) -> float:
-    return 100 * n / max(facts, 1)
-
-
-def summary_table(results: list[SystemResult], facts: int) -> Table:
-    t = Table(title="Fact change: light-path contexts at as_of (whole-word value matching)")
-    t.add_column("system")
-    for col in (
-        "questions",
-        "current only (>= 0.95)",
-        "stale w/o current (<= 0.03)",
-        "both",
-        "neither",
-        "active dups / 100 facts (<= 2)",
-        "stale active / 100 facts",
-        "future leaks",
-        "mean context tokens",
-    ):
-        t.add_column(col, justify="right")
-    for r in results:
-        t.add_row(
-            r.name,
-            str(len(r.outcomes)),
-            *(f"{r.share(c):.3f}" for c in CLASSES),
-            f"{per_100(sum(r.dups.values()), facts):.1f}",
-            f"{per_100(sum(r.stale_active.values()), facts):.1f}",
-            str(sum(o.future for o in r.outcomes)),
-            f"{r.mean_tokens:.0f}",
-        )
-    return t
-
-
-def group_table(results: list[SystemResult], world: World, by: str) -> Table:
-    """Shares per slot kind (with duplicates per 100 of its facts) or per question moment."""
-    facts = facts_by_kind(world) if by == "kind" else Counter()
-    order = {"first": 0, "between": 1, "end": 2}  # moments in time order; kinds by name
-    groups = sorted({getattr(q, by) for q in world.questions}, key=lambda g: (order.get(g, 3), g))
-    t = Table(title=f"By {by} (current = current only, stale = stale without current)")
-    for col in (by, "questions", *(["facts"] if facts else [])):
-        t.add_column(col, justify="left" if col == by else "right")
-    cols = ("current", "stale", "dups/100") if facts else ("current", "stale", "both")
-    for r in results:
-        for col in cols:
-            t.add_column(f"{r.name}\n{col}", justify="right")
-    for group in groups:
-        idx = [i for i, q in enumerate(world.questions) if getattr(q, by) == group]
-        cells = [group, str(len(idx)), *([str(facts[group])] if facts else [])]
-        for r in results:
-            cells += [
-                f"{r.share('current_only', idx):.2f}",
-                f"{r.share('stale_without_current', idx):.2f}",
-                f"{per_100(r.dups[group], facts[group]):.0f}"
-                if facts
-                else f"{r.share('both', idx):.2f}",
-            ]
-        t.add_row(*cells)
-    return t
-
-
-def result_json(r: SystemResult, world: World, facts: int) -> dict[str, Any]:
-    kinds = facts_by_kind(world)
-    return {
-        "questions": len(r.outcomes),
-        **{c: r.share(c) for c in CLASSES},
-        "active_dups_per_100_facts": per_100(sum(r.dups.values()), facts),
-        "stale_active_per_100_facts": per_100(sum(r.stale_active.values()), facts),
-        "records": r.records,
-        "future_leaks": sum(o.future for o in r.outcomes),
-        "mean_context_tokens": r.mean_tokens,
-        "by_kind": {
-            k: {
-                "questions": sum(q.kind == k for q in world.questions),
-                "facts": n,
-                **{
-                    c: r.share(c, [i for i, q in enumerate(world.questions) if q.kind == k])
-                    for c in CLASSES
-                },
-                "dups_per_100_facts": per_100(r.dups[k], n),
-                "stale_active_per_100_facts": per_100(r.stale_active[k], n),
-            }
-            for k, n in sorted(kinds.items())
-        },
-    }
+    No system that shows what the user said can beat this on the whole-context classes: a
+    change said as "I left Lisbon, I'm in Porto now" names the old value beside the new one.
+    It keeps no records, so it has no duplicates."""
+    result, contexts = SystemResult(ORACLE), []
+    users = {u.user_id: u for u in world.users}
+    for q in world.questions:
+        text = statement_of(users[q.user_id], q)
+        result.outcomes.append(outcome(text, q, count_tokens(text)))
+        contexts.append(text)
+    return result, contexts
 
 
 def world_stats(world: World) -> dict[str, int]:
@@ -347,6 +239,8 @@ def main(argv: list[str] | None = None) -> None:
             flat, contexts["flat baseline"] = measure_flat(mem.embedder, world, budget)
             seconds["flat baseline"] = time.perf_counter() - clock
             results.append(flat)
+            oracle, contexts[ORACLE] = measure_oracle(world)
+            results.append(oracle)
     finally:
         if args.keep:
             console.print(f"memory kept in {folder / 'mem'}")

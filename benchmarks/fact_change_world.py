@@ -297,6 +297,20 @@ def questions_for(rng: random.Random, user: SimUser) -> list[Question]:
     return out
 
 
+def statement_of(user: SimUser, q: Question) -> str:
+    """The user's own turn that said the value true at `q.as_of` (its first statement or its
+    last change by then), verbatim."""
+    slot = user.slots[q.kind]
+    event = [e for e in slot.events if e.kind != "repeat" and e.said_at <= q.as_of][-1]
+    stamp = event.said_at.isoformat()
+    return next(
+        m["text"]
+        for s in user.sessions
+        for m in s.messages
+        if m["timestamp"] == stamp and m["speaker"] == user.name
+    )
+
+
 def build_world(users: int = 20, seed: int = 0) -> World:
     """The whole suite for `users` simulated users; the same seed gives the same world."""
     check_pools()
