@@ -75,6 +75,16 @@ class MemoryConfig(BaseSettings):
             " searchable sooner also cuts segments short: use flush_on_add for that"
         ),
     )
+    plan_every_turns: int = Field(
+        4,
+        ge=1,
+        description=(
+            "once the buffer is full, an add() whose plan stored nothing (its last topic still"
+            " open) waits for this many more turns, or a new session, before it embeds and"
+            " segments again: one-turn adds embed in batches, and their turns become searchable"
+            " at most this many turns minus one later; 1 plans on every add()"
+        ),
+    )
     flush_on_add: bool = Field(
         False,
         description=(

@@ -62,3 +62,28 @@ def may_flush(pending: Sequence[TurnRecord], tokens: Sequence[int], buffer_token
     segmentation, so the turns need no embedding yet: one-turn adds stay cheap."""
     one_session = len({t.session_id for t in pending}) == 1
     return not one_session or sum(tokens) >= buffer_tokens
+
+
+@dataclass(frozen=True, slots=True)
+class Unplanned:
+    """What the user's pending turns were when a plan last stored nothing: their count and the
+    session of the last one."""
+
+    turns: int
+    session_id: str
+
+
+def plan_due(pending: Sequence[TurnRecord], last: Unplanned | None, every: int) -> bool:
+    """Whether an add should plan again (embed and segment its pending turns) now.
+
+    Once the buffer is full, a plan stores nothing until a topic boundary shows up after its
+    first segments, and each try embeds the turns that arrived since the last one: one-turn
+    adds would embed one turn at a time, at several times the cost of one batch. So after a
+    plan that stored nothing, the next waits for `every` more turns (or a new session, whose
+    first turn ends the last one's segments); turns then become searchable at most
+    `every - 1` turns later, and `flush` stores everything at once as before."""
+    if last is None or every <= 1:
+        return True
+    if pending and pending[-1].session_id != last.session_id:
+        return True
+    return len(pending) - last.turns >= every

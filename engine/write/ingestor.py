@@ -13,9 +13,11 @@ segment's vector is the normalised mean of its turns' vectors rather than a seco
 the same text (which MiniLM would also truncate at 256 word pieces); a summary taken from a
 turn's sentence is pooled from that turn's token vectors (`summary_vectors`), and only the
 others are embedded at commit time, in one batch; and an add whose single-session buffer cannot
-reach `th` tokens plans nothing (see `_may_flush`). Ids are deterministic (turns: the caller's
-id or a hash of user, session, seq and text; segments: a hash of user and turn ids; summaries: a
-hash of segment id and index), so re-committing after a crash replaces rather than duplicates.
+reach `th` tokens plans nothing (`buffer.may_flush`), nor, once full, one whose last plan
+stored nothing until a few more turns arrived (`buffer.plan_due`). Ids are deterministic (turns:
+the caller's id or a hash of user, session, seq and text; segments: a hash of user and turn ids;
+summaries: a hash of segment id and index), so re-committing after a crash replaces rather than
+duplicates.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from hymem.facts import fact_key
 from hymem.indexes.protocol import Storage
 from hymem.llm.roles import RolesProvider, SegmentInput
 from hymem.ops import tracing
-from hymem.write.buffer import BufferedSegment, may_flush, plan_flush
+from hymem.write.buffer import BufferedSegment, may_flush, plan_due, plan_flush
 from hymem.write.consolidate import WriteConsolidation
 from hymem.write.guard import WriteGuard
 from hymem.write.messages import Messages, normalise_messages
@@ -205,6 +207,9 @@ class Ingestor:
         tokens = self._prep.token_counts(pending, texts)
         if not force and not may_flush(pending, tokens, self._config.buffer_tokens):
             return
+        every = self._config.plan_every_turns
+        if not force and not plan_due(pending, self._pending.unplanned(user_id), every):
+            return
         with tracing.span("hymem.embed", {"hymem.turns": len(pending)}):
             prepared = self._prep.prepare(pending, texts, tokens)
         with tracing.span("hymem.segment", {"hymem.turns": len(pending)}) as current:
@@ -218,6 +223,7 @@ class Ingestor:
             for s in spans
         ]
         batches = plan_flush(buffered, buffer_tokens=self._config.buffer_tokens, force=force)
+        self._pending.planned(user_id, stored_any=bool(batches))  # see `plan_due`
         if not batches:
             return
         stored = 0

@@ -16,6 +16,7 @@ from datetime import datetime
 from hymem.core.metadata import canonical
 from hymem.core.types import TurnRecord, TurnStatus
 from hymem.indexes.protocol import Storage
+from hymem.write.buffer import Unplanned
 from hymem.write.messages import NormalisedMessage
 
 
@@ -27,6 +28,7 @@ class PendingTurns:
         self._turns: dict[str, list[TurnRecord]] = {}
         self._next_seq: dict[str, int] = {}
         self._last_call: dict[str, list[TurnRecord]] = {}  # the turns the last add() inserted
+        self._unplanned: dict[str, Unplanned] = {}  # where a plan last stored nothing
 
     def turns(self, user_id: str) -> list[TurnRecord]:
         """The user's pending turns, oldest first (a copy)."""
@@ -65,6 +67,18 @@ class PendingTurns:
         tail = [t for t in pending if t.created_at == newest]
         return tail
 
+    def unplanned(self, user_id: str) -> Unplanned | None:
+        """Where the user's last plan stored nothing (`buffer.plan_due`), if it did."""
+        return self._unplanned.get(user_id)
+
+    def planned(self, user_id: str, *, stored_any: bool) -> None:
+        """Record a plan's outcome: nothing stored marks where to wait from; a commit clears it."""
+        pending = self._turns.get(user_id)
+        if stored_any or not pending:
+            self._unplanned.pop(user_id, None)
+        else:
+            self._unplanned[user_id] = Unplanned(len(pending), pending[-1].session_id)
+
     def stored(self, user_id: str, turn_ids: Iterable[str]) -> None:
         """Drop turns a commit marked stored."""
         done = set(turn_ids)
@@ -75,6 +89,7 @@ class PendingTurns:
         """After a failed write: reload from the store next time."""
         self._turns.pop(user_id, None)
         self._next_seq.pop(user_id, None)  # the last call is kept: a retry must still match it
+        self._unplanned.pop(user_id, None)
 
     def drop_user(self, user_id: str) -> None:
         """After the user's turns were erased or imported underneath: forget everything,
@@ -86,6 +101,7 @@ class PendingTurns:
         self._turns.clear()
         self._next_seq.clear()
         self._last_call.clear()
+        self._unplanned.clear()
 
 
 def repeats_last_call(

@@ -2,8 +2,19 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 import pytest
-from hymem.write.buffer import BufferedSegment, buffered_tokens, plan_flush
+from hymem.core.types import TurnRecord
+from hymem.write.buffer import (
+    BufferedSegment,
+    Unplanned,
+    buffered_tokens,
+    plan_due,
+    plan_flush,
+)
+
+T0 = datetime(2024, 1, 1)
 
 
 def segs(*spec: tuple[int, str]) -> list[BufferedSegment]:
@@ -43,3 +54,26 @@ def test_empty_and_invalid() -> None:
     assert plan_flush([], buffer_tokens=10, force=True) == []
     with pytest.raises(ValueError):
         plan_flush([], buffer_tokens=0)
+
+
+def turns(*sessions: str) -> list[TurnRecord]:
+    return [
+        TurnRecord(
+            id=f"t{i}", user_id="u", session_id=s, seq=i, speaker="a", text="x", created_at=T0
+        )
+        for i, s in enumerate(sessions)
+    ]
+
+
+def test_a_plan_that_stored_nothing_waits_for_more_turns() -> None:
+    last = Unplanned(turns=5, session_id="a")
+    assert plan_due(turns(*"a" * 5), None, every=4)  # nothing failed yet: plan
+    assert not plan_due(turns(*"a" * 6), last, every=4)
+    assert not plan_due(turns(*"a" * 8), last, every=4)
+    assert plan_due(turns(*"a" * 9), last, every=4)
+    assert plan_due(turns(*"a" * 6), last, every=1)  # 1: every add plans, as before
+
+
+def test_a_new_session_plans_at_once() -> None:
+    """Its first turn ends the last session's segments, which can be stored now."""
+    assert plan_due(turns(*"aaaaab"), Unplanned(turns=5, session_id="a"), every=4)

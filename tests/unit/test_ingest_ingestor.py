@@ -298,3 +298,45 @@ def test_buffers_of_one_flush_are_committed_together() -> None:
     assert len(commits) <= 2  # the add's buffers in one commit, the flush's in another
     assert sum(commits) == len(stored_segments(fakes.store, "u"))
     assert res.pending == 0 and len(stored(fakes)) == 8
+
+
+def embed_batches(fakes: WriteFakes) -> list[int]:
+    """The sizes of the turn batches the embedder is given from now on."""
+    sizes: list[int] = []
+    embed = fakes.embedder.embed
+
+    def counting(texts: list[str]) -> object:
+        turns = [t for t in texts if t.startswith("talking about")]
+        if turns:
+            sizes.append(len(turns))
+        return embed(texts)
+
+    fakes.embedder.embed = counting  # type: ignore[method-assign]  # a counting spy
+    return sizes
+
+
+@pytest.mark.parametrize("every", [1, 4])
+def test_one_turn_adds_into_a_full_buffer_embed_in_batches(every: int) -> None:
+    """Once the buffer is full, each add that stored nothing used to embed its one new turn
+    alone; now the next plan waits for `plan_every_turns` turns. Nothing is lost either way."""
+    fakes, ing = make(buffer_tokens=20, segment_max_turns=6, plan_every_turns=every)
+    sizes = embed_batches(fakes)
+    for i in range(30):
+        res = ing.add(msgs(1, start=i), user_id="u", session_id="s", timestamp=T0)
+        assert res.pending == len(ing.pending(user_id="u"))
+    if every == 1:
+        assert sizes.count(1) > 10  # one turn at a time
+    else:
+        assert max(sizes) >= every and sizes.count(1) <= 2
+        assert len(stored(fakes)) >= 30 - 6 - every  # stored at most every - 1 turns later
+    assert ing.flush(user_id="u").pending == 0
+    assert stored(fakes) == [f"m{i}" for i in range(30)]
+
+
+def test_a_new_session_stores_the_last_one_at_once_despite_waiting() -> None:
+    fakes, ing = make(buffer_tokens=20, segment_max_turns=50, plan_every_turns=10)
+    for i in range(6):  # a full buffer whose one segment stays open
+        ing.add(msgs(1, start=i), user_id="u", session_id="s1", timestamp=T0)
+    assert stored(fakes) == []
+    res = ing.add(msgs(1, start=6), user_id="u", session_id="s2", timestamp=T0)
+    assert stored(fakes) == [f"m{i}" for i in range(6)] and res.pending == 1
