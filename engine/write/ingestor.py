@@ -38,6 +38,7 @@ from hymem.facts import fact_key
 from hymem.indexes.protocol import Storage
 from hymem.llm.roles import RolesProvider, SegmentInput
 from hymem.ops import tracing
+from hymem.write.blas import one_blas_thread
 from hymem.write.buffer import BufferedSegment, may_flush, plan_due, plan_flush
 from hymem.write.consolidate import WriteConsolidation
 from hymem.write.guard import WriteGuard
@@ -106,6 +107,17 @@ class Ingestor:
         """Persist the call's turns as pending, then flush whatever buffers are full.
         `metadata`, checked by the caller (`hymem.core.metadata.with_scopes`), goes on every
         turn."""
+        with one_blas_thread():  # see hymem.write.blas
+            return self._add(messages, user_id, session_id, timestamp, metadata)
+
+    def _add(
+        self,
+        messages: Messages,
+        user_id: str,
+        session_id: str,
+        timestamp: object,
+        metadata: Metadata | None,
+    ) -> AddResult:
         check_session_id(session_id)
         call_time = parse_time(timestamp, "timestamp") if timestamp is not None else self._clock()
         accepted = normalise_messages(messages, default_time=call_time)
@@ -147,15 +159,16 @@ class Ingestor:
 
     def flush(self, *, user_id: str) -> AddResult:
         """Summarise and store every pending turn of `user_id` now (in buffer-sized calls)."""
-        with (
-            self._guard.writing(user_id),
-            self._stripe(user_id),
-            self._lock,
-            self._reload_on_error(user_id),
-        ):
-            result = AddResult()
-            self._process(user_id, force=True, result=result)
-        self._consolidation.after_write(user_id, result, self._guard)
+        with one_blas_thread():
+            with (
+                self._guard.writing(user_id),
+                self._stripe(user_id),
+                self._lock,
+                self._reload_on_error(user_id),
+            ):
+                result = AddResult()
+                self._process(user_id, force=True, result=result)
+            self._consolidation.after_write(user_id, result, self._guard)
         return result
 
     def pending(self, *, user_id: str) -> list[TurnRecord]:
