@@ -8,7 +8,8 @@ a request starts the first time the client sends after the server last answered 
 connection, so that is where it waits; the request's first word (GET, PUT, ...) is counted.
 
 It runs in its own process (`start_proxy`), so its event loop never competes with moto's
-threads for one interpreter lock; the counts come back through shared memory.
+threads for one interpreter lock; the counts come back through shared memory. Given several
+servers it parses HTTP instead and routes each request by the shard it names (`http_router`).
 """
 
 from __future__ import annotations
@@ -17,8 +18,11 @@ import asyncio
 import contextlib
 import multiprocessing as mp
 import socket
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+from http_router import HEAD_LIMIT, relay
 
 METHODS = ("GET", "HEAD", "PUT", "POST", "DELETE")  # anything else counts as OTHER
 SLOTS = (*METHODS, "OTHER")
@@ -61,18 +65,14 @@ async def _pipe(
     *,
     upstream: bool,
     delay_s: float,
-    counts: Any,
-    lines: Any,
+    count: Callable[[bytes], None],
 ) -> None:
     """Copy one direction; a client send after a server answer is a new request: wait, count."""
     try:
         while data := await reader.read(65536):
             if upstream and state["answered"]:
                 state["answered"] = False
-                with counts.get_lock():
-                    counts[_slot(data)] += 1
-                if lines is not None:
-                    lines.put(data.split(b"\r\n", 1)[0].decode("latin-1"))
+                count(data)
                 await asyncio.sleep(delay_s)
             elif not upstream:
                 state["answered"] = True
@@ -86,33 +86,51 @@ async def _pipe(
 
 
 def _serve(
-    sock: socket.socket, target: tuple[str, int], delay_ms: float, counts: Any, lines: Any
+    sock: socket.socket,
+    targets: list[tuple[str, int]],
+    delay_ms: float,
+    counts: Any,
+    lines: Any,
 ) -> None:
+    def count(first: bytes) -> None:
+        with counts.get_lock():
+            counts[_slot(first)] += 1
+        if lines is not None:
+            lines.put(first.split(b"\r\n", 1)[0].decode("latin-1"))
+
     async def handle(client_r: asyncio.StreamReader, client_w: asyncio.StreamWriter) -> None:
+        if len(targets) > 1:
+            await relay(client_r, client_w, targets, delay_ms / 1000, count)
+            return
         try:
-            server_r, server_w = await asyncio.open_connection(*target)
+            server_r, server_w = await asyncio.open_connection(*targets[0])
         except OSError:
             client_w.close()
             return
         state = {"answered": True}
-        kw = {"delay_s": delay_ms / 1000, "counts": counts, "lines": lines}
+        delay_s = delay_ms / 1000
         await asyncio.gather(
-            _pipe(client_r, server_w, state, upstream=True, **kw),
-            _pipe(server_r, client_w, state, upstream=False, **kw),
+            _pipe(client_r, server_w, state, upstream=True, delay_s=delay_s, count=count),
+            _pipe(server_r, client_w, state, upstream=False, delay_s=delay_s, count=count),
         )
 
     async def main() -> None:
-        server = await asyncio.start_server(handle, sock=sock)
+        server = await asyncio.start_server(handle, sock=sock, limit=HEAD_LIMIT)
         async with server:
             await server.serve_forever()
 
     asyncio.run(main())
 
 
-def start_proxy(target_endpoint: str, delay_ms: float, *, trace: bool = False) -> Proxy:
-    """A proxy process on a free loopback port in front of `target_endpoint`
-    (http://host:port); `trace` also keeps every request line (`Proxy.traced`)."""
-    host, port = target_endpoint.removeprefix("http://").rstrip("/").split(":")
+def start_proxy(target_endpoint: str | list[str], delay_ms: float, *, trace: bool = False) -> Proxy:
+    """A proxy process on a free loopback port in front of `target_endpoint` (http://host:port),
+    or of several, between which requests are routed by shard (`http_router`); `trace` also
+    keeps every request line (`Proxy.traced`)."""
+    endpoints = [target_endpoint] if isinstance(target_endpoint, str) else target_endpoint
+    targets = []
+    for endpoint in endpoints:
+        host, port = endpoint.removeprefix("http://").rstrip("/").split(":")
+        targets.append((host, int(port)))
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
@@ -120,9 +138,7 @@ def start_proxy(target_endpoint: str, delay_ms: float, *, trace: bool = False) -
     ctx = mp.get_context("fork")  # the listening socket is inherited, so no port race
     counts = ctx.Array("q", len(SLOTS))
     lines = ctx.Queue() if trace else None
-    proc = ctx.Process(
-        target=_serve, args=(sock, (host, int(port)), delay_ms, counts, lines), daemon=True
-    )
+    proc = ctx.Process(target=_serve, args=(sock, targets, delay_ms, counts, lines), daemon=True)
     proc.start()
     endpoint = f"http://127.0.0.1:{sock.getsockname()[1]}"
     sock.close()  # the child holds its own copy

@@ -1,6 +1,7 @@
 """Many workers on one S3 store (moto on loopback) against the local-folder store, in one run.
 
     cd benchmarks && python object_store.py          # 8 users x 30 turns, 1,2,4,8, 20 ms
+    python object_store.py --shards 16 --servers 4   # four moto processes, routed by shard
     python object_store.py --latency-ms 0 --workers 1,2,4 --embedder minilm --out /tmp/o.json
 
 0. Unless `--latency-ms 0`, every S3 request goes through `latency_proxy` (its own process),
@@ -9,7 +10,10 @@
    (`object_store_model`) is built from those counts and printed beside what was measured.
 
 1. One moto server (`tests/fixtures_s3.start_moto`, a real S3-compatible HTTP server) starts in
-   this process; every configuration gets its own bucket. (moto lists a prefix by scanning
+   this process, or with `--servers N` N of them, each its own process (`moto_servers`), the
+   proxy routing each request by the shard it names (`http_router`): one moto process is one
+   interpreter lock, and was the ceiling of 4 and 8 workers. Every configuration gets its own
+   bucket. (moto lists a prefix by scanning
    every key of its bucket, so one shared bucket made each later configuration's listings,
    and moto's CPU per request, grow with what the earlier ones left.)
 2. Ingest: `--users` users u0..u{N-1}, each `--turns` dialogue turns through `Memory.add` (one
@@ -28,7 +32,8 @@
 
 Default embedder: `HashingEmbedder(384)` with the extractive LLM, so the figures measure storage
 and coordination rather than a model; `--embedder minilm` uses all-MiniLM-L6-v2 (offline).
-CPU columns: the workers' own CPU, and this process's (almost all moto) during the ingest.
+CPU columns: the workers' own CPU, and moto's (this process's, or the server processes')
+during the ingest; the model table adds the proxy's and how many cores all of it kept busy.
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ import threading
 import time
 import traceback
 import zlib
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,6 +66,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from hymem import Memory, MemoryConfig
 from hymem.core.errors import HymemError
 from latency_proxy import Proxy, start_proxy
+from moto_servers import process_cpu_s, start_servers
 from object_store_model import print_model
 from object_store_report import pct, report
 from retrieval_data import NAMES, THINGS, VERBS, WHEN
@@ -220,9 +227,11 @@ def run_config(
     users: list[str],
     args: argparse.Namespace,
     proxy: Proxy | None = None,
+    server_cpu: Callable[[], list[float]] = lambda: [time.process_time()],
 ) -> dict[str, Any]:
     """Ingest and search with `workers` processes on `target`; one result row. With a
-    `proxy`, the S3 requests of the ingest (start barrier to the last worker done), by method."""
+    `proxy`, the S3 requests of the ingest (start barrier to the last worker done), by method;
+    `server_cpu`: the S3 servers' CPU seconds so far (by default this process's: moto's)."""
     ctx = mp.get_context("spawn")
     start, done, out = ctx.Barrier(workers + 1), ctx.Barrier(workers + 1), ctx.Queue()
     procs = []
@@ -242,11 +251,13 @@ def run_config(
         p.start()
     with contextlib.suppress(threading.BrokenBarrierError):  # a failed worker's report says why
         start.wait(WAIT_S)
-    t0, cpu0 = time.monotonic(), time.process_time()
+    t0, cpu0 = time.monotonic(), server_cpu()
     before = proxy.requests() if proxy is not None else None
+    proxy0 = process_cpu_s(proxy.process.pid) if proxy is not None else 0.0
     with contextlib.suppress(threading.BrokenBarrierError):
-        done.wait(WAIT_S)  # every worker has ingested: this process's CPU so far is moto's
-    moto_cpu = time.process_time() - cpu0
+        done.wait(WAIT_S)  # every worker has ingested
+    server_s = [after - start for after, start in zip(server_cpu(), cpu0, strict=True)]
+    proxy_s = process_cpu_s(proxy.process.pid) - proxy0 if proxy is not None else 0.0
     requests = proxy.requests() if proxy is not None else None
     reports = [out.get(timeout=WAIT_S) for _ in procs]
     for p in procs:
@@ -279,7 +290,9 @@ def run_config(
         "other_p95": pct(other, 95),
         "empty_results": sum(r["empty"][0] for r in reports),
         "worker_cpu_s": sum(r["cpu"] for r in reports),
-        "moto_cpu_s": moto_cpu,
+        "moto_cpu_s": sum(server_s),
+        "server_cpu_s": server_s,
+        "proxy_cpu_s": proxy_s,
         "worker_wall_s": [r["end"] - t0 for r in reports],
         "worker_cpu": [r["cpu"] for r in reports],
         "requests": None
@@ -307,6 +320,12 @@ def main() -> None:
     ap.add_argument(
         "--threads", type=int, default=1, help="threads per worker, each adding for its users"
     )
+    ap.add_argument(
+        "--servers",
+        type=int,
+        default=1,
+        help="moto server processes, requests routed by shard (more than 1 needs the proxy)",
+    )
     ap.add_argument("--embedder", choices=sorted(EMBEDDERS), default="hashing")
     ap.add_argument("--burst", type=int, default=10, help="turns per catch-up-lag burst")
     ap.add_argument("--lag-trials", type=int, default=5)
@@ -320,23 +339,29 @@ def main() -> None:
         os.environ.pop(name, None)
     embedder = EMBEDDERS[args.embedder]
     users = [f"u{i}" for i in range(args.users)]
-    server, endpoint = start_moto()
-    proxy = start_proxy(endpoint, args.latency_ms) if args.latency_ms > 0 else None
+    cluster = start_servers(args.servers) if args.servers > 1 else None
+    server, endpoint = (None, cluster.endpoints[0]) if cluster else start_moto()
+    routed = cluster is not None or args.latency_ms > 0
+    proxy = (
+        start_proxy(cluster.endpoints if cluster else endpoint, args.latency_ms) if routed else None
+    )
+    server_cpu = cluster.cpu_seconds if cluster else (lambda: [time.process_time()])
     try:
         opts = storage_options_for(proxy.endpoint if proxy is not None else endpoint)
         with tempfile.TemporaryDirectory(prefix="objbench-", ignore_cleanup_errors=True) as tmp:
             local = Target(f"{tmp}/local", None, f"{tmp}/cache-local", embedder)
             rows = [run_config("local folder", local, 1, users, args)]
             print(f"local folder: {rows[0]['turns_per_s']:.1f} turns/s", file=sys.stderr)
-            label = f"s3 (moto, +{args.latency_ms:g} ms)" if proxy else "s3 (moto)"
+            moto = f"moto x{args.servers}" if cluster else "moto"
+            label = f"s3 ({moto}, +{args.latency_ms:g} ms)" if proxy else "s3 (moto)"
             first = ""
             for n in shard_counts:
                 for w in counts:
-                    bucket = new_bucket(endpoint).bucket
+                    bucket = cluster.new_bucket() if cluster else new_bucket(endpoint).bucket
                     where, cache = f"s3://{bucket}/s{n}w{w}", f"{tmp}/cache-s{n}w{w}"
                     first = first or where
                     s3 = Target(where, opts, cache, embedder, shards=n)
-                    rows.append(run_config(label, s3, w, users, args, proxy))
+                    rows.append(run_config(label, s3, w, users, args, proxy, server_cpu))
                     rate = rows[-1]["turns_per_s"]
                     print(f"s3 {n} shard(s) x{w}: {rate:.1f} turns/s", file=sys.stderr)
             lag_store = Target(first, opts, f"{tmp}/cache-lag", embedder, shards=shard_counts[0])
@@ -344,7 +369,10 @@ def main() -> None:
     finally:
         if proxy is not None:
             proxy.stop()
-        server.stop()
+        if server is not None:
+            server.stop()
+        if cluster is not None:
+            cluster.stop()
     report(rows, lag, embedder, args)
     print_model(rows, args.latency_ms)
     if args.out:

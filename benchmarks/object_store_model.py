@@ -20,6 +20,7 @@ the number of shards that hold a worker's users, at most min(S, users).
 from __future__ import annotations
 
 import math
+import os
 from typing import Any
 
 PREFIX_WRITES_PER_S = 3500
@@ -43,14 +44,13 @@ def prefix_rate(reads: float, writes: float) -> float:
 
 
 def server_ceiling(row: dict[str, Any]) -> tuple[float, float]:
-    """(moto's busy share of the ingest, the adds/s at which moto would use a whole core)."""
-    req = row.get("requests") or {}
-    total = sum(req.values())
-    if not total or not row["turns"]:
+    """(the busiest moto process's share of the ingest, the adds/s at which it would use a
+    whole core: the test server's ceiling, whatever hymem does)."""
+    busiest = max(row.get("server_cpu_s") or [row["moto_cpu_s"]])
+    if not row["turns"] or busiest <= 0:
         return float("nan"), float("nan")
-    cpu_per_request = row["moto_cpu_s"] / total
-    per_add = total / row["turns"]
-    return row["moto_cpu_s"] / row["ingest_s"], 1.0 / (cpu_per_request * per_add)
+    busy = busiest / row["ingest_s"]
+    return busy, row["turns_per_s"] / busy
 
 
 def capacity(
@@ -67,9 +67,9 @@ def print_model(rows: list[dict[str, Any]], latency_ms: float) -> None:
     print(f"\nWhere each worker's ingest time went (+{latency_ms:g} ms per S3 request):")
     print(
         "| shards | workers | turns/s | vs 1 worker | reads / writes per add | worker CPU share "
-        "| waiting | moto busy | moto's ceiling adds/s | model adds/s |"
+        "| waiting | moto busy | moto's ceiling adds/s | cores busy | model adds/s |"
     )
-    print("| --- " * 10 + "|")
+    print("| --- " * 11 + "|")
     unsharded = [r for r in s3 if r.get("shards", 1) == 1] or s3
     one = next((r for r in unsharded if r["workers"] == 1), unsharded[0])
     reads, writes = per_add(one) or (0.0, 0.0)
@@ -84,15 +84,20 @@ def print_model(rows: list[dict[str, Any]], latency_ms: float) -> None:
         held = min(shards, r["users"]) if "users" in r else shards
         model = capacity(one_rate, ceiling, reads, writes, r["workers"], held)
         busy, server = server_ceiling(r)
+        # everything on this machine: the workers, every moto process, the latency proxy
+        cores = (sum(cpus) + r["moto_cpu_s"] + r.get("proxy_cpu_s", 0.0)) / r["ingest_s"]
         print(
             f"| {shards} | {r['workers']} | {r['turns_per_s']:.1f} "
             f"| {r['turns_per_s'] / base['turns_per_s']:.2f}x | {r_reads:.1f} / {r_writes:.1f} "
-            f"| {share:.0%} | {1 - share:.0%} | {busy:.0%} | {server:.1f} | {model:.1f} |"
+            f"| {share:.0%} | {1 - share:.0%} | {busy:.0%} | {server:.1f} "
+            f"| {cores:.2f} of {os.cpu_count()} | {model:.1f} |"
         )
     print(
-        "moto busy: its CPU seconds over the ingest's wall time. moto is one Python process (one"
-        " core at most, under its GIL); its ceiling is 1 s / (its CPU per request x requests"
-        " per add). A row at that ceiling measured the test server, not hymem."
+        "moto busy: the busiest moto process's CPU seconds over the ingest's wall time. Each"
+        " moto process uses one core at most (its GIL); its ceiling is the rate at which that"
+        " process would be busy all the time (turns/s / busy). A row at that ceiling measured"
+        " the test server, not hymem. cores busy: the workers', moto's and the latency"
+        " proxy's CPU seconds together over the ingest's wall time."
     )
     trips = one["add_p50"] / latency_ms if latency_ms > 0 else float("nan")
     print(
