@@ -18,6 +18,7 @@ other threads then run with the main thread's setting, as they did before.
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -29,13 +30,16 @@ _lock = threading.Lock()
 _holders = 0
 _limiter: Any = None  # threadpoolctl's limiter of the writes in progress, None between them
 _controller: ThreadpoolController | None = None
+_modules_seen = 0  # len(sys.modules) when `_controller` was made
 
 
 def _blas() -> ThreadpoolController:
-    """The BLAS libraries loaded now (numpy's, found once: loading them is numpy's import)."""
-    global _controller
-    if _controller is None:
+    """The BLAS libraries loaded now. Finding them takes ~1 ms, so they are looked up again
+    only when a module was imported since (scipy, imported late, brings its own OpenBLAS)."""
+    global _controller, _modules_seen
+    if _controller is None or len(sys.modules) != _modules_seen:
         _controller = ThreadpoolController().select(user_api="blas")
+        _modules_seen = len(sys.modules)
     return _controller
 
 

@@ -62,3 +62,16 @@ def test_the_write_path_embeds_with_one_blas_thread() -> None:
     ing.flush(user_id="u")
     assert during and all(seen == {1} for seen in during)
     assert max(blas_threads()) >= 2
+
+
+def test_a_blas_library_loaded_after_the_first_write_is_limited_too() -> None:
+    """scipy brings its own OpenBLAS; imported after a first write it must be limited as well
+    (a suite run with scipy loaded late saw {1, 2} inside a write)."""
+    with one_blas_thread():
+        pass
+    import scipy.linalg  # noqa: F401  # loads scipy's OpenBLAS, if not loaded yet
+
+    if max(blas_threads(), default=1) < 2:
+        pytest.skip("numpy's BLAS runs on one thread here already")
+    with one_blas_thread():
+        assert blas_threads() == {1}
