@@ -97,7 +97,8 @@ class ShardedStore:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         """`refresh_s`: the shards' staleness bound (an object store's), kept by catching
-        every shard up at once when it runs out (`_refresh`); None: the shards keep it alone."""
+        the shards this process searches up at once when it runs out (`_refresh`); None: the
+        shards keep it alone."""
         self._root = root
         self._shards = list(shards)
         self._read_only = read_only
@@ -107,6 +108,7 @@ class ShardedStore:
         self._refresh_s, self._clock = refresh_s, clock
         self._refreshed = clock()
         self._refreshing = threading.Lock()
+        self._searched: set[int] = set()  # shards this process has searched: the wave's
         self._sleep_log = ShardedLines([s.sleep_log() for s in self._shards], len(self._shards))
         self._closed = False
 
@@ -122,19 +124,26 @@ class ShardedStore:
         if self._closed:
             raise StoreClosedError(f"the store at {self._root} is closed")
 
-    def _refresh(self) -> None:
-        """Before a search: once the staleness bound has run out, catch up every shard in one
-        parallel wave. Each shard would otherwise catch itself up on its next search: with
-        searches spread over S shards that is S catch-ups, one in a search's path each time,
-        where the wave costs one catch-up's latency per `refresh_s` (measured: search p50
-        162-756 ms without it at 2-8 workers and 16 shards, `benchmarks/object_store.py`).
-        A search that finds a wave running goes on without waiting, as one shard's does."""
+    def _refresh(self, user_id: str) -> None:
+        """Before a search of `user_id`: once the staleness bound has run out, catch up, in one
+        parallel wave, every shard this process has searched. Each shard would otherwise catch
+        itself up on its next search: with searches spread over S shards that is S catch-ups,
+        one in a search's path each time, where the wave costs one catch-up's latency per
+        `refresh_s` (measured: search p50 162-756 ms without it at 2-8 workers and 16 shards,
+        `benchmarks/object_store.py`). Only searched shards: a worker whose searches are its
+        write path's (the consolidation's neighbours of its own users) caught up every shard of
+        the store before, and with 64 shards those reads doubled the requests per add. A shard
+        searched for the first time catches itself up. A search that finds a wave running goes
+        on without waiting, as one shard's does."""
+        self._searched.add(shard_of(user_id, len(self._shards)))
         if self._refresh_s is None or self._clock() - self._refreshed < self._refresh_s:
             return
         if not self._refreshing.acquire(blocking=False):
             return
         try:
-            self._each(lambda s: s.catch_up())
+            wave = [self._shards[i] for i in sorted(self._searched)]
+            self._check_open()
+            list(self._pool.map(lambda s: s.catch_up(), wave))
             self._refreshed = self._clock()
         finally:
             self._refreshing.release()
@@ -308,21 +317,21 @@ class ShardedStore:
 
     # --- search primitives ---------------------------------------------------------------
     def dense_rows(self, scope: RowScope, vector: Vector, k: int) -> list[Row]:
-        self._refresh()
+        self._refresh(scope.user_id)
         return self.shard(scope.user_id).dense_rows(scope, vector, k)
 
     def dense_search(self, scope: RowScope, vector: Vector, k: int) -> list[tuple[str, float]]:
-        self._refresh()
+        self._refresh(scope.user_id)
         return self.shard(scope.user_id).dense_search(scope, vector, k)
 
     def dense_search_many(
         self, scope: RowScope, vectors: Sequence[Vector], k: int
     ) -> list[list[tuple[str, float]]]:
-        self._refresh()
+        self._refresh(scope.user_id)
         return self.shard(scope.user_id).dense_search_many(scope, vectors, k)
 
     def lexical_search(self, scope: RowScope, text: str, k: int) -> list[tuple[str, float]]:
-        self._refresh()
+        self._refresh(scope.user_id)
         return self.shard(scope.user_id).lexical_search(scope, text, k)
 
     def hydrate(self, user_id: str, level: Level, ids: Sequence[str]) -> dict[str, Row]:
