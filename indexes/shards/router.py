@@ -108,7 +108,9 @@ class ShardedStore:
         self._refresh_s, self._clock = refresh_s, clock
         self._refreshed = clock()
         self._refreshing = threading.Lock()
-        self._searched: set[int] = set()  # shards this process has searched: the wave's
+        # shards this process has searched (the wave's): a flag per shard, so a search setting
+        # one never changes the size of what a running wave reads
+        self._searched = [False] * len(self._shards)
         self._sleep_log = ShardedLines([s.sleep_log() for s in self._shards], len(self._shards))
         self._closed = False
 
@@ -135,23 +137,25 @@ class ShardedStore:
         the store before, and with 64 shards those reads doubled the requests per add. A shard
         searched for the first time catches itself up. A search that finds a wave running goes
         on without waiting, as one shard's does."""
-        self._searched.add(shard_of(user_id, len(self._shards)))
+        self._searched[shard_of(user_id, len(self._shards))] = True
         if self._refresh_s is None or self._clock() - self._refreshed < self._refresh_s:
             return
         if not self._refreshing.acquire(blocking=False):
             return
         try:
-            wave = [self._shards[i] for i in sorted(self._searched)]
-            self._check_open()
-            list(self._pool.map(lambda s: s.catch_up(), wave))
+            wave = [shard for shard, hit in zip(self._shards, self._searched, strict=True) if hit]
+            self._each(lambda s: s.catch_up(), wave)
             self._refreshed = self._clock()
         finally:
             self._refreshing.release()
 
-    def _each(self, call: Callable[[Storage], T]) -> list[T]:
-        """`call` on every shard at once (each is a round trip on an object store)."""
+    def _each(
+        self, call: Callable[[Storage], T], shards: Sequence[Storage] | None = None
+    ) -> list[T]:
+        """`call` on every shard (or on `shards`) at once (each is a round trip on an object
+        store)."""
         self._check_open()
-        return list(self._pool.map(call, self._shards))
+        return list(self._pool.map(call, self._shards if shards is None else shards))
 
     # --- lifecycle -----------------------------------------------------------------------
     @property
