@@ -53,10 +53,24 @@ def _deletion_marker(meta: Any) -> str | None:
     return f"{d.read_version}.{d.id}.{d.num_deleted_rows}"
 
 
-def latest_snapshot(lance: LanceTables, name: str) -> Snapshot:
+def _unchanged(snap: Snapshot) -> bool:
+    """Whether the table `snap` pinned is still at that version (one version listing)."""
+    return snap.dataset is not None and int(snap.dataset.latest_version) == snap.version
+
+
+def latest_snapshot(lance: LanceTables, name: str, previous: Snapshot | None = None) -> Snapshot:
     """The table's newest version, whatever the connection's read_consistency_interval
     (`checkout_latest` forces the check); a missing table is version 0 with no fragments.
-    Reads the manifest only."""
+    Reads the manifest only. `previous`, this table's last snapshot from the same `lance`, is
+    returned as it is when the version has not moved: on an object store that check is one
+    listing, where moving the table and pinning a dataset take two more listings and a HEAD
+    and a GET of the manifest (pylance 14 / lancedb 0.40), and a catch-up mostly finds its
+    tables unchanged. The table's query handle is then at that version already: `previous`
+    was taken from it, and it only moves forward. A table dropped and recreated at exactly
+    the version number last seen would go unnoticed until its next commit; hymem drops
+    tables only in a folder's `repair`, and replicas follow object stores."""
+    if previous is not None and _unchanged(previous):
+        return previous
     if not lance.open_existing(name):
         return Snapshot(0, {})
     table = lance.table(name)

@@ -179,6 +179,8 @@ class LexicalReplica:
         self._state = ReplicaState(state_file)
         self._records: dict[str, TableRecord] | None = None  # loaded and checked once
         self._lock = threading.Lock()
+        # the last catch-up's snapshots: an unchanged table's is reused (`latest_snapshot`)
+        self._snaps: dict[str, Snapshot] = {}
 
     @property
     def versions(self) -> dict[str, int]:
@@ -190,7 +192,10 @@ class LexicalReplica:
         """Bring the index to the tables' newest versions; the first call on an empty cache
         builds it all. Reads only manifests when nothing changed."""
         with self._lock:
-            snaps = {name: latest_snapshot(self._lance, name) for name in TABLES}
+            snaps = {
+                name: latest_snapshot(self._lance, name, self._snaps.get(name)) for name in TABLES
+            }
+            self._snaps = snaps
             if self._records is None:
                 self._records = self._checked_state()
             try:
@@ -205,7 +210,8 @@ class LexicalReplica:
         """Build the index afresh (a new folder): after an erasure, so no segment of this
         worker's index still holds an erased document's bytes."""
         with self._lock:
-            return self._rebuild({name: latest_snapshot(self._lance, name) for name in TABLES})
+            self._snaps = {name: latest_snapshot(self._lance, name) for name in TABLES}
+            return self._rebuild(self._snaps)
 
     def _checked_state(self) -> dict[str, TableRecord] | None:
         """The state file, if the index on disk is the one it describes."""

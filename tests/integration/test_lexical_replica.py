@@ -103,12 +103,14 @@ class World:
     reference: LexicalIndex
     cache: Path
     db: Path
+    reader: LanceTables
 
     def reopen(self) -> LexicalReplica:
         """A restarted worker on the same cache folder, with a fresh connection."""
         self.lex.close()
         self.lex = LexicalIndex(self.cache / "lexical", writable=True)
         reader = LanceTables(self.db, read_only=False)  # no read consistency interval at all
+        self.reader = reader
         self.replica = LexicalReplica(reader, self.lex, self.cache / "replica.json")
         return self.replica
 
@@ -122,7 +124,7 @@ def world(tmp_path: Path) -> World:
     reader = LanceTables(db, read_only=False)
     replica = LexicalReplica(reader, lex, cache / "replica.json")
     reference = LexicalIndex(tmp_path / "reference", writable=True)
-    return World(writer, replica, lex, reference, cache, db)
+    return World(writer, replica, lex, reference, cache, db, reader)
 
 
 def _tantivy(path: Path) -> tantivy.Index:
@@ -301,6 +303,29 @@ def test_nothing_new_reads_no_row_data(world: World) -> None:
     assert world.replica.catch_up().versions == step.versions
     with pytest.raises(RuntimeError, match="Not found"):  # reading any row now fails
         world.writer.lance.rows(S.SUMMARIES, None)
+
+
+def test_an_unchanged_table_is_checked_not_pinned_again(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A catch-up that finds a table unchanged only asks for its newest version number: on
+    an object store, moving the table and pinning a dataset cost two more listings and a
+    manifest read each, for every table of every shard a worker catches up."""
+    world.writer.add([summary("alice", "s1", "pottery")], [segment("alice", "g1", "jazz")])
+    catch_up(world)
+
+    def refused(*_: object) -> None:
+        raise AssertionError("an unchanged table was moved or pinned again")
+
+    for name in (S.SUMMARIES, S.SEGMENTS):
+        monkeypatch.setattr(world.reader.table(name), "checkout_latest", refused)
+        monkeypatch.setattr(world.reader.table(name), "to_lance", refused)
+    step = world.replica.catch_up()
+    assert (step.upserted, step.deleted, step.users) == (0, 0, frozenset())
+    monkeypatch.undo()
+    world.writer.add([summary("bob", "s2", "violin")])
+    step = catch_up(world)  # a table that moved is read again
+    assert (step.upserted, step.users) == (1, frozenset({"bob"}))
 
 
 def _random_step(rng: random.Random, w: Writer) -> tuple[str, set[str]]:
