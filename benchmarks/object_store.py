@@ -1,7 +1,7 @@
 """Many workers on one S3 store (moto on loopback) against the local-folder store, in one run.
 
     cd benchmarks && python object_store.py          # 8 users x 30 turns, 1,2,4,8, 20 ms
-    python object_store.py --shards 16 --servers 4   # four moto processes, routed by shard
+    python object_store.py --shards 64 --servers 4   # four moto processes, routed by shard (#31)
     python object_store.py --latency-ms 0 --workers 1,2,4 --embedder minilm --out /tmp/o.json
 
 0. Unless `--latency-ms 0`, every S3 request goes through `latency_proxy` (its own process),
@@ -217,7 +217,7 @@ def work(target: Target, job: dict[str, Any], gates: tuple[Any, Any]) -> dict[st
     mem.close()
     fds1, threads1 = leak_probe()
     leaks = {"fds": fds1 - fds0, "threads": threads1 - threads0}
-    return {"end": end, "cpu": cpu, **calls, **ms, **leaks}
+    return {"end": end, "cpu": cpu, "users": own, **calls, **ms, **leaks}
 
 
 def run_config(
@@ -294,6 +294,7 @@ def run_config(
         "server_cpu_s": server_s,
         "proxy_cpu_s": proxy_s,
         "worker_wall_s": [r["end"] - t0 for r in reports],
+        "worker_users": [r["users"] for r in reports],  # the same order as worker_wall_s
         "worker_cpu": [r["cpu"] for r in reports],
         "requests": None
         if requests is None or before is None
