@@ -228,6 +228,7 @@ class SentenceTransformerEmbedder:
                     ) from exc
                 seconds = round(time.perf_counter() - started, 3)
                 log.info("embedder.loaded", name=self.name, source=self._load_from, s=seconds)
+                model.eval()  # `embed_with_tokens` runs its modules directly
                 self._model = model
         return self._model
 
@@ -257,34 +258,37 @@ class SentenceTransformerEmbedder:
         """`embed`'s vectors plus each text's token vectors, from one forward pass.
 
         The model's mean pooling of these token vectors is the sentence vector (checked to
-        1e-6 in the tests), so a span's mean is the same kind of vector, read in context."""
+        1e-6 in the tests), so a span's mean is the same kind of vector, read in context. Each
+        group is tokenized once, with character offsets, and run through the model's modules
+        directly: `encode` would tokenize it again and walk every module per call, 4 % of a
+        LoCoMo history's write-path embedding (2.57 -> 2.46 s in per-session batches)."""
         if len(texts) == 0:
             return np.zeros((0, self.dim), dtype=np.float32), []
+        import torch  # loaded with the model already
+
         model = self._get_model()
         out = np.empty((len(texts), self.dim), dtype=np.float32)
         tokens: list[TokenVectors | None] = [None] * len(texts)
         for group in length_groups([len(t) for t in texts], self.batch_size):
-            batch = [texts[i] for i in group]
-            outputs = model.encode(
-                batch, batch_size=len(group), output_value=None, show_progress_bar=False
-            )
             enc = model.tokenizer(
-                batch,
-                return_offsets_mapping=True,
+                [texts[i] for i in group],
+                padding=True,
                 truncation=True,
                 max_length=model.max_seq_length,
+                return_offsets_mapping=True,
+                return_tensors="pt",
             )
+            offsets = enc.pop("offset_mapping").numpy().astype(np.int32)
+            with torch.inference_mode():
+                res = model(dict(enc))
+            out[group] = res["sentence_embedding"].float().numpy()
+            token_vectors = res["token_embeddings"].float().numpy()
+            lengths = enc["attention_mask"].sum(dim=1).tolist()
             for row, i in enumerate(group):
-                res = outputs[row]
-                out[i] = res["sentence_embedding"].float().numpy()
-                n = int(res["attention_mask"].sum())
-                ids = res["input_ids"][:n].tolist()
-                if ids != enc["input_ids"][row]:  # pragma: no cover - one tokenizer, one config
-                    raise RuntimeError("token offsets do not match the model's own tokenisation")
-                spans = np.asarray(enc["offset_mapping"][row], dtype=np.int32).reshape(-1, 2)
+                spans = offsets[row, : int(lengths[row])]
                 real = spans[:, 1] > spans[:, 0]  # [CLS], [SEP] have empty spans
                 tokens[i] = TokenVectors(
-                    vectors=res["token_embeddings"][:n].float().numpy()[real].astype(np.float16),
+                    vectors=token_vectors[row, : int(lengths[row])][real].astype(np.float16),
                     spans=spans[real],
                 )
         return _normalise(out), [t for t in tokens if t is not None]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import re
 import threading
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from hymem.core.logging import get_logger
@@ -71,3 +72,14 @@ def count_tokens(text: str) -> int:
     if encoder is None:
         return estimate_tokens(text)
     return len(encoder.encode(text, add_special_tokens=False).ids)
+
+
+def count_tokens_many(texts: Sequence[str]) -> list[int]:
+    """`count_tokens` of each text, tokenized in one call: the write path counts a whole
+    add's turns, and one call per turn cost more than the tokenizing itself."""
+    with _lock:
+        encoder = _load_encoder()
+    if encoder is None:
+        return [estimate_tokens(t) for t in texts]
+    found = encoder.encode_batch(list(texts), add_special_tokens=False)
+    return [len(enc.ids) if text else 0 for text, enc in zip(texts, found, strict=True)]

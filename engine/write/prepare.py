@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from hymem.core.config import MemoryConfig
 from hymem.core.types import TurnRecord
-from hymem.llm.tokens import count_tokens
+from hymem.llm.tokens import count_tokens_many
 from hymem.write.compression import LLMLinguaCompressor, attention_boundaries, load_compressor
 from hymem.write.parts import Prepared
 from hymem.write.pooling import cached_values
@@ -58,7 +58,7 @@ class BufferPrep:
         turns = {(t.user_id, t.id): (t, text) for t, text in zip(pending, texts, strict=True)}
 
         def count(ks: list[Key]) -> list[int]:
-            return [count_tokens(f"{turns[k][0].speaker}: {turns[k][1]}") for k in ks]
+            return count_tokens_many([f"{turns[k][0].speaker}: {turns[k][1]}" for k in ks])
 
         return cached_values(self._tokens, list(turns), count, self._config.ingest_cache_items)
 

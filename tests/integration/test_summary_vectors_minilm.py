@@ -18,6 +18,7 @@ TEXTS = [
     "I went to a LGBTQ support group yesterday and it was powerful.",
     "Wow, cool! I painted a lake sunrise last year. " * 40,  # past the 256-piece input
     "ok",
+    "  Leading spaces, CAPITALS and caf\u00e9 accents.  ",  # as `encode` tokenizes it
 ]
 SESSION = [
     ("Caroline", "Hey Mel! Good to see you!"),
