@@ -31,6 +31,7 @@ from hymem.core.errors import (
     StoreLockedError,
     StoreUnavailableError,
     UserInputError,
+    VersionConflictError,
 )
 from hymem.core.filters import Filter
 from hymem.core.types import (
@@ -110,5 +111,6 @@ __all__ = [
     "Usage",
     "UserAudit",
     "UserInputError",
+    "VersionConflictError",
     "__version__",
 ]

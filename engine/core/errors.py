@@ -16,6 +16,8 @@
     │   ├── StorageFullError      the disk or quota is full (ENOSPC, EDQUOT)
     │   ├── StoreUnavailableError an object store (s3://, gs://, az://) kept failing after retries
     │   ├── LeaseLostError        another worker took over this writer's lease on a user
+    │   ├── CommitConflictError   a commit that conflicts with what is stored; nothing written
+    │   │   └── VersionConflictError  a memory's versions moved, or do not allow the correction
     │   └── ServerUnavailable     hymem.client: the memory server cannot be reached or answer
     ├── AuthError                 hymem.client: the server refused the API key (401 or 403)
     └── LLMError                  backend failures, always naming the role
@@ -125,6 +127,14 @@ class CommitConflictError(StoreError):
     """A segment commit claimed turns another live segment of the user already holds (a
     writer working from a stale view of its pending turns). Nothing was written, so no turn
     ends in two segments; the next flush reads the pending turns afresh."""
+
+
+class VersionConflictError(CommitConflictError):
+    """An update, delete or restore found the memory's versions not as the change needs them:
+    another correction of the same memory committed first (a writer working from a read that
+    is no longer current), the memory has no active version to correct, or the version to
+    restore is its active one already. Nothing was written; read the memory again (`get`,
+    `history`) and decide afresh. A memory never ends with two active versions."""
 
 
 class ServerUnavailable(StoreError):

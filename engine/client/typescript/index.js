@@ -42,6 +42,7 @@ const FAMILY = {
   StoreUnavailableError: StoreError,
   LeaseLostError: StoreError,
   CommitConflictError: StoreError,
+  VersionConflictError: StoreError,
   ServerUnavailable: ServerUnavailable,
   AuthError: AuthError,
   Unauthorized: AuthError,
