@@ -4,7 +4,8 @@
     ├── UserInputError            caller mistakes: bad query, k <= 0, unknown level, bad message
     │   ├── InvalidMessageError   one message of an add() call; names its index
     │   ├── NotFoundError         no record of that id for that user (another user's included)
-    │   └── DatasetFormatError    a benchmark file that is not in its benchmark's format at all
+    │   ├── DatasetFormatError    a benchmark file that is not in its benchmark's format at all
+    │   └── ChatExportError       a chat export (import_chat) not in its format; names where
     ├── ConfigError               inconsistent or unknown configuration, unknown backend spec
     ├── StoreError                the memory folder itself
     │   ├── StoreLockedError      another process holds the writer lock
@@ -68,6 +69,13 @@ class DatasetFormatError(UserInputError):
 
     Single bad items of an otherwise valid file are skipped and counted by the harness
     instead, so one damaged question never costs a whole run."""
+
+
+class ChatExportError(UserInputError):
+    """A chat export given to `import_chat` is not in its format: not JSON, nested too deeply,
+    too large, a field of the wrong type, a timestamp out of range, a loop in its message tree,
+    a message `add()` would refuse, or one id for two different messages. The message names the
+    conversation (or line) and the field. Raised before anything of the file is stored."""
 
 
 class ConfigError(HymemError, ValueError):
