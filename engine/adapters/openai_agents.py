@@ -5,8 +5,11 @@
   reasoning), so the exact items live in a replay session, by default the SDK's own
   `SQLiteSession` (a file, or memory); every user and assistant message also goes into hymem as
   the user's turns (the session id as hymem's session), where it becomes long-term memory that
-  later sessions can search. `pop_item` and `clear_session` act on the replay history only: what
-  the user said stays in long-term memory (remove it with `Memory.delete`, or `erase_user`).
+  later sessions can search. A session belongs to its user first: the default replay keys its
+  history by user and session id together (`replay_key`), so two users who pick the same
+  session id in one replay file never see, pop or clear each other's items. `pop_item` and
+  `clear_session` act on the replay history only: what the user said stays in long-term
+  memory (remove it with `Memory.delete`, or `erase_user`).
 * `memory_tools` gives an agent `search_memory`, `ask_memory` and `add_memory` as SDK function
   tools over one user's memory.
 
@@ -15,12 +18,14 @@ Both take a `Memory`, `AsyncMemory`, `hymem.client.Client` or `AsyncClient`.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 from agents import FunctionTool, SQLiteSession, function_tool
 from agents.memory import Session, SessionSettings
 from hymem.adapters.calls import call
+from hymem.core.validation import check_session_id, check_user_id
 
 NOTES_SESSION = "agent-notes"  # the hymem session of what `add_memory` remembers
 
@@ -52,6 +57,13 @@ def message_turns(items: list[Any]) -> list[dict[str, Any]]:
     return turns
 
 
+def replay_key(user_id: str, session_id: str) -> str:
+    """The replay history's key for one user's session: the user first, then the session id,
+    as a JSON pair (unambiguous whatever either holds), because a replay file is shared by
+    every user whose sessions it keeps and a session id alone names no owner."""
+    return json.dumps([user_id, session_id], ensure_ascii=False)
+
+
 class HymemSession:
     """A `Session` whose messages also become `user_id`'s long-term memory in hymem."""
 
@@ -66,11 +78,15 @@ class HymemSession:
         replay: Session | None = None,
         db_path: str | Path = ":memory:",
     ) -> None:
-        """`replay` keeps the exact items (default: `SQLiteSession(session_id, db_path)`)."""
+        """`replay` keeps the exact items (default: a `SQLiteSession` in `db_path` keyed by
+        `replay_key(user_id, session_id)`); a replay passed in is used as given, so it must
+        be this user's own."""
         self.memory = memory
-        self.user_id = user_id
-        self.session_id = session_id
-        self.replay = replay if replay is not None else SQLiteSession(session_id, db_path)
+        self.user_id = check_user_id(user_id)
+        self.session_id = check_session_id(session_id)
+        if replay is None:
+            replay = SQLiteSession(replay_key(user_id, session_id), db_path)
+        self.replay = replay
 
     async def get_items(self, limit: int | None = None) -> list[Any]:
         return list(await self.replay.get_items(limit))
@@ -130,4 +146,4 @@ def memory_tools(memory: Any, *, user_id: str, k: int = 5) -> list[FunctionTool]
     return [search_memory, ask_memory, add_memory]
 
 
-__all__ = ["NOTES_SESSION", "HymemSession", "memory_tools", "message_turns"]
+__all__ = ["NOTES_SESSION", "HymemSession", "memory_tools", "message_turns", "replay_key"]

@@ -9,11 +9,13 @@ import asyncio
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from unittest.mock import ANY
 
 import pytest
 from agents import Agent, OpenAIChatCompletionsModel, Runner, set_tracing_disabled
 from hymem.adapters.openai_agents import NOTES_SESSION, HymemSession, memory_tools
 from hymem.client import Client
+from hymem.core.errors import UserInputError
 from openai import AsyncOpenAI
 
 from tests.backfill_job import open_memory
@@ -33,13 +35,13 @@ def llm() -> Iterator[ScriptedLLMServer]:
         yield server
 
 
-def _agent(server: ScriptedLLMServer, memory: Any) -> Agent[Any]:
+def _agent(server: ScriptedLLMServer, memory: Any, user_id: str = "alice") -> Agent[Any]:
     client = AsyncOpenAI(base_url=server.base_url, api_key="test", max_retries=0)
     return Agent(
         name="assistant",
         instructions="Look the user up in memory before answering.",
         model=OpenAIChatCompletionsModel(model="scripted", openai_client=client),
-        tools=memory_tools(memory, user_id="alice"),
+        tools=memory_tools(memory, user_id=user_id),
     )
 
 
@@ -112,6 +114,51 @@ def test_the_session_protocol_on_the_replay_history(tmp_path: Path) -> None:
     assert popped is not None and popped["role"] == "assistant"
     assert len(left) == 3 and cleared == []
     assert texts == ["one", "two"]  # long-term memory keeps what was said
+
+
+PIN = "My bank PIN is 4242, remember it."
+
+
+def test_one_session_id_is_one_history_per_user(tmp_path: Path, llm: ScriptedLLMServer) -> None:
+    """Two users, one session id, one replay file: every protocol call stays in its user's
+    history, and the model sees only the caller's own items."""
+    llm.add_rule(match="Hello", reply="Hi Bob.")
+    db = str(tmp_path / "sessions.db")
+    with open_memory(str(tmp_path / "m")) as mem:
+        alice = HymemSession(mem, user_id="alice", session_id="chat-1", db_path=db)
+        bob = HymemSession(mem, user_id="bob", session_id="chat-1", db_path=db)
+        said = [{"role": "user", "content": PIN}, {"role": "assistant", "content": "Noted."}]
+
+        async def script() -> dict[str, Any]:
+            await alice.add_items(said)
+            seen: dict[str, Any] = {"bob_first": await bob.get_items()}
+            await Runner.run(_agent(llm, mem, "bob"), "Hello", session=bob)
+            seen["bob_after_run"] = await bob.get_items()
+            seen["bob_pops"] = [await bob.pop_item() for _ in range(3)]
+            await bob.add_items([{"role": "user", "content": "Bob was here."}])
+            await bob.clear_session()
+            seen["bob_cleared"] = await bob.get_items()
+            seen["alice"] = await alice.get_items()
+            return seen
+
+        seen = asyncio.run(script())
+        bob_turns = [t.text for t in mem.store.get_turns("bob")]
+    assert seen["bob_first"] == []
+    assert [i.get("content") for i in seen["bob_after_run"]] == ["Hello", [ANY]]  # his own
+    assert PIN not in str(llm.requests)  # the model never saw alice's items
+    assert seen["bob_pops"][2] is None  # his two items, then nothing: alice's are not his
+    assert seen["bob_cleared"] == []
+    assert seen["alice"] == said  # bob's pops and clear left alice's history alone
+    assert PIN not in bob_turns
+
+
+@pytest.mark.parametrize(("user_id", "session_id"), [("", "chat-1"), ("bob", " "), (None, "s")])
+def test_a_session_without_a_user_or_session_is_refused(
+    tmp_path: Path, user_id: Any, session_id: Any
+) -> None:
+    """The user is the history's scope, so a session is never opened without one."""
+    with open_memory(str(tmp_path / "m")) as mem, pytest.raises(UserInputError):
+        HymemSession(mem, user_id=user_id, session_id=session_id)
 
 
 def test_the_session_and_tools_work_through_the_rest_client(
