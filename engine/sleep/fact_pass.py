@@ -6,9 +6,10 @@ them first, model-free, for every user it visits:
 
 * summaries written before fact keys (an upgraded store) or by a flush whose consolidation
   failed have no key: their facts are read and their keys stored (`StatusChange.fact_key`);
-* two active summaries of one fact (a crash between a flush and its consolidation, or keys
-  just filled): the same decision as at write time is taken over each such group, when no
-  model is configured (a model decides them in sleep's own pass);
+* two active summaries of one fact in one scope (a crash between a flush and its
+  consolidation, or keys just filled): the same decision as at write time is taken over each
+  such group, when no model is configured (a model decides them in sleep's own pass); the
+  same fact held under other metadata (another agent, run or store key) is not a duplicate;
 * an active summary already ended (`valid_to` set, or pointing at a newer version) is an
   inconsistent state a half-applied change leaves: it is retired.
 
@@ -21,6 +22,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from datetime import datetime
 
+from hymem.core.metadata import canonical
 from hymem.core.types import StatusChange, SummaryStatus
 from hymem.facts import fact_key
 from hymem.indexes.protocol import Storage
@@ -51,7 +53,7 @@ def fact_pass(
     report = FactPassReport()
     active = store.get_summaries(user_id)
     changes: list[StatusChange] = []
-    groups: dict[str, list[str]] = defaultdict(list)
+    groups: dict[tuple[str, str], list[str]] = defaultdict(list)  # (scope, fact) -> ids
     for rec in active:
         if rec.valid_to is not None or rec.superseded_by is not None:
             changes.append(
@@ -71,8 +73,8 @@ def fact_pass(
                 StatusChange(summary_id=rec.id, status=SummaryStatus.ACTIVE, fact_key=key)
             )
             report.keyed += 1
-        if key is not None:
-            groups[key].append(rec.id)
+        if key is not None:  # one fact in two scopes is two memories (`same_scope`)
+            groups[(canonical(rec.metadata), key)].append(rec.id)
     if dry_run:
         return report
     if changes:

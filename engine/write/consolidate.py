@@ -6,7 +6,9 @@ live in Lisbon". Now, as a flush commits, each new summary is compared with a fe
 user's active summaries (and the flush's other new ones): its nearest neighbours by vector
 (`NEIGHBOURS`, the candidate search sleep uses, bounded) and the ones stating the same fact
 (`SummaryRecord.fact_key`, read by key, so a changed value is found even when its wording is far
-from the old one). `hymem.facts` decides the clear cases without a model:
+from the old one), within its own scope only: the same metadata, so the same agent, run, caller
+keys and adapter store key (`same_scope`); a twin in another scope stays that scope's memory.
+`hymem.facts` decides the clear cases without a model:
 
 * duplicate: no second active row. The new summary retires into the survivor, and when it rests
   on turns the survivor lacks, the survivor gets a new version holding them too (same memory id);
@@ -35,7 +37,9 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from hymem.core.errors import HymemError, LLMError
+from hymem.core.filters import Filter
 from hymem.core.logging import get_logger
+from hymem.core.metadata import canonical
 from hymem.core.types import (
     AddResult,
     Level,
@@ -49,7 +53,7 @@ from hymem.facts import Candidate, Decision, decide, fact_key
 from hymem.indexes.protocol import ACTIVE_ONLY, RowScope, Storage
 from hymem.llm.roles import ContextItem, RolesProvider
 from hymem.sleep.plan import normalise_decision
-from hymem.write.consolidation_plan import Consolidated, Plan, similar_within
+from hymem.write.consolidation_plan import Consolidated, Plan, same_scope, similar_within
 from hymem.write.guard import WriteGuard
 from hymem.write.recent import RecentSummaries, vouched
 
@@ -246,7 +250,9 @@ class WriteConsolidation:
             same = stating.get(rec.fact_key, []) if rec.fact_key else []
             ids = dict.fromkeys([*near[rec.id], *(p.id for p in same)])
             neighbours = [
-                plan.current(pool[i]) for i in ids if i != rec.id and i not in plan.retired
+                plan.current(pool[i])
+                for i in ids
+                if i != rec.id and i not in plan.retired and same_scope(rec, pool[i])
             ]
             neighbours = list({n.id: n for n in neighbours if n.id not in plan.retired}.values())
             decision = decide(_candidate(rec), [_candidate(n) for n in neighbours])
@@ -291,19 +297,28 @@ class WriteConsolidation:
         self, user_id: str, fresh: list[SummaryRecord], *, committed: bool = True
     ) -> tuple[dict[str, SummaryRecord], dict[str, list[str]]]:
         """Every summary the flush's decisions may touch, read in at most three calls whatever
-        the flush's size: each new summary's nearest active ones (one batched search, from
-        the dense cache), then only where needed the active ones stating the same facts and
+        the flush's size (plus one search per further metadata scope in it): each new
+        summary's nearest active ones of its own scope (one batched search, from the dense
+        cache), then only where needed the active ones stating the same facts and
         the rows of the neighbours close enough to be a repeat (`NEAR`): most flushes state
         no recognised fact and repeat nothing, and read nothing more. A neighbour this writer
         committed lately is taken from `RecentSummaries` where the store's row vouches for it."""
-        scope = RowScope(user_id, level=Level.SUMMARY, statuses=ACTIVE_ONLY)
-        vectors = [r.vector for r in fresh if r.vector is not None]
-        found = self._store.dense_search_many(scope, vectors, NEIGHBOURS + 1)
-        if not committed:  # the flush's own summaries are not in the store yet
-            found = [
-                sorted([*hits, *others], key=lambda pair: -pair[1])[: NEIGHBOURS + 1]
-                for hits, others in zip(found, similar_within(fresh, NEIGHBOURS + 1), strict=True)
-            ]
+        found: list[list[tuple[str, float]]] = [[] for _ in fresh]
+        for members in _by_scope(fresh):
+            group = [fresh[i] for i in members]
+            vectors = [r.vector for r in group if r.vector is not None]  # all have one
+            hits = self._store.dense_search_many(
+                _scope_of(user_id, group[0]), vectors, NEIGHBOURS + 1
+            )
+            if not committed:  # the flush's own summaries are not in the store yet
+                hits = [
+                    sorted([*mine, *others], key=lambda pair: -pair[1])[: NEIGHBOURS + 1]
+                    for mine, others in zip(
+                        hits, similar_within(group, NEIGHBOURS + 1), strict=True
+                    )
+                ]
+            for i, mine in zip(members, hits, strict=True):
+                found[i] = mine
         near = {
             r.id: [i for i, sim in hits if sim >= NEAR and i != r.id]
             for r, hits in zip(fresh, found, strict=True)
@@ -324,6 +339,23 @@ class WriteConsolidation:
             pool.update((r.id, r) for r in rows)
         near = {k: [i for i in v if i in pool] for k, v in near.items()}
         return pool, near
+
+
+def _by_scope(fresh: Sequence[SummaryRecord]) -> list[list[int]]:
+    """Indices of `fresh` grouped by metadata (first seen first): one neighbour search per
+    scope, so a twin in another scope never takes a same-scope candidate's place."""
+    groups: dict[str, list[int]] = {}
+    for i, rec in enumerate(fresh):
+        groups.setdefault(canonical(rec.metadata), []).append(i)
+    return list(groups.values())
+
+
+def _scope_of(user_id: str, rec: SummaryRecord) -> RowScope:
+    """The active summaries a neighbour search of `rec` reads: the user's, holding every
+    metadata key of `rec` with its value. A row holding more keys passes the filter (no
+    filter says "no other key"); `same_scope` refuses it when the plan decides."""
+    filters = Filter.parse(dict(rec.metadata)) if rec.metadata else None
+    return RowScope(user_id, level=Level.SUMMARY, statuses=ACTIVE_ONLY, filters=filters)
 
 
 def _item(rec: SummaryRecord) -> ContextItem:

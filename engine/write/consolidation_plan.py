@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 import numpy as np
+from hymem.core.metadata import canonical
 from hymem.core.types import StatusChange, SummaryRecord, SummaryStatus
 from hymem.facts import Decision
 from hymem.indexes.lexical.analysis import content_terms
@@ -43,6 +44,14 @@ def similar_within(
     order = np.argsort(-sims, axis=1, kind="stable")[:, :keep]
     ids = [r.id for r in fresh]
     return [[(ids[b], float(sims[a, b])) for b in order[a]] for a in range(n)]
+
+
+def same_scope(a: SummaryRecord, b: SummaryRecord) -> bool:
+    """Whether two summaries may be consolidated at all: the same user and the same metadata,
+    which holds every scope a memory was given (agent_id, run_id, the caller's keys, an
+    adapter's store key and namespace). A twin in another scope is that scope's own memory:
+    merging it away, or ending it by a newer value, would leave its scope finding nothing."""
+    return a.user_id == b.user_id and canonical(a.metadata) == canonical(b.metadata)
 
 
 def says_more(text: str, than: str) -> bool:
@@ -161,4 +170,4 @@ class Plan:
         )
 
 
-__all__ = ["Consolidated", "Plan", "says_more", "similar_within"]
+__all__ = ["Consolidated", "Plan", "same_scope", "says_more", "similar_within"]
