@@ -84,7 +84,7 @@ def get_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="print as JSON")] = False,
     embedder: EmbedderOpt = None,
 ) -> None:
-    """One memory with its versions, the turns it rests on and its raw segment."""
+    """One memory with its versions, the turns it rests on and its raw segments."""
     with open_memory(store, embedder=embedder, read_only=True) as mem:
         item = mem.get(memory_id, user_id=user)
         chain = mem.history(memory_id, user_id=user)
@@ -94,8 +94,8 @@ def get_cmd(
     _console.print(versions_table(chain, f"memory {memory_id}"))
     for turn in item.source_turns:
         _console.print(f"source turn {turn.id}: {turn.speaker}: {turn.text}")
-    if item.segment is not None:
-        _console.print(f"segment {item.segment.id}:\n{item.segment.text}")
+    for segment in item.segments:  # its own first, then any a merged repeat came from
+        _console.print(f"segment {segment.id}:\n{segment.text}")
 
 
 @app.command("update")

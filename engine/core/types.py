@@ -95,9 +95,11 @@ class SummaryRecord(_Record):
     time_start: datetime | None = None
     time_end: datetime | None = None
     topic: str | None = None
-    # The turns this sentence rests on: a subset of its segment's (a sleep-time merge holds the
-    # union of its inputs'); `attribution` says how they were found. Empty only on records
-    # built by hand; the write path always fills them.
+    # The turns this sentence rests on: a subset of its segment's, except that a merge (of a
+    # repeat at write time, or in sleep) holds the union of its inputs', which may lie in other
+    # segments; each stored turn links its segment, and `get()` shows every one of them.
+    # `attribution` says how they were found. Empty only on records built by hand; the write
+    # path always fills them.
     source_turn_ids: list[str] = Field(default_factory=list)
     attribution: Attribution = Attribution.SEGMENT
     # The tail of the dialogue line before its first source line: an index-only key, so a

@@ -19,7 +19,13 @@ from typing import cast
 import numpy as np
 from hymem.core.errors import NotFoundError, ReadOnlyStoreError, UserInputError
 from hymem.core.filters import Filter
-from hymem.core.types import StatusChange, SummaryRecord, SummaryStatus
+from hymem.core.types import (
+    SegmentRecord,
+    StatusChange,
+    SummaryRecord,
+    SummaryStatus,
+    TurnRecord,
+)
 from hymem.embed.embedders import Embedder
 from hymem.indexes import paging as P
 from hymem.indexes.protocol import Storage
@@ -104,16 +110,29 @@ class Editor:
             rec = current(versions)
         else:
             rec = next(v for v in versions if v.id == memory_id)
-        segments = self._store.get_segments(user_id, [rec.segment_id])
         turns = (
             self._store.get_turns(user_id, ids=rec.source_turn_ids) if rec.source_turn_ids else []
         )
+        segments = self._store.get_segments(user_id, [rec.segment_id])
         return MemoryItem(
             summary=rec,
             version_ids=[r.id for r in versions],
             source_turns=turns,
             segment=segments[0] if segments else None,
+            segments=[*segments, *self._segments_elsewhere(user_id, segments, turns)],
         )
+
+    def _segments_elsewhere(
+        self, user_id: str, own: list[SegmentRecord], turns: list[TurnRecord]
+    ) -> list[SegmentRecord]:
+        """The segments holding the memory's turns its own segment lacks (a repeat merged
+        from another segment, at write time or in sleep), found by each stored turn's
+        segment link; read only when there are such turns."""
+        held = {t for seg in own for t in seg.turn_ids}
+        ids = [t.segment_id for t in turns if t.id not in held and t.segment_id]
+        skip = {seg.id for seg in own}
+        wanted = [i for i in dict.fromkeys(ids) if i not in skip]
+        return self._store.get_segments(user_id, wanted) if wanted else []
 
     def get_all(
         self,

@@ -14,12 +14,15 @@ StatusFilter = Literal["active", "superseded", "deleted", "pending", "stored", "
 class MemoryItem(BaseModel):
     """One Level-1 memory as `get()` returns it: the summary (without its vector), every
     version of its chain oldest first, the turns it rests on and the raw segment it came from
-    (None only if that segment was lost and not yet repaired)."""
+    (None only if that segment was lost and not yet repaired). `segments` is every segment
+    holding one of those turns, that one first: a memory that merged a repeat said in another
+    segment rests on turns of both, and leads to the raw text of each."""
 
     summary: SummaryRecord
     version_ids: list[str] = Field(default_factory=list)
     source_turns: list[TurnRecord] = Field(default_factory=list)
     segment: SegmentRecord | None = None
+    segments: list[SegmentRecord] = Field(default_factory=list)
 
 
 class Page(BaseModel):

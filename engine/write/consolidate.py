@@ -11,7 +11,9 @@ keys and adapter store key (`same_scope`); a twin in another scope stays that sc
 `hymem.facts` decides the clear cases without a model:
 
 * duplicate: no second active row. The new summary retires into the survivor, and when it rests
-  on turns the survivor lacks, the survivor gets a new version holding them too (same memory id);
+  on turns the survivor lacks, the survivor gets a new version holding them too (same memory id).
+  Its `segment_id` stays the survivor's; a repeat said in another segment keeps its turns'
+  own segment links, so the memory still leads to the raw text of each (`get()` shows both);
 * supersede: a newer value of the same fact ends the old summary, whose `valid_to` becomes the
   time the new value was said (a version change, restorable with `restore`);
 * stale: a summary older than the value already stored (an old message imported late) is stored

@@ -99,7 +99,8 @@ class Plan:
     ) -> None:
         """Retire `rec` into `survivor`, which takes `rec`'s turns it lacks, and its wording
         when that says everything the survivor's does and more, or when a model wrote it
-        (`worded`): a new version either way."""
+        (`worded`): a new version either way, linked to the survivor's segment (the turns
+        taken from another segment lead to theirs through their own links)."""
         extra = [t for t in rec.source_turn_ids if t not in survivor.source_turn_ids]
         richer = worded or says_more(rec.text, survivor.text)
         into = survivor
