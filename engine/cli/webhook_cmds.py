@@ -1,9 +1,11 @@
 """`hymem webhooks`: what the webhook outbox holds, per endpoint, without opening the memory
-(so it never starts delivering itself and works beside the running writer)."""
+(so it never starts delivering itself and works beside the running writer). An endpoint
+without a name is filed under its URL, which may carry a token: URLs are shown redacted."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import asdict, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated
@@ -12,6 +14,7 @@ import typer
 from hymem.api.memory_args import check_creatable, store_location
 from hymem.cli.app import DEFAULT_STORE, StorePath, app
 from hymem.core.config import MemoryConfig
+from hymem.ops.webhooks.endpoint import redact_url, redact_urls
 from hymem.ops.webhooks.observer import outbox_path
 from hymem.ops.webhooks.outbox import EndpointStatus, Outbox
 from rich.console import Console
@@ -46,10 +49,26 @@ def _with_configured(found: list[EndpointStatus], config: MemoryConfig) -> list[
     return sorted([*found, *empty], key=lambda s: s.endpoint)
 
 
+def _shown(status: EndpointStatus) -> EndpointStatus:
+    """The status as printed: its endpoint key and last error with URLs redacted."""
+    error = None if status.last_error is None else redact_urls(status.last_error)
+    return replace(status, endpoint=redact_url(status.endpoint), last_error=error)
+
+
+def _shown_row(row: dict[str, object]) -> dict[str, object]:
+    """A dead row as printed: no body, the endpoint and the error with URLs redacted."""
+    shown = {k: v for k, v in row.items() if k != "body"}
+    shown["endpoint"] = redact_url(str(row["endpoint"]))
+    if isinstance(row.get("last_error"), str):
+        shown["last_error"] = redact_urls(str(row["last_error"]))
+    return shown
+
+
 def _status_table(statuses: list[EndpointStatus], configured: set[str]) -> Table:
     table = Table("endpoint", "pending", "delivered", "dead", "next attempt (UTC)", "last error")
-    for s in statuses:
-        name = s.endpoint if s.endpoint in configured else f"{s.endpoint} (not configured)"
+    for raw in statuses:
+        s = _shown(raw)
+        name = s.endpoint if raw.endpoint in configured else f"{s.endpoint} (not configured)"
         error = f"{s.last_error} at {_when(s.last_error_at)}" if s.last_error else ""
         table.add_row(
             name, str(s.pending), str(s.delivered), str(s.dead), _when(s.next_attempt_at), error
@@ -89,8 +108,8 @@ def webhooks_cmd(
     finally:
         box.close()
     if as_json:
-        rows = [s.__dict__ for s in statuses]
-        dead_out = [{k: v for k, v in r.items() if k != "body"} for r in dead_rows]
+        rows = [asdict(_shown(s)) for s in statuses]
+        dead_out = [_shown_row(r) for r in dead_rows]
         typer.echo(json.dumps({"outbox": str(path), "endpoints": rows, "dead": dead_out}))
         return
     configured = {e.key for e in config.webhooks}
@@ -101,7 +120,7 @@ def webhooks_cmd(
     if dead_rows:
         table = Table("event", "endpoint", "type", "user", "attempts", "last error")
         keys = ("event_id", "endpoint", "type", "user_id", "attempts", "last_error")
-        for r in dead_rows:
+        for r in map(_shown_row, dead_rows):
             table.add_row(*("" if r[k] is None else str(r[k]) for k in keys))
         _console.print(table)
 

@@ -28,6 +28,7 @@ from tests.webhook_receiver import Receiver
 pytestmark = pytest.mark.integration
 
 SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+LOCAL = {"allow_private_targets": True}  # the receivers listen on 127.0.0.1
 TURNS = [
     {"speaker": "Ann", "text": "I moved to Lisbon in March for the new job."},
     {"speaker": "Bo", "text": "Nice! How is Lisbon treating you so far?"},
@@ -37,7 +38,7 @@ TURNS = [
 def config(url: str, **overrides: Any) -> MemoryConfig:
     values: dict[str, Any] = {
         "embedder": "hashing",
-        "webhooks": [{"url": url, "secret": SECRET, "name": "rx"}],
+        "webhooks": [{"url": url, "secret": SECRET, "name": "rx", **LOCAL}],
         "webhook_timeout_s": 0.5,
         "webhook_backoff_s": 0.05,
         "webhook_backoff_max_s": 0.2,
@@ -96,8 +97,8 @@ def test_failing_then_hanging_receiver_gets_every_event_once_it_recovers(
 def test_edits_and_erasure_reach_endpoints_filtered_by_event_type(tmp_path: Path) -> None:
     with Receiver() as rx, Receiver() as erasures:
         hooks = [
-            {"url": rx.url, "secret": SECRET},
-            {"url": erasures.url, "secret": SECRET, "events": ["user.erased"]},
+            {"url": rx.url, "secret": SECRET, **LOCAL},
+            {"url": erasures.url, "secret": SECRET, "events": ["user.erased"], **LOCAL},
         ]
         with Memory(tmp_path / "m", config=config(rx.url, webhooks=hooks)) as mem:
             commit(mem, "ann")
@@ -133,7 +134,8 @@ CHILD = textwrap.dedent(
 
     store, url = sys.argv[1], sys.argv[2]
     cfg = MemoryConfig.defaults(
-        embedder="hashing", webhooks=[{"url": url, "secret": sys.argv[3], "name": "rx"}],
+        embedder="hashing",
+        webhooks=[{"url": url, "secret": sys.argv[3], "name": "rx", "allow_private_targets": True}],
         webhook_backoff_s=0.05, webhook_backoff_max_s=0.1, webhook_max_attempts=1000,
     )
     mem = Memory(store, config=cfg)
@@ -167,7 +169,7 @@ def test_an_event_committed_before_a_sigkill_is_delivered_after_restart(tmp_path
     (row,) = box.rows()
     assert row["state"] == "pending" and row["attempts"] >= 0  # the receiver never had it
     box.close()
-    hooks = json.dumps([{"url": rx.url, "secret": SECRET, "name": "rx"}])
+    hooks = json.dumps([{"url": rx.url, "secret": SECRET, "name": "rx", **LOCAL}])
     args = ["webhooks", "--store", str(tmp_path / "m"), "--json"]
     shown = CliRunner().invoke(app, args, env={"HYMEM_WEBHOOKS": hooks})
     assert shown.exit_code == 0, shown.output

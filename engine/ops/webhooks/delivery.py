@@ -2,9 +2,11 @@
 
 A thread per endpoint, so a receiver that is down or slow (each attempt waiting out its
 timeout) delays only its own events; the threads never touch the write path, which only
-inserts rows and wakes them. A 2xx answer delivers a row; any other status, a timeout or a
-connection error counts a failed attempt and schedules the next one by `retry_delay`; after
-`max_attempts` the row is dead. The threads start when the Memory opens, so rows a crashed
+inserts rows and wakes them. A 2xx answer delivers a row; any other status (a redirect
+included: none is followed), a timeout, a connection error or a refused target (`targets`)
+counts a failed attempt and schedules the next one by `retry_delay`; after `max_attempts` the
+row is dead. `timeout_s` bounds a whole attempt, however slowly the receiver answers
+(`transport`). The threads start when the Memory opens, so rows a crashed
 process left pending go out then, and stop on `close()` within a bounded time (a POST in
 flight is abandoned: its row stays pending and is sent again, which at-least-once allows).
 """
@@ -19,9 +21,10 @@ from dataclasses import dataclass, field
 import httpx
 from hymem.core.logging import get_logger
 from hymem.ops.webhooks.backoff import retry_delay
-from hymem.ops.webhooks.endpoint import WebhookEndpoint
+from hymem.ops.webhooks.endpoint import WebhookEndpoint, redact_urls
 from hymem.ops.webhooks.outbox import Due, Outbox
 from hymem.ops.webhooks.signing import sign
+from hymem.ops.webhooks.transport import TargetRefused, webhook_client
 
 log = get_logger("hymem.ops.webhooks")
 
@@ -48,21 +51,35 @@ class _Lane:
 
 
 def attempt(client: httpx.Client, endpoint: WebhookEndpoint, due: Due) -> str | None:
-    """POST one delivery; None when the receiver took it (2xx), else why not. The response
-    body is never read: a receiver cannot make the sender download anything."""
+    """POST one delivery; None when the receiver took it (2xx), else why not (kept in the
+    outbox and shown by `hymem webhooks`, so the URL in it is redacted). The response body is
+    never read: a receiver cannot make the sender download anything."""
     headers = sign(endpoint.secret.get_secret_value(), due.event_id, due.body)
     headers["content-type"] = "application/json"
     headers["user-agent"] = "hymem-webhooks"
     try:
         with client.stream(
-            "POST", endpoint.url, content=due.body.encode("utf-8"), headers=headers
+            "POST",
+            endpoint.url,
+            content=due.body.encode("utf-8"),
+            headers=headers,
+            follow_redirects=False,
         ) as response:
             status = response.status_code
     except httpx.TimeoutException:
         return "timeout"
+    except TargetRefused as exc:
+        log.warning("webhook.refused", endpoint=endpoint.label, reason=str(exc))
+        return f"refused: {exc}"[:300]
     except httpx.HTTPError as exc:
-        return f"{type(exc).__name__}: {exc}"[:300]
+        error = f"{type(exc).__name__}: {exc}".replace(endpoint.url, endpoint.label)
+        return redact_urls(error)[:300]
     return None if 200 <= status < 300 else f"HTTP {status}"
+
+
+def _endpoint_client(endpoint: WebhookEndpoint, timeout_s: float) -> httpx.Client:
+    """Checked targets only (internal ones if the endpoint opted in), `timeout_s` per attempt."""
+    return webhook_client(timeout_s, allow_private=endpoint.allow_private_targets)
 
 
 class Deliverer:
@@ -76,12 +93,12 @@ class Deliverer:
         policy: Policy,
         *,
         clock: Callable[[], float] = time.time,
-        client: Callable[[float], httpx.Client] | None = None,
+        client: Callable[[WebhookEndpoint, float], httpx.Client] | None = None,
     ) -> None:
         self._outbox = outbox
         self._policy = policy
         self._clock = clock
-        self._client = client or (lambda timeout: httpx.Client(timeout=timeout))
+        self._client = client or _endpoint_client
         self._lanes = {e.key: _Lane(e) for e in endpoints}
         self._stop = threading.Event()
         self._pruned = 0.0
@@ -111,10 +128,10 @@ class Deliverer:
             if lane.thread is not None:
                 lane.thread.join(max(0.0, deadline - time.monotonic()))
                 if lane.thread.is_alive():
-                    log.warning("webhook.stop_timeout", endpoint=lane.endpoint.key)
+                    log.warning("webhook.stop_timeout", endpoint=lane.endpoint.label)
 
     def _run(self, lane: _Lane) -> None:
-        with self._client(self._policy.timeout_s) as client:
+        with self._client(lane.endpoint, self._policy.timeout_s) as client:
             while not self._stop.is_set():
                 lane.wake.clear()  # before looking: a row added after the look wakes us
                 try:
@@ -125,7 +142,9 @@ class Deliverer:
                         continue
                     self._deliver(client, lane.endpoint, due)
                 except Exception as exc:  # the outbox failed: keep the thread, try again
-                    log.error("webhook.outbox_failed", endpoint=lane.endpoint.key, error=repr(exc))
+                    log.error(
+                        "webhook.outbox_failed", endpoint=lane.endpoint.label, error=repr(exc)
+                    )
                     self._stop.wait(ERROR_PAUSE_S)
 
     def _idle_wait(self, endpoint: str) -> float:
@@ -137,7 +156,7 @@ class Deliverer:
     def _deliver(self, client: httpx.Client, endpoint: WebhookEndpoint, due: Due) -> None:
         error = attempt(client, endpoint, due)
         now = self._clock()
-        where = {"endpoint": endpoint.key, "event_id": due.event_id, "attempt": due.attempts + 1}
+        where = {"endpoint": endpoint.label, "event_id": due.event_id, "attempt": due.attempts + 1}
         if error is None:
             self._outbox.delivered(due, now)
             log.info("webhook.delivered", **where)

@@ -1,18 +1,30 @@
 """A webhook endpoint as the operator registers it (`MemoryConfig.webhooks`), and the event
 types hymem emits.
 
-Kept free of the rest of hymem (pydantic and `hymem.core.errors` only) because `hymem.core.config`
-imports it: the configuration must not pull in the write path to validate a URL."""
+Kept free of the rest of hymem (pydantic, `hymem.core.errors` and the stdlib-only `targets`)
+because `hymem.core.config` imports it: the configuration must not pull in the write path to
+validate a URL."""
 
 from __future__ import annotations
 
 import base64
 import binascii
+import re
+from collections.abc import Iterator
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, quote, urlsplit
 
 from hymem.core.errors import ConfigError
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from hymem.ops.webhooks.targets import host_refusal
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 TURNS_COMMITTED = "turns.committed"
 SUMMARIES_CHANGED = "summaries.changed"
@@ -22,6 +34,34 @@ EVENT_TYPES = (TURNS_COMMITTED, SUMMARIES_CHANGED, USER_ERASED, IMPORT_FINISHED)
 
 SECRET_PREFIX = "whsec_"  # Standard Webhooks: the rest is the base64 of the key's bytes
 MIN_KEY_BYTES = 16  # a shorter HMAC key is guessable
+HIDDEN = "***"
+# A path segment shown as it is: a short plain word ("hooks", "v2"); anything longer or with
+# digits may be a token (Slack's /services/T0/B0/<token>, Discord's /webhooks/<id>/<token>).
+_PLAIN_SEGMENT = re.compile(r"[A-Za-z][A-Za-z_.-]{0,15}|v[0-9]{1,2}")
+
+
+def redact_url(url: str) -> str:
+    """A URL as logs and listings may show it: scheme, host, port and the path's plain words;
+    user info, query values, the fragment and path segments that may be tokens are hidden.
+    Text that is not an http(s) URL (an endpoint's name) comes back unchanged."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return HIDDEN if "://" in url else url
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return url
+    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+    shown = f"{parts.scheme}://{HIDDEN + '@' if '@' in parts.netloc else ''}{host}"
+    shown += f":{port}" if port is not None else ""
+    shown += "/".join(
+        s if not s or _PLAIN_SEGMENT.fullmatch(s) else HIDDEN for s in parts.path.split("/")
+    )
+    if parts.query:
+        pairs = parse_qsl(parts.query, keep_blank_values=True)
+        names = [quote(k, safe="") if _PLAIN_SEGMENT.fullmatch(k) else HIDDEN for k, _ in pairs]
+        shown += "?" + "&".join(f"{k}={HIDDEN}" for k in names) if names else f"?{HIDDEN}"
+    return shown + (f"#{HIDDEN}" if parts.fragment else "")
 
 
 def secret_key(secret: str) -> bytes:
@@ -36,12 +76,22 @@ def secret_key(secret: str) -> bytes:
     return secret.encode("utf-8")
 
 
+_URL_IN_TEXT = re.compile(r"https?://[^\s'\"<>]+", re.IGNORECASE)
+
+
+def redact_urls(text: str) -> str:
+    """`text` (an error message) with every http(s) URL in it redacted."""
+    return _URL_IN_TEXT.sub(lambda m: redact_url(m.group()), text)
+
+
 class WebhookEndpoint(BaseModel):
     """Where events are POSTed and with what secret they are signed.
 
     `name` identifies the endpoint in the outbox (default: the URL), so an endpoint keeps its
     undelivered events across restarts and a URL can change under the same name. `events`
-    filters the event types sent (default: all of `EVENT_TYPES`)."""
+    filters the event types sent (default: all of `EVENT_TYPES`). Loopback, link-local and
+    private hosts are refused unless `allow_private_targets` is set (cloud metadata addresses
+    always are): see `targets`."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -51,6 +101,13 @@ class WebhookEndpoint(BaseModel):
     )
     events: list[str] = Field(default_factory=lambda: list(EVENT_TYPES))
     name: str | None = Field(None, description="the endpoint's key in the outbox; default: url")
+    allow_private_targets: bool = Field(
+        False,
+        description=(
+            "let this endpoint reach loopback, link-local and private addresses (an internal"
+            " receiver); cloud metadata addresses stay refused"
+        ),
+    )
 
     def __init__(self, **values: Any) -> None:
         try:
@@ -63,7 +120,7 @@ class WebhookEndpoint(BaseModel):
     def _http_url(cls, url: str) -> str:
         parts = urlsplit(url.strip())
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"{url!r} is not an http:// or https:// URL with a host")
+            raise ValueError(f"{redact_url(url)!r} is not an http:// or https:// URL with a host")
         return url.strip()
 
     @field_validator("secret")
@@ -90,10 +147,30 @@ class WebhookEndpoint(BaseModel):
             raise ValueError("an endpoint name must not be blank")
         return name
 
+    @model_validator(mode="after")
+    def _allowed_target(self) -> WebhookEndpoint:
+        """Refuse internal hosts now, where the host alone tells (an address literal, a
+        `localhost` name); names are checked again after they resolve, on every delivery."""
+        host = urlsplit(self.url).hostname or ""
+        problem = host_refusal(host, allow_private=self.allow_private_targets)
+        if problem is not None:
+            raise ValueError(f"url {redact_url(self.url)}: {problem}")
+        return self
+
     @property
     def key(self) -> str:
         """What the outbox files this endpoint's deliveries under."""
         return self.name or self.url
+
+    def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
+        """The URL redacted in a repr too (a config printed in a traceback or a log)."""
+        for name, value in super().__repr_args__():
+            yield name, redact_url(value) if name == "url" else value
+
+    @property
+    def label(self) -> str:
+        """The endpoint as logs and errors name it: its name, else its URL redacted."""
+        return self.name or redact_url(self.url)
 
     def wants(self, event_type: str) -> bool:
         return event_type in self.events
@@ -114,7 +191,7 @@ def check_unique(endpoints: list[WebhookEndpoint]) -> list[WebhookEndpoint]:
     seen: set[str] = set()
     for endpoint in endpoints:
         if endpoint.key in seen:
-            raise ValueError(f"two webhook endpoints are named {endpoint.key!r}: name them apart")
+            raise ValueError(f"two webhook endpoints are named {endpoint.label!r}: name them apart")
         seen.add(endpoint.key)
     return endpoints
 
@@ -127,5 +204,7 @@ __all__ = [
     "USER_ERASED",
     "WebhookEndpoint",
     "check_unique",
+    "redact_url",
+    "redact_urls",
     "secret_key",
 ]

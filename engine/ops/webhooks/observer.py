@@ -90,7 +90,7 @@ def open_webhooks(config: MemoryConfig, path: Path | None) -> Webhooks | None:
         return None
     outbox = Outbox(path)
     deliverer = Deliverer(outbox, config.webhooks, policy_of(config))
-    log.info("webhook.open", outbox=str(path), endpoints=[e.key for e in config.webhooks])
+    log.info("webhook.open", outbox=str(path), endpoints=[e.label for e in config.webhooks])
     return Webhooks(outbox, list(config.webhooks), deliverer)
 
 
