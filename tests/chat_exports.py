@@ -140,3 +140,46 @@ def jsonl_export(path: Path) -> Path:
     ]
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
     return path
+
+
+# --- small builders for fault tests -------------------------------------------------------
+def gpt_conversation(
+    cid: str, texts: list[str], *, ids: bool = True, t: float = 1700000000.0
+) -> dict[str, Any]:
+    """One ChatGPT conversation: a root, then `texts` alternating user/assistant in a chain,
+    the last one the current node; `ids=False` leaves the messages without their own id."""
+    keys = [f"{cid}-n{i}" for i in range(len(texts))]
+    mapping: dict[str, Any] = {f"{cid}-root": _node(f"{cid}-root", None, keys[:1], None)}
+    for i, (key, text) in enumerate(zip(keys, texts, strict=True)):
+        msg = _msg(key, "user" if i % 2 == 0 else "assistant", [text], t + i)
+        if not ids:
+            del msg["id"]
+        parent = keys[i - 1] if i else f"{cid}-root"
+        mapping[key] = _node(key, parent, keys[i + 1 : i + 2], msg)
+    current = keys[-1] if keys else f"{cid}-root"
+    return {"id": cid, "create_time": t, "current_node": current, "mapping": mapping}
+
+
+def claude_conversation(cid: str, texts: list[str], *, ids: bool = True) -> dict[str, Any]:
+    """One flat Claude conversation of `texts`, alternating human/assistant."""
+    messages = []
+    for i, text in enumerate(texts):
+        msg: dict[str, Any] = {
+            "sender": "human" if i % 2 == 0 else "assistant",
+            "text": text,
+            "created_at": f"2024-03-01T10:00:{i:02d}Z",
+        }
+        if ids:
+            msg["uuid"] = f"{cid}-m{i}"
+        messages.append(msg)
+    return {"uuid": cid, "created_at": "2024-03-01T10:00:00Z", "chat_messages": messages}
+
+
+def write_json(path: Path, data: Any) -> Path:
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def write_jsonl(path: Path, rows: list[Any]) -> Path:
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    return path

@@ -1,9 +1,13 @@
 """`Memory.import_chat`: a chat export stored as one user's turns, a conversation per session.
 
-Each conversation is one `add()` of its kept messages (their ids the export's, so a re-import
-stores nothing twice and a re-import after a crash stores only what was missing), then one
-`flush()` stores the rest. Messages the export holds but that are not turns are counted by
-reason in the report (`chat_formats` says which).
+All or nothing for the file: it is read whole and every turn checked as `add()` checks it
+(`chat_formats`) before the first write, so a file that fails anywhere, in its last line
+included, stores nothing. Then each conversation is one `add()` of its kept messages and one
+`flush()` stores the rest. Every turn's id is fixed by the file (the export's own message id,
+or one made from the message's place in it), so an import stopped part-way by a crash or a store
+failure is finished by running it again: turns already stored are not stored twice
+(`new_turns` counts only the rest). Messages the export holds but that are not turns are
+counted by reason in the report.
 """
 
 from __future__ import annotations
@@ -34,8 +38,9 @@ def import_chat(
     user_id: str,
     progress: Callable[[int, int], None] | None = None,
 ) -> ChatImportReport:
-    """Read the whole export first (a bad file stores nothing), then add it conversation by
-    conversation; `progress(done, total)` counts conversations."""
+    """Read and check the whole export first (a bad file stores nothing), then add it
+    conversation by conversation; `progress(done, total)` counts conversations. Stopped
+    part-way, the same call again finishes it without storing a turn twice."""
     export = read_chat_export(source, fmt, user_id)
     sessions = export.history.sessions
     report = ChatImportReport(

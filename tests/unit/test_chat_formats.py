@@ -69,10 +69,11 @@ def test_bytes_that_are_not_utf8_are_a_clear_error(tmp_path: Path, fmt: str) -> 
     [
         ("chatgpt", "{not json", "not JSON"),
         ("chatgpt", '{"a": 1}', "list of conversations"),
-        ("chatgpt", '[{"id": "c"}]', "no id or no message mapping"),
-        ("claude", '[{"uuid": "c"}]', "no uuid or no chat_messages"),
+        ("chatgpt", '[{"id": "c"}]', "mapping: missing"),
+        ("claude", '[{"uuid": "c"}]', "chat_messages: missing"),
         ("jsonl", '{"user_id": "bob", "text": "hi"}', "is not 'ann'"),
-        ("jsonl", '{"text": 5}', "string text"),
+        ("jsonl", '{"text": 5}', "text: input should be a valid string"),
+        ("jsonl", '{"role": "user"}', "needs a string text"),
         ("xml", "[]", "unknown chat export format"),
     ],
 )
