@@ -14,6 +14,7 @@ from types import TracebackType
 from typing import Any
 
 from hymem.api.memory_args import (
+    check_request_id,
     exc_free,
     open_storage,
     store_location,
@@ -205,6 +206,7 @@ class Memory:
         metadata: Mapping[str, str | int | float | bool] | None = None,
         agent_id: str | None = None,
         run_id: str | None = None,
+        request_id: str | None = None,
     ) -> AddResult:
         """Persist messages as pending turns, then flush the short-term buffer if it is full.
         A plain string is one message `{"role": "user", "content": text}`.
@@ -212,13 +214,24 @@ class Memory:
         `metadata` (str/int/float/bool values) and the `agent_id` / `run_id` scopes are kept
         on every turn and inherited by the segments and summaries made from them; `filters=`
         on search, ask and context select by them. Turns still pending (`AddResult.pending`)
-        are not searchable until flushed (`MemoryConfig.flush_on_add` flushes every add)."""
+        are not searchable until flushed (`MemoryConfig.flush_on_add` flushes every add).
+
+        `request_id` names this call (a UUID, say) so that sending it again, after a timeout
+        or an outage, stores nothing twice: the retry returns the first call's turn ids. The
+        same id with other messages is a `UserInputError`. Without it (or message ids), every
+        call is new: the same words said twice are two turns."""
         self._check_open()
         check_user_id(user_id)
+        request = check_request_id(request_id)
         meta = with_scopes(metadata, agent_id=agent_id, run_id=run_id)
         with cache_owner(user_id):
             result = self._ingestor.add(
-                messages, user_id=user_id, session_id=session_id, timestamp=timestamp, metadata=meta
+                messages,
+                user_id=user_id,
+                session_id=session_id,
+                timestamp=timestamp,
+                metadata=meta,
+                request_id=request,
             )
             if self.config.flush_on_add and result.pending and result.error is None:
                 result = with_flush(result, self._ingestor.flush(user_id=user_id))

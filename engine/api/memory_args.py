@@ -13,6 +13,7 @@ from hymem.core.config import MemoryConfig
 from hymem.core.errors import StoreError, UserInputError
 from hymem.core.logging import get_logger
 from hymem.core.types import AddResult
+from hymem.core.validation import check_record_id
 from hymem.embed.embedders import Embedder
 from hymem.indexes.folder.lock import META_FILE
 from hymem.indexes.location import StoreLocation, is_remote_uri, parse_location
@@ -125,6 +126,17 @@ def check_creatable(location: StoreLocation, *, create: bool | None, read_only: 
         )
 
 
+def check_request_id(request_id: object) -> str | None:
+    """An add()'s request id: None (the call names no request), or an id held to a record
+    id's rules (a non-blank string of at most 256 characters, no NUL, encodable), since the
+    turn ids of the call are made from it."""
+    if request_id is None:
+        return None
+    if not isinstance(request_id, str) or not request_id.strip():
+        raise UserInputError("request_id must be a non-empty string, or None")
+    return check_record_id(request_id, "request_id")
+
+
 def with_flush(added: AddResult, flushed: AddResult) -> AddResult:
     """An add's result with the flush that followed it folded in (`flush_on_add`): the add's
     turns, both calls' writes and costs, and what is pending after the flush."""
@@ -153,6 +165,7 @@ def warn_if_pending(ingestor: Ingestor, user_id: str, call: str) -> None:
 
 __all__ = [
     "check_creatable",
+    "check_request_id",
     "exc_free",
     "open_storage",
     "remote_settings",

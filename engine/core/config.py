@@ -101,11 +101,14 @@ class MemoryConfig(BaseSettings):
         ),
     )
     retry_window_s: float = Field(
-        600.0,
+        0.0,
         ge=0,
         description=(
-            "an add() without message ids that repeats the previous add() of the user (same"
-            " session, speakers, texts) within this many seconds is a retry, stored once; 0 = off"
+            "off (0) by default: an add() should name itself with request_id to be stored once"
+            " when retried. Above 0, an add() without message ids or request_id that repeats"
+            " the user's previous add() (same session, speakers, texts) within this many"
+            " seconds is taken as a retry and stored once, which also drops a user's genuine"
+            " repeat of the same words"
         ),
     )
     ingest_cache_items: int = Field(

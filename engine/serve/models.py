@@ -34,6 +34,7 @@ class AddRequest(_Body):
     metadata: dict[str, Any] | None = None
     agent_id: str | None = None
     run_id: str | None = None
+    request_id: str | None = None  # or the Idempotency-Key header
 
 
 class UserRequest(_Body):

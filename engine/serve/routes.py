@@ -74,9 +74,25 @@ def healthz(request: Request) -> dict[str, Any]:
 
 # --- memories -----------------------------------------------------------------------------
 @router.post("/v1/memories", response_model=AddResult)
-def add(body: AddRequest, request: Request, key: Caller) -> AddResult:
+def add(
+    body: AddRequest,
+    request: Request,
+    key: Caller,
+    idempotency_key: Annotated[
+        str | None, Header(description="the add's request id (as `request_id` in the body)")
+    ] = None,
+) -> AddResult:
+    """`Idempotency-Key`, the HTTP way to name a request, is the body's `request_id`: the
+    same add sent again under it stores nothing twice."""
     mem = memory_for(request, key, body.user_id)
     fields = body.model_dump(exclude={"messages", "user_id"})
+    if idempotency_key is not None:
+        if body.request_id not in (None, idempotency_key):
+            raise UserInputError(
+                "the Idempotency-Key header and request_id name different requests: send one,"
+                " or the same id in both"
+            )
+        fields["request_id"] = idempotency_key
     return mem.add(body.messages, user_id=body.user_id, **fields)
 
 

@@ -42,15 +42,17 @@ from hymem.write.blas import one_blas_thread
 from hymem.write.buffer import BufferedSegment, may_flush, plan_due, plan_flush
 from hymem.write.consolidate import WriteConsolidation
 from hymem.write.guard import WriteGuard
-from hymem.write.messages import Messages, normalise_messages
+from hymem.write.messages import Messages, NormalisedMessage, normalise_messages
 from hymem.write.parts import Prepared, Summarised, commit_attributes
-from hymem.write.pending import PendingTurns, repeats_last_call
+from hymem.write.pending import PendingTurns, repeats_last_call, repeats_request
 from hymem.write.pooling import pooled_vector
 from hymem.write.prepare import BufferPrep
 from hymem.write.records import (
     build_segment,
     build_summaries,
+    call_turn_ids,
     pending_records,
+    request_turn_id,
     summary_sources,
 )
 from hymem.write.segmentation import Span
@@ -103,12 +105,14 @@ class Ingestor:
         session_id: str = "default",
         timestamp: object = None,
         metadata: Metadata | None = None,
+        request_id: str | None = None,
     ) -> AddResult:
         """Persist the call's turns as pending, then flush whatever buffers are full.
         `metadata`, checked by the caller (`hymem.core.metadata.with_scopes`), goes on every
-        turn."""
+        turn. `request_id` (checked by the caller) names the call: the same request sent again
+        is recognised by it and stores nothing twice (`repeats_request`)."""
         with one_blas_thread():  # see hymem.write.blas
-            return self._add(messages, user_id, session_id, timestamp, metadata)
+            return self._add(messages, user_id, session_id, timestamp, metadata, request_id)
 
     def _add(
         self,
@@ -117,6 +121,7 @@ class Ingestor:
         session_id: str,
         timestamp: object,
         metadata: Metadata | None,
+        request_id: str | None,
     ) -> AddResult:
         check_session_id(session_id)
         call_time = parse_time(timestamp, "timestamp") if timestamp is not None else self._clock()
@@ -124,23 +129,29 @@ class Ingestor:
         meta = dict(sorted((metadata or {}).items()))  # the stored, canonical key order
         # The stripe keeps this user's adds in order; `_lock` is released around the append,
         # so other users' adds in flight share its commit (`TurnAppends`).
+        # The ids a request id makes (for messages without their own), looked up below.
+        made = [
+            request_turn_id(user_id, request_id, i)
+            for i, m in enumerate(accepted)
+            if request_id is not None and m.id is None
+        ]
         with self._guard.writing(user_id), self._stripe(user_id), self._reload_on_error(user_id):
+            # A request's ids are looked up outside `_lock` (other users' adds go on); the
+            # stripe and the right to write keep this user's turns as read until the append.
+            earlier = self._store.get_turns(user_id, ids=made) if made else []
             with self._lock:
-                retried = repeats_last_call(
-                    self._pending.last_call(user_id),
-                    session_id,
-                    accepted,
-                    self._clock(),
-                    self._config.retry_window_s,
-                    metadata=meta,
-                )
+                retried = self._retried(user_id, session_id, accepted, meta, request_id, earlier)
                 if retried is not None:
                     log.info("ingest.retry_recognised", user_id=user_id, turns=len(retried))
-                    result = AddResult(turn_ids=[t.id for t in retried], new_turn_ids=[])
+                    result = AddResult(turn_ids=retried, new_turn_ids=[])
                     self._process(user_id, force=False, result=result)
                     return result
                 seq = self._pending.next_seq(user_id)
-                records = pending_records(user_id, session_id, seq, accepted, self._clock(), meta)
+                records = pending_records(
+                    user_id, session_id, seq, accepted, self._clock(), meta, request_id
+                )
+            # Fresh: content ids embed a new sequence number, and a request's ids were just
+            # found unused; only the caller's own ids need the store's look-up.
             generated = {r.id for r, m in zip(records, accepted, strict=True) if not m.id}
             inserted = self._store.append_turns(records, fresh_ids=generated)
             with self._lock:
@@ -156,6 +167,32 @@ class Ingestor:
                 self._process(user_id, force=False, result=result)
         self._consolidation.after_write(user_id, result, self._guard)
         return result
+
+    def _retried(
+        self,
+        user_id: str,
+        session_id: str,
+        accepted: list[NormalisedMessage],
+        meta: Metadata,
+        request_id: str | None,
+        earlier: list[TurnRecord],
+    ) -> list[str] | None:
+        """The turn ids of the earlier add() this call repeats, if it is a retry: of the same
+        request id (`earlier`: the stored turns with the request's ids) when it has one; else,
+        only where `retry_window_s` turns it on, of the user's previous call by equal text."""
+        if request_id is not None:
+            ids = call_turn_ids(user_id, request_id, accepted)
+            again = repeats_request(request_id, ids, earlier, session_id, accepted, meta)
+            return ids if again else None
+        last = repeats_last_call(
+            self._pending.last_call(user_id),
+            session_id,
+            accepted,
+            self._clock(),
+            self._config.retry_window_s,
+            metadata=meta,
+        )
+        return None if last is None else [t.id for t in last]
 
     def flush(self, *, user_id: str) -> AddResult:
         """Summarise and store every pending turn of `user_id` now (in buffer-sized calls)."""

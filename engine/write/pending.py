@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 
+from hymem.core.errors import UserInputError
 from hymem.core.metadata import canonical
 from hymem.core.types import TurnRecord, TurnStatus
 from hymem.indexes.protocol import Storage
@@ -112,9 +113,11 @@ def repeats_last_call(
     window_s: float,
     metadata: Mapping[str, object] | None = None,
 ) -> list[TurnRecord] | None:
-    """The previous call's turns when this call repeats it (see README, "Retrying add()"):
-    no message has an id, the same session, metadata, speakers and texts in the same order,
-    and the previous call was accepted less than `window_s` ago. None: a new call."""
+    """The previous call's turns when this call repeats it, for a caller that names neither
+    its messages nor its request (see README, "Retrying add()"): no message has an id, the
+    same session, metadata, speakers and texts in the same order, and the previous call was
+    accepted less than `window_s` ago (0, the default, turns this off: equal text alone cannot
+    tell a retry from a user who said the same thing again). None: a new call."""
     if window_s <= 0 or not last or any(m.id is not None for m in accepted):
         return None
     if len(last) != len(accepted):
@@ -129,4 +132,39 @@ def repeats_last_call(
     return last if same and age <= window_s else None
 
 
-__all__ = ["PendingTurns", "repeats_last_call"]
+def repeats_request(
+    request_id: str,
+    ids: Sequence[str],
+    earlier: Sequence[TurnRecord],
+    session_id: str,
+    accepted: Sequence[NormalisedMessage],
+    metadata: Mapping[str, object] | None = None,
+) -> bool:
+    """True when this call is an earlier add() with the same `request_id` sent again; False
+    when the request is new. `ids`: each message's turn id (`records.call_turn_ids`);
+    `earlier`: the stored turns among the ids the request made (messages without their own).
+    A request id names one call's messages: a call that reuses it with other messages (another
+    session, metadata, speaker or text at any position, or more messages) is refused rather
+    than taken as a retry, which would drop what it says."""
+    if not earlier:
+        return False
+    by_id = {t.id: t for t in earlier}
+    meta = canonical(metadata or {})
+    made = [(i, m) for i, m in zip(ids, accepted, strict=True) if m.id is None]
+    same = len(by_id) == len(made) and all(
+        i in by_id
+        and (by_id[i].session_id, by_id[i].speaker, by_id[i].text)
+        == (session_id, m.speaker, m.text)
+        and canonical(by_id[i].metadata) == meta
+        for i, m in made
+    )
+    if not same:
+        raise UserInputError(
+            f"request_id {request_id!r} was already used by an add() with other messages"
+            " (session, speakers, texts or metadata differ): a request id names one add()"
+            " call, so give new messages a new one"
+        )
+    return True
+
+
+__all__ = ["PendingTurns", "repeats_last_call", "repeats_request"]

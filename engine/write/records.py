@@ -3,6 +3,7 @@
 Ids are content hashes so that a re-run after a crash or an LLM failure reproduces the same
 segments and summaries, and `Storage.commit_segments` replaces instead of duplicating:
     turn     "t-"   + hash(user_id, session_id, seq, text)   (when the caller gave no id)
+             "t-"   + hash(user_id, "request", request_id, position)   (with an add()'s request id)
     segment  "seg-" + hash(user_id, turn ids)
     summary  "sum-" + hash(segment_id, index)
 """
@@ -36,6 +37,20 @@ def default_turn_id(user_id: str, session_id: str, seq: int, text: str) -> str:
     return "t-" + _digest(user_id, session_id, seq, text)
 
 
+def request_turn_id(user_id: str, request_id: str, position: int) -> str:
+    """The id of the message at `position` of the add() named `request_id`: the same request
+    sent again makes the same ids, whatever was added in between, so it is stored once."""
+    return "t-" + _digest(user_id, "request", request_id, position)
+
+
+def call_turn_ids(
+    user_id: str, request_id: str, accepted: Sequence[NormalisedMessage]
+) -> list[str]:
+    """The turn id of each message of an add() with a request id: the message's own id if it
+    has one (exactly-once by itself), else the request's for its position."""
+    return [m.id or request_turn_id(user_id, request_id, i) for i, m in enumerate(accepted)]
+
+
 def pending_records(
     user_id: str,
     session_id: str,
@@ -43,12 +58,15 @@ def pending_records(
     accepted: Sequence[NormalisedMessage],
     now: datetime,
     metadata: Metadata,
+    request_id: str | None = None,
 ) -> list[TurnRecord]:
     """One add() call's messages as pending turns, numbered from `seq`; a message without
-    its own id gets the content id (`default_turn_id`), so a re-run stores nothing twice."""
+    its own id gets the request's id for its position (`request_turn_id`) when the call has a
+    request id, else the content id (`default_turn_id`), so a re-run stores nothing twice."""
+    ids = call_turn_ids(user_id, request_id, accepted) if request_id else []
     return [
         TurnRecord(
-            id=m.id or default_turn_id(user_id, session_id, seq + i, m.text),
+            id=ids[i] if ids else m.id or default_turn_id(user_id, session_id, seq + i, m.text),
             user_id=user_id,
             session_id=session_id,
             seq=seq + i,

@@ -24,8 +24,8 @@ APPEND_RESOLVE_POLL_S = 1.0
 UNKNOWN_APPEND = (
     "the object store stopped answering during the commit and did not answer again in time, "
     "so whether these turns were stored is unknown; retry the same add() once the store is "
-    "back: messages with ids are stored once by id, and an add() without ids repeated within "
-    "retry_window_s is recognised as a retry"
+    "back: messages with ids are stored once by id, and an add() sent again with the same "
+    "request_id is recognised as a retry"
 )
 
 

@@ -76,14 +76,25 @@ def test_a_hostile_answer_is_returned_clean_and_traced(tmp_path: Path, llm_serve
         assert not [e for e in events if e.get("event") == "ask.trace_failed"]
 
 
-def test_a_retried_add_without_ids_is_stored_once(tmp_path: Path, llm_server: Any) -> None:
+# The two ways a retry is recognised: the call's request id (any config), or, for a caller
+# that names nothing, equal text within retry_window_s (off by default: opt in).
+RETRY_NAMED = [
+    pytest.param({"request_id": "req-1"}, {}, id="request_id"),
+    pytest.param({}, {"retry_window_s": 600}, id="equal_text_opted_in"),
+]
+
+
+@pytest.mark.parametrize(("named", "cfg"), RETRY_NAMED)
+def test_a_retried_add_is_stored_once(
+    tmp_path: Path, llm_server: Any, named: dict[str, Any], cfg: dict[str, Any]
+) -> None:
     """Before: the retry stored every message a second time (ids included the sequence)."""
     llm_server.add_rule(role="summarise", fault="500", times=50)
-    with open_mem(tmp_path / "m", llm_server, buffer_tokens=16) as mem:
-        first = mem.add(MESSAGES, user_id="u", session_id="s")
+    with open_mem(tmp_path / "m", llm_server, buffer_tokens=16, **cfg) as mem:
+        first = mem.add(MESSAGES, user_id="u", session_id="s", **named)
         assert mem.flush(user_id="u").error is not None  # the summariser is down
         assert first.pending == 2
-        again = mem.add(MESSAGES, user_id="u", session_id="s")  # the caller retries
+        again = mem.add(MESSAGES, user_id="u", session_id="s", **named)  # the caller retries
         assert again.turn_ids == first.turn_ids and again.new_turn_ids == []
         assert mem.stats(user_id="u")["turns"] == 2
         llm_server.reset()
@@ -91,12 +102,15 @@ def test_a_retried_add_without_ids_is_stored_once(tmp_path: Path, llm_server: An
         assert mem.flush(user_id="u").pending == 0
 
 
-def test_a_retry_is_recognised_after_a_restart(tmp_path: Path, llm_server: Any) -> None:
+@pytest.mark.parametrize(("named", "cfg"), RETRY_NAMED)
+def test_a_retry_is_recognised_after_a_restart(
+    tmp_path: Path, llm_server: Any, named: dict[str, Any], cfg: dict[str, Any]
+) -> None:
     llm_server.add_rule(role="summarise", fault="500", times=50)
-    with open_mem(tmp_path / "m", llm_server, buffer_tokens=16) as mem:
-        first = mem.add(MESSAGES, user_id="u", session_id="s")
-    with open_mem(tmp_path / "m", llm_server, buffer_tokens=16) as mem:
-        again = mem.add(MESSAGES, user_id="u", session_id="s")
+    with open_mem(tmp_path / "m", llm_server, buffer_tokens=16, **cfg) as mem:
+        first = mem.add(MESSAGES, user_id="u", session_id="s", **named)
+    with open_mem(tmp_path / "m", llm_server, buffer_tokens=16, **cfg) as mem:
+        again = mem.add(MESSAGES, user_id="u", session_id="s", **named)
         assert again.turn_ids == first.turn_ids
         assert mem.stats(user_id="u")["turns"] == 2
 
@@ -104,16 +118,18 @@ def test_a_retry_is_recognised_after_a_restart(tmp_path: Path, llm_server: Any) 
 def test_genuine_repeats_are_new_turns(tmp_path: Path, llm_server: Any) -> None:
     llm_server.add_rule(role="summarise", fault="500", times=50)
     ok = [{"role": "user", "content": "ok"}]
-    with open_mem(tmp_path / "m", llm_server) as mem:
+    with open_mem(tmp_path / "m", llm_server, retry_window_s=600) as mem:  # the guess opted in
         mem.add(ok, user_id="u", session_id="s")
         mem.add([{"role": "assistant", "content": "great"}], user_id="u", session_id="s")
         mem.add(ok, user_id="u", session_id="s")  # not the previous call: a new turn
         mem.add(ok, user_id="u", session_id="other")  # another session: a new turn
         assert mem.stats(user_id="u")["turns"] == 4
-    with open_mem(tmp_path / "n", llm_server, retry_window_s=0) as mem:
+    with open_mem(tmp_path / "n", llm_server) as mem:
         mem.add(ok, user_id="u", session_id="s")
-        mem.add(ok, user_id="u", session_id="s")  # recognition off
-        assert mem.stats(user_id="u")["turns"] == 2
+        mem.add(ok, user_id="u", session_id="s")  # by default, said twice is two turns
+        mem.add(ok, user_id="u", session_id="s", request_id="r1")
+        mem.add(ok, user_id="u", session_id="s", request_id="r2")  # two requests
+        assert mem.stats(user_id="u")["turns"] == 4
 
 
 def test_a_runaway_reply_is_invalid_not_parsed() -> None:

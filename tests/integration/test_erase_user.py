@@ -188,7 +188,7 @@ def test_after_an_erase_the_writer_remembers_nothing_of_the_user(tmp_path: Path)
     from hymem import MemoryConfig
 
     said = [{"role": "user", "content": f"my locker code is {CANARY['alice']}"}]
-    config = MemoryConfig.defaults(llm="extractive", embedder="hashing")
+    config = MemoryConfig.defaults(llm="extractive", embedder="hashing", retry_window_s=600)
     with Memory(tmp_path / "m", config=config, embedder=HashingEmbedder(64)) as mem:
         mem.add(said, user_id="alice", session_id="s1")
         assert len(mem.pending(user_id="alice")) == 1

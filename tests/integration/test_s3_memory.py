@@ -310,8 +310,8 @@ def test_an_add_whose_outcome_stays_unknown_says_so_and_a_retry_stores_it_once(
             assert mem.add(message, user_id="ann").turn_ids == ["t2"]
             proxy.lose_answers("PUT", MANIFEST, then_fail_for=60.0)
             with pytest.raises(StoreUnavailableError, match="unknown"):
-                mem.add("Three, without an id.", user_id="ann")
+                mem.add("Three, without an id.", user_id="ann", request_id="three")
             proxy.heal()
-            mem.add("Three, without an id.", user_id="ann")  # the retry, within the window
+            mem.add("Three, without an id.", user_id="ann", request_id="three")  # the retry
             texts = [t.text for t in mem.store.get_turns("ann")]
     assert texts == ["Two.", "Three, without an id."]

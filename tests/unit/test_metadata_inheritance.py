@@ -5,7 +5,9 @@ metadata (a merge keeps its target's)."""
 
 from __future__ import annotations
 
+import pytest
 from hymem.core.config import MemoryConfig
+from hymem.core.errors import UserInputError
 from hymem.core.types import SummaryRecord, SummaryStatus
 from hymem.embed.embedders import HashingEmbedder
 from hymem.sleep.consolidator import Consolidator
@@ -45,13 +47,22 @@ def test_segments_never_span_a_metadata_change_and_inherit_it() -> None:
 
 
 def test_a_retry_must_repeat_the_metadata_to_be_recognised() -> None:
-    fakes = WriteFakes()
+    fakes = WriteFakes(retry_window_s=600)  # the equal-text guess, opted in
     ing = fakes.ingestor()
     first = ing.add(_msgs("hello there"), user_id="u", metadata={"k": 1})
     again = ing.add(_msgs("hello there"), user_id="u", metadata={"k": 1})
     other = ing.add(_msgs("hello there"), user_id="u", metadata={"k": True})
     assert again.new_turn_ids == [] and again.turn_ids == first.turn_ids
     assert other.new_turn_ids and other.turn_ids != first.turn_ids
+
+
+def test_a_request_id_sent_again_with_other_metadata_is_refused() -> None:
+    ing = WriteFakes().ingestor()
+    first = ing.add(_msgs("hello there"), user_id="u", metadata={"k": 1}, request_id="r")
+    again = ing.add(_msgs("hello there"), user_id="u", metadata={"k": 1}, request_id="r")
+    assert again.new_turn_ids == [] and again.turn_ids == first.turn_ids
+    with pytest.raises(UserInputError, match="already used"):
+        ing.add(_msgs("hello there"), user_id="u", metadata={"k": True}, request_id="r")
 
 
 def _twin(sid: str, day: int, meta: dict[str, object]) -> SummaryRecord:
