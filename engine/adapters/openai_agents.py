@@ -7,9 +7,11 @@
   the user's turns (the session id as hymem's session), where it becomes long-term memory that
   later sessions can search. A session belongs to its user first: the default replay keys its
   history by user and session id together (`replay_key`), so two users who pick the same
-  session id in one replay file never see, pop or clear each other's items. `pop_item` and
-  `clear_session` act on the replay history only: what the user said stays in long-term
-  memory (remove it with `Memory.delete`, or `erase_user`).
+  session id in one replay file never see, pop or clear each other's items. Each `add_items`
+  is one hymem request (`request_id`): an exchange said twice is stored twice, and the same
+  items written again after a failed write are stored once. `pop_item` and `clear_session`
+  act on the replay history only: what the user said stays in long-term memory (remove it
+  with `Memory.delete`, or `erase_user`).
 * `memory_tools` gives an agent `search_memory`, `ask_memory` and `add_memory` as SDK function
   tools over one user's memory.
 
@@ -18,7 +20,9 @@ Both take a `Memory`, `AsyncMemory`, `hymem.client.Client` or `AsyncClient`.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -52,9 +56,15 @@ def message_turns(items: list[Any]) -> list[dict[str, Any]]:
             continue
         if text.strip():
             # No item id as turn id: the chat-completions path gives every item the same
-            # placeholder id, so hymem's content id (user, session, position, text) is used.
+            # placeholder id; `HymemSession.add_items` names the whole call instead.
             turns.append({"role": item["role"], "content": text})
     return turns
+
+
+def _batch_key(items: list[Any]) -> str:
+    """What one `add_items` call wrote, to know the same items sent again."""
+    text = json.dumps(items, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def replay_key(user_id: str, session_id: str) -> str:
@@ -87,15 +97,41 @@ class HymemSession:
         if replay is None:
             replay = SQLiteSession(replay_key(user_id, session_id), db_path)
         self.replay = replay
+        self._unsettled: tuple[str, str] | None = None  # the last failed write: items, id
+
+    def _request_for(self, items: list[Any]) -> str:
+        """The request id of a write of `items`: the failed write's when these are its items
+        again, else a new one."""
+        if self._unsettled is not None and self._unsettled[0] == _batch_key(items):
+            return self._unsettled[1]
+        return uuid.uuid4().hex
 
     async def get_items(self, limit: int | None = None) -> list[Any]:
         return list(await self.replay.get_items(limit))
 
     async def add_items(self, items: list[Any]) -> None:
-        await self.replay.add_items(items)
+        """hymem first, then the replay, each call under its own request id: a call that
+        failed at either step and is made again with the same items (by the runner resuming
+        its pending write, or by the application) reuses the failed call's id, so hymem
+        stores its messages once; any other call is new, so an exchange said twice is two.
+        In the other order a failure after the replay's append would leave the runner seeing
+        the items saved and never sending them to hymem again."""
         turns = message_turns(items)
-        if turns:
-            await call(self.memory.add, turns, user_id=self.user_id, session_id=self.session_id)
+        request_id = self._request_for(items)
+        try:
+            if turns:
+                await call(
+                    self.memory.add,
+                    turns,
+                    user_id=self.user_id,
+                    session_id=self.session_id,
+                    request_id=request_id,
+                )
+            await self.replay.add_items(items)
+        except BaseException:
+            self._unsettled = (_batch_key(items), request_id)
+            raise
+        self._unsettled = None
 
     async def pop_item(self) -> Any | None:
         return await self.replay.pop_item()

@@ -6,6 +6,7 @@ model's tool calls; the REST client in place of a Memory; the README block as wr
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,12 +14,17 @@ from unittest.mock import ANY
 
 import pytest
 from agents import Agent, OpenAIChatCompletionsModel, Runner, set_tracing_disabled
+from hymem import Memory, MemoryConfig
 from hymem.adapters.openai_agents import NOTES_SESSION, HymemSession, memory_tools
 from hymem.client import Client
-from hymem.core.errors import UserInputError
-from openai import AsyncOpenAI
+from hymem.core.errors import ServerUnavailable, UserInputError
+from hymem.core.types import TurnStatus
+from hymem.embed.embedders import HashingEmbedder
+from openai import AsyncOpenAI, InternalServerError
 
 from tests.backfill_job import open_memory
+from tests.doubles import summarise_reply
+from tests.fixtures_llm import make_scripted_roles
 from tests.fixtures_serve import Served
 from tests.llm_server import ScriptedLLMServer
 from tests.readme_blocks import blocks
@@ -150,6 +156,80 @@ def test_one_session_id_is_one_history_per_user(tmp_path: Path, llm: ScriptedLLM
     assert seen["bob_cleared"] == []
     assert seen["alice"] == said  # bob's pops and clear left alice's history alone
     assert PIN not in bob_turns
+
+
+def test_a_repeated_exchange_is_stored_each_time(tmp_path: Path) -> None:
+    """The same question and answer twice in one session are two exchanges: the replay holds
+    four items, and long-term memory four turns."""
+    exchange = [
+        {"role": "user", "content": "Thanks!"},
+        {"role": "assistant", "content": [{"type": "output_text", "text": "You're welcome."}]},
+    ]
+    with open_memory(str(tmp_path / "m")) as mem:
+        session = HymemSession(mem, user_id="alice", session_id="chat-1")
+
+        async def script() -> list[Any]:
+            await session.add_items(exchange)
+            await session.add_items(exchange)
+            return await session.get_items()
+
+        items = asyncio.run(script())
+        turns = [(t.speaker, t.text) for t in mem.store.get_turns("alice")]
+    assert len(items) == 4
+    assert turns == [("user", "Thanks!"), ("assistant", "You're welcome.")] * 2
+
+
+def test_a_question_asked_again_after_a_failed_run_is_stored_twice(
+    tmp_path: Path, llm: ScriptedLLMServer
+) -> None:
+    """The runner saves the input before the model answers; the model fails, the user asks
+    again: the replay and long-term memory both hold the question twice."""
+    llm.add_rule(fault="500", times=1)
+    llm.add_rule(match="Are you there?", reply="Yes.")
+    with open_memory(str(tmp_path / "m")) as mem:
+        session = HymemSession(mem, user_id="alice", session_id="chat-1")
+        with pytest.raises(InternalServerError):
+            asyncio.run(Runner.run(_agent(llm, mem), "Are you there?", session=session))
+        asyncio.run(Runner.run(_agent(llm, mem), "Are you there?", session=session))
+        items = asyncio.run(session.get_items())
+        turns = [(t.speaker, t.text) for t in mem.store.get_turns("alice")]
+    assert [i.get("content") for i in items[:2]] == ["Are you there?"] * 2
+    assert turns == [("user", "Are you there?")] * 2 + [("assistant", "Yes.")]
+
+
+def test_a_write_whose_answer_was_lost_is_stored_once_when_made_again(
+    tmp_path: Path, llm: ScriptedLLMServer
+) -> None:
+    """The REST client gives up on an add the server goes on to complete (its summariser is
+    slow), so `add_items` fails; the same items written again land once in the replay and
+    once in hymem."""
+    llm.add_rule(role="summarise", reply=summarise_reply, delay_s=3.0, times=1)
+    llm.add_rule(role="summarise", reply=summarise_reply)
+    config = MemoryConfig.defaults(embedder="hashing", flush_on_add=True)
+    mem = Memory(
+        tmp_path / "m", config=config, embedder=HashingEmbedder(64), roles=make_scripted_roles(llm)
+    )
+    served = Served(mem)
+    exchange = [
+        {"role": "user", "content": "I moved to Porto."},
+        {"role": "assistant", "content": [{"type": "output_text", "text": "Nice city!"}]},
+    ]
+    try:
+        with Client(served.url, api_key="ka", timeout=0.5) as client:
+            session = HymemSession(client, user_id="alice", session_id="chat-1")
+            with pytest.raises(ServerUnavailable):
+                asyncio.run(session.add_items(exchange))
+            deadline = time.monotonic() + 30
+            while len(mem.store.get_turns("alice", status=TurnStatus.STORED)) < 2:
+                assert time.monotonic() < deadline, "the server never finished the first add"
+                time.sleep(0.1)
+            asyncio.run(session.add_items(exchange))
+            items = asyncio.run(session.get_items())
+        turns = [(t.speaker, t.text) for t in mem.store.get_turns("alice")]
+    finally:
+        served.stop()
+    assert len(items) == 2
+    assert turns == [("user", "I moved to Porto."), ("assistant", "Nice city!")]
 
 
 @pytest.mark.parametrize(("user_id", "session_id"), [("", "chat-1"), ("bob", " "), (None, "s")])
