@@ -90,7 +90,7 @@ export class HymemClient {
   health(): Promise<{ status: string; read_only: boolean }>;
   add(
     messages: Message | Message[],
-    options: { user_id: string; session_id?: string; timestamp?: string; metadata?: Filters; agent_id?: string; run_id?: string },
+    options: { user_id: string; session_id?: string; timestamp?: string; metadata?: Filters; agent_id?: string; run_id?: string; request_id?: string },
   ): Promise<AddResult>;
   flush(options: { user_id: string }): Promise<AddResult>;
   search(

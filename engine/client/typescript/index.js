@@ -135,9 +135,9 @@ export class HymemClient {
   health() {
     return this._call("health()", "GET", "/healthz", { read: true });
   }
-  add(messages, { user_id, session_id, timestamp, metadata, agent_id, run_id } = {}) {
+  add(messages, { user_id, session_id, timestamp, metadata, agent_id, run_id, request_id } = {}) {
     return this._call("add()", "POST", "/v1/memories", {
-      body: { messages, user_id, session_id, timestamp, metadata, agent_id, run_id },
+      body: { messages, user_id, session_id, timestamp, metadata, agent_id, run_id, request_id },
     });
   }
   flush({ user_id } = {}) {

@@ -1,0 +1,41 @@
+"""The TypeScript client's add() takes `request_id` as the Python client does: the same request
+sent again is stored once, and the same words without one are stored again; run by Node 20
+against a live server on 127.0.0.1 (skipped, with the reason, where `node` is absent)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.fixtures_serve import Served
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parents[2]
+NODE = shutil.which("node")
+
+
+def _node_major() -> int:
+    if NODE is None:
+        return 0
+    out = subprocess.run([NODE, "--version"], capture_output=True, text=True, check=True)
+    return int(out.stdout.strip().lstrip("v").split(".")[0])
+
+
+@pytest.mark.skipif(NODE is None or _node_major() < 20, reason="needs Node.js 20 or newer")
+def test_the_typescript_client_names_its_add(rest_server: Served) -> None:
+    assert NODE is not None
+    run = subprocess.run(
+        [NODE, str(ROOT / "tests" / "typescript" / "request_id_check.mjs"), rest_server.url],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
+    assert run.returncode == 0, run.stderr
+    out = json.loads(run.stdout.strip().splitlines()[-1])
+    assert out == {"sameIds": True, "againNew": 0, "repeatNew": 2}
