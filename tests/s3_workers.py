@@ -40,6 +40,41 @@ def write_user(
         out.put((user, acked))
 
 
+def write_until_stopped(
+    uri: str,
+    options: dict[str, str],
+    cache: str,
+    user: str,
+    start: Any,
+    stop: Any,
+    out: Any,
+) -> None:
+    """Add one line a call for `user` until `stop` (an Event) is set, then flush. An add that
+    fails is noted (its index and error) and the next goes on, so a test sees every failure:
+    reports `(acked turn ids, errors)`. Sets `start` once its memory is open."""
+    from hymem.core.errors import HymemError
+
+    with open_memory(uri, options, cache, lease_wait_s=60.0, lease_linger_s=0.0) as mem:
+        start.set()
+        acked: list[str] = []
+        errors: list[str] = []
+        n = 0
+        while not stop.is_set():
+            line = f"{user} planted tulip bulb number {n} by the fence."
+            try:
+                acked.extend(mem.add([{"speaker": user, "text": line}], user_id=user).turn_ids)
+            except HymemError as exc:
+                errors.append(f"add {n}: {type(exc).__name__}: {exc}")
+            n += 1
+        try:
+            flushed = mem.flush(user_id=user)
+            if flushed.error is not None:
+                errors.append(f"flush: {flushed.error}")
+        except HymemError as exc:
+            errors.append(f"flush: {type(exc).__name__}: {exc}")
+        out.put((acked, errors))
+
+
 def open_at_once(uris: list[str], options: dict[str, str], cache: str, line: Any, out: Any) -> None:
     """Open each of `uris` (new prefixes) in turn, together with the other workers waiting
     on the barrier `line`; report per URI the identity this worker read, or the error."""

@@ -134,7 +134,10 @@ class LeaseLostError(StoreError):
 class CommitConflictError(StoreError):
     """A segment commit claimed turns another live segment of the user already holds (a
     writer working from a stale view of its pending turns). Nothing was written, so no turn
-    ends in two segments; the next flush reads the pending turns afresh."""
+    ends in two segments; the next flush reads the pending turns afresh.
+
+    Also raised when a concurrent erasure kept pruning the table versions a call was reading
+    or committing on through every internal retry: nothing was written; retry the call."""
 
 
 class VersionConflictError(CommitConflictError):

@@ -99,6 +99,7 @@ def open_folder_store(
                 dense_cache=cache,
                 write_lock=threading.RLock(),
                 maintenance_folder=folder,
+                sole_writer=True,  # the writer lock: no other process writes the tables
             )
             upkeep = Maintenance(
                 vector_index_min_rows=vector_index_min_rows,

@@ -14,19 +14,24 @@ Calls arrive from several threads: the store's writer, searches, and the index m
 
 from __future__ import annotations
 
+import itertools
 import math
+import random
 import threading
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pyarrow as pa
+from hymem.core.errors import CommitConflictError
 from hymem.core.logging import get_logger
 from hymem.core.time import utcnow
 from hymem.indexes.protocol import Vector
 
 log = get_logger("hymem.indexes.lance.tables")
+T = TypeVar("T")
 
 # IVF partitions probed, and exact re-ranking of refine_factor * k PQ candidates. This path
 # serves only users over `dense_cache_mb` (everyone else is searched exactly in memory).
@@ -43,7 +48,7 @@ LIST_INDEX_COLUMNS = frozenset({"meta_tokens"})  # indexed LABEL_LIST, not BTREE
 # write lock (12 s a question by the end). Compaction now prunes versions older than this. It
 # bounds how far `hymem repair` can roll a damaged table back. A reader in another process
 # re-checks the newest version on every read, so only a query running while a compaction prunes
-# the version it started on can lose files: it fails with StoreError, and the next read works.
+# the version it started on can lose files: it runs again on the newest (`_fresh`).
 VERSION_RETENTION = timedelta(minutes=5)
 
 
@@ -53,6 +58,30 @@ def prune_age(now: datetime) -> timedelta:
     cutoff fixed by the caller's clock, so a test's injected clock decides what is pruned,
     not how long the machine took to get there. Never negative (0: all but the latest)."""
     return max(timedelta(0), utcnow() - (now - VERSION_RETENTION))
+
+
+# An erasure prunes every older version of each table at once (`store/erasure.py`), so a read or
+# commit still on an older version (another worker's, whose handle re-checks the newest version
+# only every `refresh_s`, or a search in this process) finds a file of that version gone: a
+# "Not found" of a file under the table's folder. Such a call is run again on the newest
+# version, at most this many times in all; a file missing from the newest version itself is
+# damage, raised as it is (the store maps it to StoreCorruptedError).
+PRUNED_ATTEMPTS = 5
+# An erasure's compaction preempted by other workers' updates of the same fragments (theirs
+# commit, its rewrite is refused as a retryable conflict) is compacted again this many times in
+# all before the erasure reports the store contended.
+REWRITE_ATTEMPTS = 6
+
+
+def pruned_under(exc: BaseException) -> bool:
+    """Whether `exc` is LanceDB missing a file of a table (a data, deletion, index, manifest or
+    transaction file): pruned under the call, or damage if the newest version misses it."""
+    text = str(exc)
+    return (
+        isinstance(exc, RuntimeError | OSError | ValueError)
+        and "Not found" in text
+        and ".lance/" in text
+    )
 
 
 # PQ codes one byte per sub-vector: 8 dimensions each (48 bytes per 384-d MiniLM vector) keeps
@@ -122,6 +151,33 @@ class LanceTables:
     def table(self, name: str) -> Any:
         return self._tables[name]
 
+    def _fresh(self, name: str, call: Callable[[], T]) -> T:
+        """`call` on table `name`, run again on the newest version while it fails on files
+        pruned under an older one (`pruned_under`). Nothing a failed call wrote is committed
+        (LanceDB writes the manifest last), so running a write again stores it once. The newest
+        version failing twice the same way is damage: that error is raised as it is."""
+        failed_at: int | None = None
+        for attempt in range(1, PRUNED_ATTEMPTS + 1):
+            try:
+                return call()
+            except (RuntimeError, OSError, ValueError) as exc:
+                if not pruned_under(exc):
+                    raise
+                table = self._tables[name]
+                table.checkout_latest()
+                newest = int(table.version)
+                if newest == failed_at:
+                    raise  # the newest version itself misses the file
+                if attempt == PRUNED_ATTEMPTS:
+                    raise CommitConflictError(
+                        f"the table {name!r} had its older versions pruned under this call "
+                        f"{attempt} times in a row (a concurrent erasure); nothing was written "
+                        "by it: retry the call"
+                    ) from exc
+                failed_at = newest
+                log.info("lance.pruned_retry", table=name, version=newest, attempt=attempt)
+        raise AssertionError("unreachable")
+
     def refresh(self) -> None:
         """Move every open table to its newest version now (other workers commit too)."""
         for table in self._tables.values():
@@ -136,33 +192,44 @@ class LanceTables:
     # --- writes -------------------------------------------------------------------------------
     def add(self, name: str, data: pa.Table) -> None:
         if data.num_rows:
-            self._tables[name].add(data)
+            self._fresh(name, lambda: self._tables[name].add(data))
 
     def delete(self, name: str, where: str) -> None:
-        self._tables[name].delete(where)
+        self._fresh(name, lambda: self._tables[name].delete(where))
 
     def overwrite(self, name: str, data: pa.Table) -> None:
         """Make `data` the table's whole content in one commit: writers racing to write the
         same small table (a store's identity) leave one copy, where a delete then an add,
         two commits, could interleave into two."""
-        self._tables[name].add(data, mode="overwrite")
+        self._fresh(name, lambda: self._tables[name].add(data, mode="overwrite"))
 
     def upsert(self, name: str, data: pa.Table, on: Sequence[str]) -> None:
         """Replace rows matching on `on`, insert the rest (one atomic LanceDB commit)."""
         if data.num_rows:
-            (
-                self._tables[name]
-                .merge_insert(list(on))
-                .when_matched_update_all()
-                .when_not_matched_insert_all()
-                .execute(data)
+            self._fresh(
+                name,
+                lambda: (
+                    self._tables[name]
+                    .merge_insert(list(on))
+                    .when_matched_update_all()
+                    .when_not_matched_insert_all()
+                    .execute(data)
+                ),
             )
 
     def update_matched(self, name: str, data: pa.Table, on: Sequence[str]) -> None:
         """Set `data`'s columns (a subset of the table's) on the rows matching on `on`; rows
         that match nothing are skipped. One LanceDB commit, and no read of the rows first."""
         if data.num_rows:
-            self._tables[name].merge_insert(list(on)).when_matched_update_all().execute(data)
+            self._fresh(
+                name,
+                lambda: (
+                    self._tables[name]
+                    .merge_insert(list(on))
+                    .when_matched_update_all()
+                    .execute(data)
+                ),
+            )
 
     # --- reads --------------------------------------------------------------------------------
     def query(
@@ -172,12 +239,16 @@ class LanceTables:
         columns: Sequence[str] | None = None,
         limit: int | None = None,
     ) -> pa.Table:
-        q = self._tables[name].search()
-        if where:
-            q = q.where(where)
-        if columns is not None:
-            q = q.select(list(columns))
-        return q.limit(limit).to_arrow()
+
+        def run() -> pa.Table:
+            q = self._tables[name].search()
+            if where:
+                q = q.where(where)
+            if columns is not None:
+                q = q.select(list(columns))
+            return q.limit(limit).to_arrow()
+
+        return self._fresh(name, run)
 
     def rows(
         self,
@@ -191,39 +262,52 @@ class LanceTables:
     def batches(
         self, name: str, where: str | None, columns: Sequence[str] | None, batch_size: int
     ) -> Iterator[pa.RecordBatch]:
-        q = self._tables[name].search()
-        if where:
-            q = q.where(where)
-        if columns is not None:
-            q = q.select(list(columns))
-        yield from q.limit(None).to_batches(batch_size)
+
+        def scan() -> Iterator[pa.RecordBatch]:
+            q = self._tables[name].search()
+            if where:
+                q = q.where(where)
+            if columns is not None:
+                q = q.select(list(columns))
+            return iter(q.limit(None).to_batches(batch_size))
+
+        # Run again on the newest version only while nothing was handed out yet: a scan
+        # restarted part-way would hand the first batches out twice.
+        batches = self._fresh(name, lambda: _started(scan()))
+        yield from batches
 
     def count(self, name: str, where: str | None = None) -> int:
+        table = self._tables[name]
         return int(
-            self._tables[name].count_rows(where) if where else self._tables[name].count_rows()
+            self._fresh(name, lambda: table.count_rows(where) if where else table.count_rows())
         )
 
     def has_vector_index(self, name: str) -> bool:
         return any(cfg.index_type.upper().startswith("IVF") for cfg in self._indices(name))
 
     def _indices(self, name: str) -> list[Any]:
-        return list(self._tables[name].list_indices())
+        return self._fresh(name, lambda: list(self._tables[name].list_indices()))
 
     def vector_search(
         self, name: str, vector: Vector, k: int, where: str, columns: Sequence[str]
     ) -> list[dict[str, Any]]:
         """Top-k rows by cosine distance among rows matching `where` (prefiltered)."""
-        q = (
-            self._tables[name]
-            .search(list(vector), vector_column_name="vector")
-            .distance_type("cosine")
-            .where(where, prefilter=True)
-            .select([*columns, "_distance"])  # naming it silences a per-query warning
-            .limit(k)
-        )
-        if self.vector_indexed(name):
-            q = q.nprobes(NPROBES).refine_factor(REFINE_FACTOR)
-        return q.to_arrow().to_pylist()
+        indexed = self.vector_indexed(name)
+
+        def run() -> list[dict[str, Any]]:
+            q = (
+                self._tables[name]
+                .search(list(vector), vector_column_name="vector")
+                .distance_type("cosine")
+                .where(where, prefilter=True)
+                .select([*columns, "_distance"])  # naming it silences a per-query warning
+                .limit(k)
+            )
+            if indexed:
+                q = q.nprobes(NPROBES).refine_factor(REFINE_FACTOR)
+            return list(q.to_arrow().to_pylist())
+
+        return self._fresh(name, run)
 
     def vector_indexed(self, name: str) -> bool:
         found = self._indexed.get(name)
@@ -261,21 +345,44 @@ class LanceTables:
             table.optimize(cleanup_older_than=keep)
         self.refresh_indexed(name)
 
-    def purge_deleted(self, name: str, *, keep: timedelta) -> None:
+    def purge_deleted(self, name: str, *, keep: timedelta, unverified: bool = False) -> None:
         """Rewrite every fragment with deleted rows, whatever their share (LanceDB's own
-        compaction waits for 10 %), then prune versions older than `keep` and any leftover
-        files. Only erasure calls this, under the write lock (see `indexes/store/erasure.py`)."""
+        compaction waits for 10 %), then prune versions older than `keep`. `unverified`: also
+        delete files no version references (a failed commit's leftovers), which is safe only
+        for the tables' sole writer: another process's commit in flight has written its data
+        files but not yet the manifest naming them, and deleting them would leave that commit
+        pointing at nothing. Only erasure calls this, under the write lock (see
+        `indexes/store/erasure.py`)."""
         import warnings
 
         table = self._tables[name]
-        table.to_lance().optimize.compact_files(
-            materialize_deletions=True, materialize_deletions_threshold=0.0
-        )
-        table.checkout_latest()
-        with warnings.catch_warnings():  # "cleanup_older_than=0 removes every version": wanted
-            warnings.simplefilter("ignore", UserWarning)
-            table.optimize(cleanup_older_than=keep, delete_unverified=True)
+
+        def compact() -> None:
+            table.to_lance().optimize.compact_files(
+                materialize_deletions=True, materialize_deletions_threshold=0.0
+            )
+            table.checkout_latest()
+            with warnings.catch_warnings():  # "cleanup_older_than=0 removes every version"
+                warnings.simplefilter("ignore", UserWarning)
+                table.optimize(cleanup_older_than=keep, delete_unverified=unverified)
+
+        self._rewrite(name, compact)
         self.refresh_indexed(name)
+
+    def _rewrite(self, name: str, call: Callable[[], None]) -> None:
+        """A compaction of `name`, run again (bounded, after a short random pause) when another
+        worker's update of a fragment it rewrote committed first: LanceDB then refuses the
+        rewrite as a retryable conflict, and compacting again only redoes what is left."""
+        for attempt in range(1, REWRITE_ATTEMPTS + 1):
+            try:
+                self._fresh(name, call)
+                return
+            except (RuntimeError, OSError, ValueError) as exc:
+                if "Retryable commit conflict" not in str(exc) or attempt == REWRITE_ATTEMPTS:
+                    raise  # the store reports it as contended: transient
+                log.info("lance.rewrite_retry", table=name, attempt=attempt)
+                self._tables[name].checkout_latest()
+                time.sleep(random.uniform(0.05, 0.25) * attempt)
 
     def build_vector_index(self, name: str) -> tuple[int, int]:
         """(Re)train the IVF_PQ index on the table as it is now, replacing any older one;
@@ -324,6 +431,12 @@ class LanceTables:
         return int(num if num is not None else frag.get("num_fragments", 0))
 
 
+def _started(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """`batches` with its first batch already read (where a pruned file shows first)."""
+    first = next(batches, None)
+    return iter(()) if first is None else itertools.chain([first], batches)
+
+
 def _sub_vectors(dim: int) -> int:
     """PQ sub-vectors for `dim` (see PQ_DIMS_PER_SUB_VECTOR)."""
     if dim % PQ_DIMS_PER_SUB_VECTOR == 0:
@@ -331,4 +444,4 @@ def _sub_vectors(dim: int) -> int:
     return max(d for d in range(1, MAX_SUB_VECTORS + 1) if dim % d == 0)
 
 
-__all__ = ["NPROBES", "REFINE_FACTOR", "LanceTables"]
+__all__ = ["NPROBES", "PRUNED_ATTEMPTS", "REFINE_FACTOR", "LanceTables", "pruned_under"]

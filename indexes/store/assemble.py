@@ -48,6 +48,9 @@ class KindParts:
     dense_cache: DenseCache
     write_lock: threading.RLock
     maintenance_folder: Path  # where the compactor keeps its index-training state
+    # No other process writes these tables (a folder's writer lock): only then may an erasure
+    # delete files no version references yet, which another writer's commit may be writing.
+    sole_writer: bool = False
 
 
 @dataclass(frozen=True)
@@ -95,7 +98,7 @@ def assemble(kind: KindParts, maintenance: Maintenance, *, dense_read_only: bool
     )
     dense.on_oversized = compactor.wake
     commits = CommitWriter(lance, kind.lex, turns, kind.journals, kind.feed, compactor, kind.dim)
-    eraser = Eraser(lance, kind.feed, kind.journals, kind.sleep_log)
+    eraser = Eraser(lance, kind.feed, kind.journals, kind.sleep_log, sole_writer=kind.sole_writer)
     recovery = Recovery(kind.path, kind.journals, kind.feed, commits, turns, lance, eraser)
     return StoreParts(
         kind=kind,

@@ -11,9 +11,11 @@ hold deleted documents until merged, so the lexical index is rebuilt aside from 
 old folder deleted (`LexicalIndex.rebuild(fresh=True)`).
 
 The erase is journaled (`journal.json`, op `erase_user`): a crash anywhere is finished by the
-next open, because every step is idempotent. Pruning every older version means a reader in
-another process that is reading an older version at that moment fails once (StoreError) and
-succeeds on retry; erasure is rare and this is the price of the bytes being gone.
+next open, because every step is idempotent. Pruning every older version pulls files from under
+any read or commit still on an older version (a search in this process, another worker's write
+to a user of the same tables): LanceDB reports a file "Not found", and `LanceTables` runs that
+call again on the newest version (bounded; see `lance.tables.PRUNED_ATTEMPTS`), so neighbours
+see no error; erasure is rare and this is the price of the bytes being gone.
 """
 
 from __future__ import annotations
@@ -38,12 +40,20 @@ class Eraser:
     """Runs under the store's write lock (the caller, `Store`, holds it)."""
 
     def __init__(
-        self, lance: LanceTables, sync: LexicalFeed, journals: Journals, sleep_log: LineLog
+        self,
+        lance: LanceTables,
+        sync: LexicalFeed,
+        journals: Journals,
+        sleep_log: LineLog,
+        *,
+        sole_writer: bool,
     ) -> None:
+        """`sole_writer`: no other process writes the tables (see `purge`)."""
         self._lance = lance
         self._sync = sync
         self._journals = journals
         self._sleep_log = sleep_log
+        self._sole_writer = sole_writer
 
     def erase(self, user_id: str) -> dict[str, int]:
         journal = self._journals.of(user_id)
@@ -70,10 +80,17 @@ class Eraser:
 
     def purge(self) -> None:
         """Rewrite every fragment holding deleted rows, prune every older version, rebuild the
-        lexical index aside: afterwards no file under the folder holds a deleted row."""
+        lexical index aside: afterwards no file under the folder holds a deleted row.
+
+        Files no version references (a failed commit's leftovers) are deleted too only when
+        this process is the tables' sole writer (a folder): on an object store another
+        worker's commit in flight has written its data files and not yet the manifest naming
+        them, and deleting them would leave its acknowledged rows pointing at nothing. There
+        LanceDB deletes such leftovers once they are 7 days old. The erased user's own writes
+        are fenced by its lease, so none of theirs is in flight."""
         for table in sorted(self._lance.names()):
             self._lance.open_existing(table)
-            self._lance.purge_deleted(table, keep=timedelta(0))
+            self._lance.purge_deleted(table, keep=timedelta(0), unverified=self._sole_writer)
         self._sync.after_purge()
 
 
