@@ -102,13 +102,17 @@ ROUTES: dict[str, Route] = {
     "erase_user": Route("DELETE", "/v1/users/{user_id}"),
 }
 HEALTH = Route("GET", "/healthz", read=True)
+DOT_SEGMENTS = frozenset({".", ".."})
 
 
 def _path_value(name: str, value: Any) -> str:
-    """One path segment, percent-encoded whole: an id holding '/' or '..' stays one segment."""
+    """One path segment, percent-encoded whole: an id holding '/' or '..' stays one segment.
+    An id that is itself `.` or `..` goes as `%2E`s, which no URL library folds as a dot
+    segment (httpx would send `/v1/users/../audit` as `/v1/audit`); the server decodes it."""
     if not isinstance(value, str) or not value.strip():
         raise UserInputError(f"{name} must be a non-empty string")
-    return quote(value, safe="")
+    segment = quote(value, safe="")
+    return segment.replace(".", "%2E") if segment in DOT_SEGMENTS else segment
 
 
 def _plain(value: Any) -> Any:

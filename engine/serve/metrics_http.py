@@ -20,6 +20,7 @@ from typing import Any
 import fastapi.routing
 from hymem.core.errors import ConfigError
 from hymem.ops.metrics import Metrics
+from hymem.serve.routes import IdRoute, sent_path
 from prometheus_client import CollectorRegistry, start_http_server
 from starlette.routing import BaseRoute, Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -33,10 +34,13 @@ def route_label(routes: Iterable[BaseRoute], scope: Scope) -> str:
     of included routers with their prefix; a route that matched the path but not the method
     (405) counts. Matched here, on the scope as it arrives, rather than read from what
     routing leaves in it: some requests are answered before routing (a body over the limit),
-    and FastAPI's recorded route holds its template without its router's prefix."""
+    and FastAPI's recorded route holds its template without its router's prefix. Id routes
+    are matched on the path as sent, as they are when routed (`IdRoute`)."""
     partial: str | None = None
+    sent = {**scope, "path": sent_path(scope)}
     for route in flat_routes(routes):
-        match, _ = route.matches(scope)
+        by_id = isinstance(getattr(route, "original_route", route), IdRoute)
+        match, _ = route.matches(sent if by_id else scope)
         template = getattr(route, "path", None)
         if match is Match.NONE or not isinstance(template, str):
             continue

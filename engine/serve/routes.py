@@ -3,15 +3,20 @@ request names, and calls the `Memory` method of the same name with the request's
 
 Every request names its user (in the body, or as `user_id` in the query); a key bound to other
 users gets 403 whether or not that user or record exists, and a record id of another user is
-404 exactly like an unknown one, so nothing about other tenants leaks."""
+404 exactly like an unknown one, so nothing about other tenants leaks.
+
+Ids in a path are matched as the client sent them, percent-encoded (`IdRoute`): every id the API
+accepts in a body (`team/alice`, `a?b`, `..`) reaches the routes that name it in their path."""
 
 from __future__ import annotations
 
 import json
 from datetime import datetime
 from typing import Annotated, Any
+from urllib.parse import quote, unquote
 
 from fastapi import APIRouter, Depends, Header, Query, Request
+from fastapi.routing import APIRoute
 from hymem.core.errors import UserInputError
 from hymem.core.types import AddResult, Answer, Hit, SummaryRecord
 from hymem.manage.audit import AuditReport
@@ -30,8 +35,41 @@ from hymem.serve.models import (
     UserRequest,
 )
 from hymem.sleep.consolidator import SleepReport
+from starlette.routing import Match
+from starlette.types import Scope
 
-router = APIRouter()
+
+class IdRoute(APIRoute):
+    """A route whose path parameters are ids, matched on the path as the client sent it (ASGI
+    `raw_path`), each parameter percent-decoded once matched. The server's decoded path has
+    lost where a segment ends: `/v1/users/team%2Falice` arrives as `/v1/users/team/alice`, which
+    `{user_id}` cannot match, so an erasure of `team/alice` would answer 404 and leave the data.
+    Matched before decoding, an encoded `/` stays inside its id, `x%2Fhistory` is never the
+    history of `x`, and dot segments sent as `%2E` are ids like any other. Routes without path
+    parameters match as usual."""
+
+    def matches(self, scope: Scope) -> tuple[Match, Scope]:
+        if scope["type"] != "http" or not self.param_convertors:
+            return super().matches(scope)
+        match, child = super().matches({**scope, "path": sent_path(scope)})
+        if match is not Match.NONE:
+            params = child["path_params"]
+            for name in self.param_convertors:
+                params[name] = unquote(params[name])
+        return match, child
+
+
+def sent_path(scope: Scope) -> str:
+    """The request's path still percent-encoded (ASCII): `raw_path` without its query (some
+    servers keep it there), any raw non-ASCII byte encoded; the decoded path re-encoded where
+    the server gives no `raw_path`."""
+    raw = scope.get("raw_path")
+    if not isinstance(raw, bytes):
+        return quote(scope["path"], safe="/")
+    return quote(raw.partition(b"?")[0], safe="/%")
+
+
+router = APIRouter(route_class=IdRoute)
 ALL_USERS = Binding("", prefix=True)
 
 
@@ -228,4 +266,4 @@ def erase_user(user_id: str, request: Request, key: Caller) -> ErasureReport:
     return memory_for(request, key, user_id).erase_user(user_id)
 
 
-__all__ = ["ALL_USERS", "Denied", "caller", "router"]
+__all__ = ["ALL_USERS", "Denied", "IdRoute", "caller", "router", "sent_path"]

@@ -56,11 +56,25 @@ const FAMILY = {
 
 const RETRIES = 3; // reads answered 503 (or unreachable) are retried; writes never are
 
+// An id as one path segment, percent-encoded whole, so `team/alice` or `a?b` stays one id (the
+// server matches ids as sent). fetch folds `.` and `..` out of a URL path, `%2E` included (WHATWG
+// URL rules), so those two ids cannot reach a path route from here: they are refused, by add
+// too, so this client never stores a user it could not then erase.
 function segment(name, value) {
   if (typeof value !== "string" || !value.trim()) {
     throw new UserInputError(`${name} must be a non-empty string`, { kind: "UserInputError" });
   }
+  pathSafe(name, value);
   return encodeURIComponent(value);
+}
+
+function pathSafe(name, value) {
+  if (value === "." || value === "..") {
+    throw new UserInputError(
+      `${name} ${JSON.stringify(value)} cannot be sent as a URL path segment (fetch folds dot segments); use another id`,
+      { kind: "UserInputError" },
+    );
+  }
 }
 
 function query(params) {
@@ -136,6 +150,7 @@ export class HymemClient {
     return this._call("health()", "GET", "/healthz", { read: true });
   }
   add(messages, { user_id, session_id, timestamp, metadata, agent_id, run_id, request_id } = {}) {
+    pathSafe("user_id", user_id);
     return this._call("add()", "POST", "/v1/memories", {
       body: { messages, user_id, session_id, timestamp, metadata, agent_id, run_id, request_id },
     });
