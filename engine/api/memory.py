@@ -120,7 +120,7 @@ class Memory:
             *parts,
             config,
             guard=guard,
-            editor=Editor(*parts, guard=guard, clock=utcnow),
+            editor=Editor(*parts, guard=guard, clock=utcnow, cursor_secret=config.cursor_secret),
             consolidator=self._consolidator,
             ingestor=self._ingestor,
             reader=self._reader,

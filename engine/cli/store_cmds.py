@@ -11,6 +11,7 @@ from hymem.cli.app import DEFAULT_STORE, EmbedderOpt, StorePath, UserOpt, app, o
 from hymem.cli.meta_opts import AgentOpt, FilterOpt, RunOpt, parse_filter_json
 from hymem.cli.notes import load_models, load_note, unseen_note
 from hymem.core.types import Hit
+from hymem.indexes.folder.lock import CURSOR_KEY
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
@@ -95,7 +96,7 @@ def stats(
     """Row counts per table (optionally for one user) and the folder's metadata."""
     with open_memory(store, embedder=embedder, read_only=True) as mem:
         counts = mem.stats(user_id=user)
-        meta = mem.store.meta()
+        meta = {k: v for k, v in mem.store.meta().items() if k != CURSOR_KEY}  # a secret
         users = len(mem.store.users()) if user is None else 1
     if as_json:
         typer.echo(json.dumps({"counts": counts, "users": users, "meta": meta}))

@@ -213,6 +213,14 @@ class MemoryConfig(BaseSettings):
     telemetry_hash_key: SecretStr | None = Field(
         None, description="key of the user-id hash on spans (set it so ids cannot be guessed)"
     )
+    cursor_secret: SecretStr | None = Field(
+        None,
+        description=(
+            "key (a long random string) that signs get_all's page cursors in place of the"
+            " store's own (kept in its meta; an in-memory store, or an object store made before"
+            " cursors were signed, has none and signs with a key of the process)"
+        ),
+    )
     webhooks: list[WebhookEndpoint] = Field(
         default_factory=list,
         description=(

@@ -29,9 +29,10 @@ from hymem.core.types import (
 from hymem.embed.embedders import Embedder
 from hymem.indexes import paging as P
 from hymem.indexes.protocol import Storage
-from hymem.manage import cursor
+from hymem.manage.cursor import PageCursors
 from hymem.manage.models import MemoryItem, Page, RecordLevel, StatusFilter
 from hymem.write.guard import WriteGuard
+from pydantic import SecretStr
 
 # The statuses each level can be listed by; the first is the default.
 _STATUSES: dict[str, tuple[str, ...]] = {
@@ -72,11 +73,15 @@ class Editor:
         *,
         guard: WriteGuard,
         clock: Callable[[], datetime],
+        cursor_secret: SecretStr | None = None,
     ) -> None:
+        """`cursor_secret` signs get_all's cursors (`MemoryConfig.cursor_secret`); None: the
+        store's own key (`PageCursors.of`)."""
         self._store = store
         self._embedder = embedder
         self._guard = guard
         self._clock = clock
+        self._cursors = PageCursors.of(store.meta(), cursor_secret)
 
     # --- reads ----------------------------------------------------------------------------
     def summary(self, memory_id: str, user_id: str, *, with_vectors: bool = False) -> SummaryRecord:
@@ -145,14 +150,16 @@ class Editor:
         filters: Filter | None = None,
     ) -> Page:
         lvl, st, limit = check_listing(level, status, limit)
-        after = cursor.decode(lvl, cursor_text)
+        after = self._cursors.decode(lvl, user_id, cursor_text)
         statuses = None if st == "all" else [st]
         # One more than asked: whether a next page exists, without an empty last page.
         rows = self._store.page(
             user_id, lvl, after=after, limit=limit + 1, statuses=statuses, filters=filters
         )
         items, more = rows[:limit], len(rows) > limit
-        nxt = cursor.encode(lvl, P.key_of(lvl, items[-1].model_dump())) if more else None
+        nxt = None
+        if more:
+            nxt = self._cursors.encode(lvl, user_id, P.key_of(lvl, items[-1].model_dump()))
         return Page(level=lvl, items=items, next_cursor=nxt)
 
     # --- corrections ------------------------------------------------------------------------

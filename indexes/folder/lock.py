@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,9 @@ from hymem.core.time import utcnow
 
 LOCK_FILE = "writer.lock"
 META_FILE = "meta.json"
+# The meta key of the store's own secret that signs `get_all`'s page cursors
+# (`hymem.manage.cursor`): every process opening the store, and one after a restart, shares it.
+CURSOR_KEY = "cursor_key"
 
 
 class WriterLock:
@@ -75,7 +79,13 @@ def new_meta(schema_version: int, embedder_name: str, dim: int) -> dict[str, Any
         "embedder": embedder_name,
         "dim": dim,
         "created_at": utcnow().isoformat(timespec="seconds"),  # naive UTC, like every stamp
+        CURSOR_KEY: new_cursor_key(),
     }
+
+
+def new_cursor_key() -> str:
+    """A new store's page-cursor secret (256 random bits)."""
+    return secrets.token_urlsafe(32)
 
 
 def meta_from_rows(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -111,11 +121,13 @@ def check_meta(
 
 
 __all__ = [
+    "CURSOR_KEY",
     "LOCK_FILE",
     "META_FILE",
     "WriterLock",
     "check_meta",
     "meta_from_rows",
+    "new_cursor_key",
     "new_meta",
     "read_json",
     "write_json_atomic",

@@ -17,7 +17,14 @@ from typing import Any
 import pyarrow as pa
 from hymem.core.errors import SchemaVersionError, StoreCorruptedError, StoreError
 from hymem.core.logging import get_logger
-from hymem.indexes.folder.lock import META_FILE, check_meta, meta_from_rows, new_meta
+from hymem.indexes.folder.lock import (
+    CURSOR_KEY,
+    META_FILE,
+    check_meta,
+    meta_from_rows,
+    new_cursor_key,
+    new_meta,
+)
 from hymem.indexes.folder.lock import write_json_atomic as _write_json
 from hymem.indexes.lance import schema as S
 from hymem.indexes.lance.migrate import can_migrate, migrate
@@ -82,13 +89,19 @@ class MetaKeeper:
 
     def upgrade(self, meta: dict[str, Any]) -> dict[str, Any]:
         """Bring an older folder's tables to S.SCHEMA_VERSION (`migrate`), then record it:
-        meta.json and its copy move only after every step finished."""
+        meta.json and its copy move only after every step finished. A folder made before
+        page cursors were signed gets its cursor key (`CURSOR_KEY`) the same way."""
         found = meta.get("schema_version")
-        if not can_migrate(found) or self._read_only:
+        if self._read_only or (not can_migrate(found) and CURSOR_KEY in meta):
             return meta
-        assert isinstance(found, int)
-        migrate(self._lance, found, str(self._folder))
-        meta = {**meta, "schema_version": S.SCHEMA_VERSION}
+        if can_migrate(found):
+            assert isinstance(found, int)
+            migrate(self._lance, found, str(self._folder))
+        meta = {
+            **meta,
+            "schema_version": S.SCHEMA_VERSION,
+            CURSOR_KEY: meta.get(CURSOR_KEY) or new_cursor_key(),
+        }
         self._write(meta)
         return meta
 

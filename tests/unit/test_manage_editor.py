@@ -123,7 +123,9 @@ def test_get_all_pages_with_an_opaque_cursor(editor: Editor) -> None:
 
 
 @pytest.mark.parametrize(
-    "bad", ["", "abc", "!!!", "x" * 5000, cursor.encode("summary", (5, "x")), EVIL]
+    "bad",
+    ["", "abc", "!!!", "x" * 5000, cursor.PageCursors().encode("summary", "alice", (5, "x")), EVIL],
+    ids=["empty", "abc", "punctuation", "long", "signed-bad-value", "evil"],  # one key a process
 )
 def test_a_forged_cursor_is_a_user_input_error(editor: Editor, bad: str) -> None:
     with pytest.raises(UserInputError):
