@@ -61,12 +61,15 @@ class IdRoute(APIRoute):
 
 def sent_path(scope: Scope) -> str:
     """The request's path still percent-encoded (ASCII): `raw_path` without its query (some
-    servers keep it there), any raw non-ASCII byte encoded; the decoded path re-encoded where
-    the server gives no `raw_path`."""
+    servers keep it there), any raw non-ASCII byte encoded. The decoded path, re-encoded, where
+    the server gives no `raw_path` or routing changed the path (a retry without the trailing
+    slash, to redirect to it)."""
     raw = scope.get("raw_path")
-    if not isinstance(raw, bytes):
-        return quote(scope["path"], safe="/")
-    return quote(raw.partition(b"?")[0], safe="/%")
+    if isinstance(raw, bytes):
+        sent = quote(raw.partition(b"?")[0], safe="/%")
+        if unquote(sent) == scope["path"]:
+            return sent
+    return quote(scope["path"], safe="/")
 
 
 router = APIRouter(route_class=IdRoute)

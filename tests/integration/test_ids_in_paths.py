@@ -113,6 +113,12 @@ def test_plain_http_with_the_id_percent_encoded_reaches_the_user(
     assert hits.status_code == 200 and hits.json() == []
 
 
+def test_a_trailing_slash_is_still_redirected_to_the_route(served: Served) -> None:
+    res = served.http.get("/v1/users/alice/audit/", headers=ADMIN)
+    assert res.status_code == 307
+    assert res.headers["location"].endswith("/v1/users/alice/audit")
+
+
 def test_a_key_for_one_user_still_cannot_reach_another_through_an_encoded_slash(
     served: Served,
 ) -> None:
