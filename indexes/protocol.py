@@ -300,12 +300,22 @@ class Storage(Protocol):
 
     # --- sleep-time versioning -----------------------------------------------------------
     def apply_summary_changes(
-        self, user_id: str, new: Sequence[SummaryRecord], changes: Sequence[StatusChange]
+        self,
+        user_id: str,
+        new: Sequence[SummaryRecord],
+        changes: Sequence[StatusChange],
+        *,
+        expect: Sequence[SummaryRecord] | None = None,
     ) -> None:
         """Insert `new` versions (replacing same-id copies), then set status, superseded_by,
         reason and evidence_id (and updated_at) of each changed summary; unknown ids are
         skipped. Atomic, idempotent, and readers see the old version or the new, never
-        neither. Nothing is ever hard-deleted."""
+        neither (nor both). Nothing is ever hard-deleted.
+
+        `expect` makes it a compare-and-swap: every version of the memories it names, as the
+        caller read them. If those memories now hold other versions, or one of them another
+        status or superseded_by, nothing is written and VersionConflictError is raised (the
+        check and the write are one step under the writer's lock)."""
         ...
 
     # --- erasure ---------------------------------------------------------------------------

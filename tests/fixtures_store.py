@@ -350,10 +350,15 @@ class RecordingStore(InMemoryStore):
         return super().get_segments(user_id, ids)
 
     def apply_summary_changes(
-        self, user_id: str, new: Sequence[SummaryRecord], changes: Sequence[StatusChange]
+        self,
+        user_id: str,
+        new: Sequence[SummaryRecord],
+        changes: Sequence[StatusChange],
+        *,
+        expect: Sequence[SummaryRecord] | None = None,
     ) -> None:
         self._maybe_fail("apply_summary_changes")
-        super().apply_summary_changes(user_id, new, changes)
+        super().apply_summary_changes(user_id, new, changes, expect=expect)
         self.applied.append((user_id, [r.id for r in new], list(changes)))
 
     def write_trace(self, trace: dict[str, Any]) -> None:

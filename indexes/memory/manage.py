@@ -1,5 +1,6 @@
-"""The in-memory twin's paging and erasure over `MemoryTables`, as functions the
-`InMemoryStore` calls under its lock (promises: see `Storage.page` and `Storage.erase_user`)."""
+"""The in-memory twin's paging, erasure and version reads over `MemoryTables`, as functions the
+`InMemoryStore` calls under its lock (promises: see `Storage.page`, `Storage.erase_user` and
+`Storage.apply_summary_changes`)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from hymem.core.types import Level, SegmentRecord, SummaryRecord, TurnRecord, Tu
 from hymem.indexes import paging as P
 from hymem.indexes.memory.tables import MemoryTables
 from hymem.indexes.paging import PageKey
+from hymem.indexes.store.commits import VersionStates, version_states
 
 Record = TurnRecord | SegmentRecord | SummaryRecord
 
@@ -82,8 +84,17 @@ def withdraw_from(
     return {"turns": len(turns), "segments": len(seg_ids), "summaries": summaries}
 
 
+def stored_versions(
+    t: MemoryTables, user_id: str, expect: Sequence[SummaryRecord]
+) -> VersionStates:
+    """The stored state of every version of the memories `expect` names (what a version
+    change's compare-and-swap compares with)."""
+    memories = {r.memory_id for r in expect}
+    return version_states([r for r in t.of_user(t.summaries, user_id) if r.memory_id in memories])
+
+
 def _no_vector(level: str) -> dict[str, None]:
     return {} if level == "turn" else {"vector": None}
 
 
-__all__ = ["check_page_key", "erase_from", "page_of"]
+__all__ = ["check_page_key", "erase_from", "page_of", "stored_versions"]

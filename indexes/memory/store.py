@@ -35,12 +35,23 @@ from hymem.indexes.lance import schema as S
 from hymem.indexes.lexical.index import query_terms
 from hymem.indexes.lexical.sync import PROGRESS_EVERY
 from hymem.indexes.memory.lines import MemoryLines
-from hymem.indexes.memory.manage import check_page_key, erase_from, page_of, withdraw_from
+from hymem.indexes.memory.manage import (
+    check_page_key,
+    erase_from,
+    page_of,
+    stored_versions,
+    withdraw_from,
+)
 from hymem.indexes.memory.search import candidates, nearest_many, nearest_rows
 from hymem.indexes.memory.tables import MemoryTables, hit_row, utc_record
 from hymem.indexes.paging import PageKey
 from hymem.indexes.protocol import ACTIVE_ONLY, SCAN_BATCH_ROWS, Row, RowScope, Vector
-from hymem.indexes.store.commits import check_owner, check_unclaimed, covering_segments
+from hymem.indexes.store.commits import (
+    check_owner,
+    check_unclaimed,
+    check_versions,
+    covering_segments,
+)
 
 MEMORY_PATH = Path(":memory:")
 
@@ -198,10 +209,17 @@ class InMemoryStore:
                     turn.status, turn.segment_id = TurnStatus.STORED, seg_id
 
     def apply_summary_changes(
-        self, user_id: str, new: Sequence[SummaryRecord], changes: Sequence[StatusChange]
+        self,
+        user_id: str,
+        new: Sequence[SummaryRecord],
+        changes: Sequence[StatusChange],
+        *,
+        expect: Sequence[SummaryRecord] | None = None,
     ) -> None:
         with self._check_writable():
             check_owner(user_id, new)
+            if expect is not None:
+                check_versions(user_id, expect, stored_versions(self._t, user_id, expect))
             vecs = S.vector_matrix(new, self.dim)
             for rec, vec in zip(new, vecs, strict=True):
                 self._t.put(Level.SUMMARY, utc_record(rec), vec)

@@ -227,9 +227,14 @@ class ShardedStore:
         )
 
     def apply_summary_changes(
-        self, user_id: str, new: Sequence[SummaryRecord], changes: Sequence[StatusChange]
+        self,
+        user_id: str,
+        new: Sequence[SummaryRecord],
+        changes: Sequence[StatusChange],
+        *,
+        expect: Sequence[SummaryRecord] | None = None,
     ) -> None:
-        self.shard(user_id).apply_summary_changes(user_id, new, changes)
+        self.shard(user_id).apply_summary_changes(user_id, new, changes, expect=expect)
 
     def withdraw(
         self, user_id: str, turn_ids: Sequence[str], segment_ids: Sequence[str]

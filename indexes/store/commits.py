@@ -15,7 +15,12 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
-from hymem.core.errors import CommitConflictError, StoreCorruptedError, UserInputError
+from hymem.core.errors import (
+    CommitConflictError,
+    StoreCorruptedError,
+    UserInputError,
+    VersionConflictError,
+)
 from hymem.core.logging import get_logger
 from hymem.core.time import to_utc_or_none, utcnow
 from hymem.core.types import (
@@ -66,6 +71,30 @@ def check_unclaimed(
             f"already holds: {shown}; nothing was written, flush again to re-read the pending "
             "turns"
         )
+
+
+VersionStates = dict[str, tuple[str, str | None]]
+
+
+def version_states(records: Sequence[SummaryRecord]) -> VersionStates:
+    """Each version's id -> (status, superseded_by): what a version change compares."""
+    return {r.id: (SummaryStatus(r.status).value, r.superseded_by) for r in records}
+
+
+def check_versions(user_id: str, expect: Sequence[SummaryRecord], stored: VersionStates) -> None:
+    """The compare of a version change's compare-and-swap: refuse it (VersionConflictError)
+    unless the memories `expect` names hold exactly the versions it lists, each with the
+    status and superseded_by listed. A writer that read them before another update, delete
+    or restore of the same memory committed (the loser of a race) writes nothing."""
+    check_owner(user_id, expect)
+    if version_states(expect) == stored:
+        return
+    memories = ", ".join(sorted({repr(r.memory_id) for r in expect}))
+    raise VersionConflictError(
+        f"memory {memories} of user {user_id!r} changed since its versions were read (another "
+        "update, delete or restore of it committed first); nothing was written: read it again "
+        "(get, history) and retry if the change still applies"
+    )
 
 
 def fresh_segments(
@@ -251,13 +280,21 @@ class CommitWriter:
         self._index(index)
         return {"turns": turns, "segments": segments, "summaries": len(stale)}
 
-    # --- sleep-time versioning -----------------------------------------------------------
+    # --- versioning (sleep, corrections, restore) -------------------------------------------
     def apply_summary_changes(
-        self, user_id: str, new: Sequence[SummaryRecord], changes: Sequence[StatusChange]
+        self,
+        user_id: str,
+        new: Sequence[SummaryRecord],
+        changes: Sequence[StatusChange],
+        expect: Sequence[SummaryRecord] | None = None,
     ) -> list[dict[str, Any]]:
-        """See `Storage.apply_summary_changes`: new versions go in before old ones retire.
-        Returns the changed rows (vectors included), for the dense cache."""
+        """See `Storage.apply_summary_changes`. The new versions and the retired ones go to
+        LanceDB in one merge_insert, so a reader sees the memory before the change or after
+        it, never both versions active; `expect` is checked first (the caller holds the
+        write lock). Returns the changed rows (vectors included), for the dense cache."""
         check_owner(user_id, new)
+        if expect is not None:
+            check_versions(user_id, expect, self.stored_versions(user_id, expect))
         table = S.summaries_to_arrow(new, self._dim)
         new_ids = [s.id for s in new]
         self._journals.of(user_id).begin(
@@ -268,9 +305,15 @@ class CommitWriter:
                 "changes": [c.model_dump(mode="json") for c in changes],
             }
         )
-        self.delete_summaries(user_id, new_ids)
-        self._lance.add(S.SUMMARIES, table)
-        changed = self.apply_status(user_id, changes)
+        fresh = list({r["id"]: r for r in table.to_pylist()}.values())  # merge keys are unique
+        targets = {c.summary_id for c in changes}
+        stored = self.status_rows(user_id, [c for c in changes if c.summary_id not in new_ids])
+        changed = with_status([*(r for r in fresh if r["id"] in targets), *stored], changes)
+        # Matched on (user_id, id): a retried change replaces the copies it wrote before.
+        rows = [*fresh, *stored]
+        if rows:
+            data = pa.Table.from_pylist(rows, schema=S.summaries_schema(self._dim))
+            self._lance.upsert(S.SUMMARIES, data, on=["user_id", "id"])
 
         def index() -> None:
             self._lex.upsert(summary_doc(r) for r in table.select(SUMMARY_LEX_COLS).to_pylist())
@@ -286,6 +329,15 @@ class CommitWriter:
         """Set status/superseded_by/reason/evidence_id/valid_to of existing summaries in one
         merge_insert (idempotent); returns the updated rows for re-indexing."""
         return self.write_status(self.status_rows(user_id, changes), changes)
+
+    def stored_versions(self, user_id: str, expect: Sequence[SummaryRecord]) -> VersionStates:
+        """The stored state of every version of the memories `expect` names."""
+        found: VersionStates = {}
+        for chunk in F.chunks(sorted({r.memory_id for r in expect})):
+            where = F.user_ids(user_id, chunk, column="memory_id")
+            for row in self._lance.rows(S.SUMMARIES, where, ["id", "status", "superseded_by"]):
+                found[row["id"]] = (row["status"], row["superseded_by"])
+        return found
 
     def status_rows(self, user_id: str, changes: Sequence[StatusChange]) -> list[dict[str, Any]]:
         """The stored rows (every column) of the summaries `changes` touch."""
@@ -323,20 +375,7 @@ class CommitWriter:
         """`rows` (read by `status_rows`) with `changes` applied, written in one merge_insert."""
         if not changes:
             return []
-        by_id = {c.summary_id: c for c in changes}
-        now = utcnow()
-        for row in rows:
-            change = by_id[row["id"]]
-            row.update(
-                status=SummaryStatus(change.status).value,
-                updated_at=now,
-                superseded_by=change.superseded_by,
-                reason=change.reason,
-                evidence_id=change.evidence_id,
-                valid_to=to_utc_or_none(change.valid_to),
-            )
-            if change.fact_key is not None:
-                row["fact_key"] = change.fact_key
+        rows = with_status(rows, changes)
         if rows:
             data = pa.Table.from_pylist(rows, schema=S.summaries_schema(self._dim))
             # Matched on (user_id, id): ids are unique per user only, and matching on id alone
@@ -350,6 +389,27 @@ class CommitWriter:
             self._lance.count(table, F.user_ids(user_id, chunk)) for chunk in F.chunks(sorted(want))
         )
         return found == len(want)
+
+
+def with_status(
+    rows: list[dict[str, Any]], changes: Sequence[StatusChange]
+) -> list[dict[str, Any]]:
+    """`rows` (every column of each) with the status columns `changes` set, in place."""
+    by_id = {c.summary_id: c for c in changes}
+    now = utcnow()
+    for row in rows:
+        change = by_id[row["id"]]
+        row.update(
+            status=SummaryStatus(change.status).value,
+            updated_at=now,
+            superseded_by=change.superseded_by,
+            reason=change.reason,
+            evidence_id=change.evidence_id,
+            valid_to=to_utc_or_none(change.valid_to),
+        )
+        if change.fact_key is not None:
+            row["fact_key"] = change.fact_key
+    return rows
 
 
 def prior_of(row: dict[str, Any]) -> dict[str, Any]:
@@ -370,6 +430,9 @@ __all__ = [
     "CommitWriter",
     "check_owner",
     "check_unclaimed",
+    "check_versions",
     "covering_segments",
     "prior_of",
+    "version_states",
+    "with_status",
 ]

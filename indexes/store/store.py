@@ -209,13 +209,18 @@ class Store:
                 self._dense.changed(user_id, [], changed)
 
     def apply_summary_changes(
-        self, user_id: str, new: Sequence[SummaryRecord], changes: Sequence[StatusChange]
+        self,
+        user_id: str,
+        new: Sequence[SummaryRecord],
+        changes: Sequence[StatusChange],
+        *,
+        expect: Sequence[SummaryRecord] | None = None,
     ) -> None:
         self._check_writable(user_id)
         with self._write_lock, storage_faults(self.path, "applying summary changes"):
             try:
                 self._recovery.settle_leftover(user_id)
-                changed = self._commits.apply_summary_changes(user_id, new, changes)
+                changed = self._commits.apply_summary_changes(user_id, new, changes, expect)
             except BaseException:
                 self._recovery.after_failure(user_id)
                 # statuses may have moved: the user's summaries are read afresh

@@ -35,16 +35,24 @@ class Disk:
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.full: set[str] = set()
-        real_add, real_commit = LanceTables.add, LexicalIndex.commit
+        real_add, real_upsert = LanceTables.add, LanceTables.upsert
+        real_commit = LexicalIndex.commit
 
-        def add(lance: LanceTables, name: str, data: Any) -> None:
+        def check(name: str) -> None:
             if name in self.full:
                 raise (
                     OSError(errno.ENOSPC, "No space left on device")
                     if name == S.TURNS
                     else (LANCE_FULL)
                 )
+
+        def add(lance: LanceTables, name: str, data: Any) -> None:
+            check(name)
             real_add(lance, name, data)
+
+        def upsert(lance: LanceTables, name: str, data: Any, on: Any) -> None:
+            check(name)  # a version change writes its rows in one merge_insert
+            real_upsert(lance, name, data, on)
 
         def commit(lex: LexicalIndex) -> None:
             if "tantivy" in self.full:
@@ -52,6 +60,7 @@ class Disk:
             real_commit(lex)
 
         monkeypatch.setattr(LanceTables, "add", add)
+        monkeypatch.setattr(LanceTables, "upsert", upsert)
         monkeypatch.setattr(LexicalIndex, "commit", commit)
 
     def free(self) -> None:

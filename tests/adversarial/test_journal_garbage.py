@@ -149,7 +149,8 @@ def test_interrupted_status_change_keeps_both_complete_versions(
     store = open_store(folder, emb)
     _, (new,) = make_records(emb, "u", ["zq0b newer fact"], segment_id="g0", id_prefix="v2-")
     with monkeypatch.context() as patch:
-        patch.setattr(CommitWriter, "apply_status", _fail)  # after the insert
+        patch.setattr(LexicalIndex, "commit", _fail)  # after the LanceDB commit (both rows)
+        patch.setattr(Recovery, "after_failure", _dies)
         with pytest.raises(Injected):
             store.apply_summary_changes(
                 "u", [new], [StatusChange(summary_id="g0-s0", status=SummaryStatus.SUPERSEDED)]
@@ -157,7 +158,8 @@ def test_interrupted_status_change_keeps_both_complete_versions(
         store.close()
     store, _ = _settled_store(folder, b"")
     with store:
-        assert {s.id for s in store.get_summaries("u")} == {"g0-s0", new.id}
+        assert {s.id for s in store.get_summaries("u", statuses=None)} == {"g0-s0", new.id}
+        assert [s.id for s in store.get_summaries("u")] == [new.id]
         assert [i for i, _ in store.lexical_search(RowScope("u"), "zq0b", 5)] == [new.id]
         assert store.counts("u")["pending_turns"] == 2
         assert_store_consistent(store)

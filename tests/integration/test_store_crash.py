@@ -20,7 +20,6 @@ from hymem.core.types import StatusChange, SummaryStatus, TurnStatus
 from hymem.embed.embedders import HashingEmbedder
 from hymem.indexes.lexical.index import LEXICAL_SCHEMA_VERSION, LexicalIndex
 from hymem.indexes.protocol import RowScope
-from hymem.indexes.store.commits import CommitWriter
 from hymem.indexes.store.recovery import Recovery
 
 from tests.fixtures_store import (
@@ -180,7 +179,10 @@ def test_interrupted_status_changes_are_completed_on_open(
         emb, "u", ["zq1b Alice lives in Berlin"], segment_id="g1", id_prefix="v2-"
     )
     with monkeypatch.context() as patch:
-        patch.setattr(CommitWriter, "apply_status", _fail)  # after the insert
+        # The new version and the status change are one LanceDB commit; the crash comes after
+        # it, before Tantivy commits, and the process dies with the journal left behind.
+        patch.setattr(LexicalIndex, "commit", _fail)
+        patch.setattr(Recovery, "after_failure", _dies)
         with pytest.raises(OSError):
             store.apply_summary_changes(
                 "u", [new], [StatusChange(summary_id=old.id, status=SummaryStatus.DELETED)]
