@@ -238,8 +238,10 @@ class HybridSearcher:
         )
 
     def rows(self, scope: SearchScope, ids: Sequence[str]) -> dict[str, Row]:
-        """The hit rows of `ids` at the scope's level (ids the store lacks are left out)."""
-        return self.store.hydrate(scope.user_id, scope.level, ids)
+        """The hit rows of `ids` at the scope's level (ids the store lacks, or holds retired
+        since they were ranked, are left out)."""
+        rows_scope = scope.rows()
+        return _admitted(rows_scope, self.store.hydrate(scope.user_id, scope.level, ids))
 
     def _lexical_ids(
         self, scope: RowScope, query: str, depth: int
@@ -250,8 +252,10 @@ class HybridSearcher:
     def _lexical_branch(self, scope: RowScope, query: str, depth: int) -> _LexicalResult:
         lexical = self.store.lexical_search(scope, query, depth)
         degraded = self.store.lexical_unavailable
-        ids = [i for i, _ in lexical]
-        return lexical, self.store.hydrate(scope.user_id, scope.level, ids), degraded
+        found = self.store.hydrate(scope.user_id, scope.level, [i for i, _ in lexical])
+        rows = _admitted(scope, found)
+        retired = found.keys() - rows.keys()
+        return [(i, s) for i, s in lexical if i not in retired], rows, degraded
 
     def _fuse(
         self,
@@ -280,6 +284,15 @@ class HybridSearcher:
             if len(hits) == k:
                 break
         return hits
+
+
+def _admitted(scope: RowScope, rows: dict[str, Row]) -> dict[str, Row]:
+    """The summary rows `scope` admits by their stored status. A version change commits
+    LanceDB before Tantivy, so for a moment Tantivy still matches the version it retired:
+    that one is not served beside its successor."""
+    if scope.level is not Level.SUMMARY:
+        return rows
+    return {i: r for i, r in rows.items() if scope.admits(r["status"], r.get("valid_to"))}
 
 
 def _hit(
