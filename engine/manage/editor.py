@@ -1,12 +1,19 @@
-"""Reading and correcting what a memory holds: `get`, `get_all`, `update`, `delete`.
+"""Reading and correcting what a memory holds: `get`, `get_all`, `update`, `delete`, and the
+version change behind `restore`.
 
 Corrections are versions, never in-place edits: `update` writes a new active version of the
 summary (re-embedded, re-indexed, `previous_id` linked, origin "user") and retires the old one;
 `delete` writes a deleted version (a tombstone, origin "user") that retires the active one, so
-`history()` shows who changed what and when, and `restore()` undoes either. Both go through the
-store's journaled `apply_summary_changes`, so a crash leaves the old version or the new one
+`history()` shows who changed what and when, and `restore()` undoes either. Each goes through
+the store's journaled `apply_summary_changes`, so a crash leaves the old version or the new one
 visible, never neither; they hold the `WriteGuard`'s versions lock and the user's right to
 write, as sleep does, so a correction never races a sleep rewriting the same user's summaries.
+
+A memory has at most one active version. Each change retires every active version of the
+memory, and is a compare-and-swap on the versions it was planned from (`expect`): a writer
+whose read is no longer current (another worker's correction got there first) writes nothing
+and gets VersionConflictError, as does a correction the memory's state does not allow (an
+update of a deleted memory, a restore of its active version).
 """
 
 from __future__ import annotations
@@ -17,7 +24,12 @@ from datetime import datetime
 from typing import cast
 
 import numpy as np
-from hymem.core.errors import NotFoundError, ReadOnlyStoreError, UserInputError
+from hymem.core.errors import (
+    NotFoundError,
+    ReadOnlyStoreError,
+    UserInputError,
+    VersionConflictError,
+)
 from hymem.core.filters import Filter
 from hymem.core.types import (
     SegmentRecord,
@@ -167,18 +179,13 @@ class Editor:
         """A new active version of the memory with `text`; its memory id stays the same."""
         self._check_writable()
         with self._guard.versions(user_id):
-            old = self._active(memory_id, user_id, "update")
+            versions = self.versions(memory_id, user_id)
+            old = self._active(memory_id, "update", versions)
             if old.text == text:
                 return old  # nothing to correct: no new version
             vector = np.asarray(self._embedder.embed([text]))[0].tolist()
-            new = self._next_version(old, "update", text=text, vector=vector)
-            change = StatusChange(
-                summary_id=old.id,
-                status=SummaryStatus.SUPERSEDED,
-                superseded_by=new.id,
-                reason="updated by the user",
-            )
-            self._store.apply_summary_changes(user_id, [new], [change])
+            new = self._next_version(old, versions, "update", text=text, vector=vector)
+            self._replace(user_id, versions, new, "updated by the user")
             return new.model_copy(update={"vector": None})
 
     def delete(self, memory_id: str, user_id: str) -> SummaryRecord:
@@ -190,47 +197,61 @@ class Editor:
             latest = current(versions)
             if latest.status is SummaryStatus.DELETED:
                 return latest  # deleting twice is not an error
-            old = self._active(memory_id, user_id, "delete", versions=versions)
+            old = self._active(memory_id, "delete", versions)
             full = self.summary(old.id, user_id, with_vectors=True)
             tomb = self._next_version(
-                full, "delete", status=SummaryStatus.DELETED, reason="deleted by the user"
-            )
-            change = StatusChange(
-                summary_id=old.id,
-                status=SummaryStatus.SUPERSEDED,
-                superseded_by=tomb.id,
+                full,
+                versions,
+                "delete",
+                status=SummaryStatus.DELETED,
                 reason="deleted by the user",
             )
-            self._store.apply_summary_changes(user_id, [tomb], [change])
+            self._replace(user_id, versions, tomb, "deleted by the user")
             return tomb.model_copy(update={"vector": None})
 
-    def _active(
-        self,
-        memory_id: str,
-        user_id: str,
-        action: str,
-        *,
-        versions: list[SummaryRecord] | None = None,
-    ) -> SummaryRecord:
+    def _replace(
+        self, user_id: str, versions: list[SummaryRecord], new: SummaryRecord, reason: str
+    ) -> None:
+        """Write `new` and retire every active version of the memory (one, unless a crash of
+        an older hymem left more) in one change, provided its versions are still `versions`."""
+        retire = [
+            StatusChange(
+                summary_id=v.id,
+                status=SummaryStatus.SUPERSEDED,
+                superseded_by=new.id,
+                reason=reason,
+            )
+            for v in versions
+            if v.status is SummaryStatus.ACTIVE
+        ]
+        self._store.apply_summary_changes(user_id, [new], retire, expect=versions)
+
+    @staticmethod
+    def _active(memory_id: str, action: str, versions: list[SummaryRecord]) -> SummaryRecord:
         """The memory's active version; a memory without one (deleted, or every version
-        superseded by another memory's newer fact) cannot be corrected until restored."""
-        versions = versions if versions is not None else self.versions(memory_id, user_id)
+        superseded by another memory's newer fact) cannot be corrected until restored: its
+        state conflicts with the correction, whoever changed it last."""
         latest = current(versions)
         if latest.status is not SummaryStatus.ACTIVE:
             hint = f" (replaced by {latest.superseded_by!r})" if latest.superseded_by else ""
-            raise UserInputError(
+            raise VersionConflictError(
                 f"memory {memory_id!r} is {latest.status.value}{hint}: restore() one of its "
                 f"versions ({', '.join(v.id for v in versions)}) before you {action} it"
             )
         return latest
 
-    def _next_version(self, old: SummaryRecord, action: str, **changes: object) -> SummaryRecord:
+    def _next_version(
+        self, old: SummaryRecord, versions: list[SummaryRecord], action: str, **changes: object
+    ) -> SummaryRecord:
+        """The version after the memory's newest (a restore can make an older one current, so
+        `old.version + 1` may be taken already)."""
         now = self._clock()
         text = str(changes.get("text", old.text))
+        version = max(v.version for v in versions) + 1
         return old.model_copy(
             update={
-                "id": user_version_id(old.id, old.version + 1, action, text),
-                "version": old.version + 1,
+                "id": user_version_id(old.id, version, action, text),
+                "version": version,
                 "previous_id": old.id,
                 "superseded_by": None,
                 "evidence_id": None,
@@ -255,4 +276,65 @@ def current(versions: list[SummaryRecord]) -> SummaryRecord:
     return (active or versions)[-1]
 
 
-__all__ = ["Editor", "check_listing", "current", "user_version_id"]
+def restore_version(store: Storage, user_id: str, version_id: str) -> SummaryRecord:
+    """Make `version_id` its memory's one active version: reactivate it, and retire every other
+    active version of the memory and the active version that replaced it in another memory
+    (where a merge carried it), all in one compare-and-swap on the versions read. A tombstone
+    restored brings the memory back with the text it had when it was deleted.
+
+    The caller holds the versions lock and the user's right to write (`WriteGuard.versions`).
+    NotFoundError for an id the user does not hold; VersionConflictError for the memory's
+    active version (nothing to restore) or when another writer changed the memory meanwhile."""
+    found = store.get_summaries(user_id, ids=[version_id], statuses=None)
+    if not found:
+        raise NotFoundError("memory", version_id)
+    target = found[0]
+    versions = store.get_summaries(user_id, memory_ids=[target.memory_id], statuses=None)
+    retire = [v for v in versions if v.status is SummaryStatus.ACTIVE and v.id != target.id]
+    if target.status is SummaryStatus.ACTIVE and not retire:
+        raise VersionConflictError(
+            f"version {version_id!r} is the active version of memory {target.memory_id!r} "
+            "already: nothing to restore"
+        )
+    expect = list(versions)
+    head = _replacement(store, user_id, target, versions)
+    if head is not None:
+        retire.append(head)
+        expect += store.get_summaries(user_id, memory_ids=[head.memory_id], statuses=None)
+    changes = [
+        StatusChange(
+            summary_id=v.id,
+            status=SummaryStatus.SUPERSEDED,
+            superseded_by=target.id,
+            reason=f"restored {target.id}",
+        )
+        for v in retire
+    ]
+    if target.status is not SummaryStatus.ACTIVE:
+        changes.insert(0, StatusChange(summary_id=target.id, status=SummaryStatus.ACTIVE))
+    store.apply_summary_changes(user_id, [], changes, expect=expect)
+    return store.get_summaries(user_id, ids=[target.id], statuses=None)[0]
+
+
+def _replacement(
+    store: Storage, user_id: str, target: SummaryRecord, versions: list[SummaryRecord]
+) -> SummaryRecord | None:
+    """The active version `target`'s chain of superseded_by links ends in, when it belongs to
+    another memory (a merge); the memory's own active versions are retired anyway."""
+    known = {v.id: v for v in versions}
+    cur, seen = target, {target.id}
+    while cur.superseded_by and cur.superseded_by not in seen:
+        nxt = known.get(cur.superseded_by)
+        if nxt is None:
+            rows = store.get_summaries(user_id, ids=[cur.superseded_by], statuses=None)
+            if not rows:
+                return None
+            nxt = rows[0]
+        if nxt.status is SummaryStatus.ACTIVE:
+            return nxt if nxt.memory_id != target.memory_id else None
+        seen.add(nxt.id)
+        cur = nxt
+    return None
+
+
+__all__ = ["Editor", "check_listing", "current", "restore_version", "user_version_id"]

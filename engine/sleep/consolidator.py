@@ -27,6 +27,7 @@ from hymem.core.types import SummaryRecord, SummaryStatus, Usage
 from hymem.embed.embedders import Embedder
 from hymem.indexes.protocol import Storage
 from hymem.llm.roles import RolesProvider
+from hymem.manage.editor import restore_version
 from hymem.sleep.decide import Ask, DecisionRunner, Snapshot, build_snapshot
 from hymem.sleep.fact_pass import FactPassReport, fact_pass
 from hymem.sleep.journal import JournalEntry, SleepJournal
@@ -34,7 +35,6 @@ from hymem.sleep.plan import (
     Decision,
     PlannedChange,
     plan_changes,
-    plan_restore,
     with_vectors,
 )
 from hymem.write.guard import WriteGuard
@@ -271,7 +271,8 @@ class Consolidator:
         return sorted(chain, key=lambda r: (r.version, r.created_at, r.id))
 
     def restore(self, summary_id: str, *, user_id: str) -> SummaryRecord:
-        """Reactivate a superseded or deleted version and retire the version that replaced it.
+        """Make a superseded or deleted version its memory's one active version, retiring
+        what replaced it (`hymem.manage.editor.restore_version`).
 
         The journal gets an override so the next sleep, on the same inputs, does not redo the
         merge or delete that was undone.
@@ -280,24 +281,10 @@ class Consolidator:
         if store.read_only:
             raise ReadOnlyStoreError("restore writes: open the memory for writing")
         with self._guard.versions(user_id):
-            records = self._records(user_id)
-            if summary_id not in records:
-                raise NotFoundError("memory", summary_id)
-            try:
-                reactivate, retire = plan_restore(summary_id, records)
-            except ValueError as exc:
-                raise UserInputError(str(exc)) from None
-            store.apply_summary_changes(user_id, [], [reactivate])
-            if retire is not None:
-                store.apply_summary_changes(user_id, [], [retire])
+            restored = restore_version(store, user_id, summary_id)
             self._override(user_id, summary_id)
-            log.info(
-                "sleep.restored",
-                user_id=user_id,
-                summary_id=summary_id,
-                retired=retire.summary_id if retire else None,
-            )
-            return store.get_summaries(user_id, ids=[summary_id], statuses=None)[0]
+            log.info("sleep.restored", user_id=user_id, summary_id=summary_id)
+            return restored
 
     def _override(self, user_id: str, summary_id: str) -> None:
         latest: dict[str, JournalEntry] = {}

@@ -6,7 +6,12 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 import pytest
-from hymem.core.errors import NotFoundError, ReadOnlyStoreError, UserInputError
+from hymem.core.errors import (
+    NotFoundError,
+    ReadOnlyStoreError,
+    UserInputError,
+    VersionConflictError,
+)
 from hymem.core.types import SummaryStatus
 from hymem.embed.embedders import HashingEmbedder
 from hymem.indexes.memory.store import InMemoryStore
@@ -96,8 +101,8 @@ def test_update_writes_a_new_version_and_delete_a_restorable_tombstone(
     assert tomb.memory_id == "sum0"
     assert editor.delete(tomb.id, "alice").id == tomb.id  # deleting twice is not an error
     assert editor.delete("sum0", "alice").id == tomb.id
-    with pytest.raises(UserInputError, match=r"deleted.*restore"):
-        editor.update("sum0", "after the delete", "alice")
+    with pytest.raises(VersionConflictError, match=r"deleted.*restore"):
+        editor.update("sum0", "after the delete", "alice")  # a state conflict: 409 over HTTP
     assert [v.id for v in editor.versions(new.id, "alice")] == ["sum0", new.id, again.id, tomb.id]
     active = editor.get_all("alice").items
     assert [r.id for r in active] == ["sum1", "sum2"]

@@ -6,7 +6,13 @@ from typing import Any
 
 import pytest
 from hymem.core.config import MemoryConfig
-from hymem.core.errors import LLMAuthError, LLMUnavailable, ReadOnlyStoreError, UserInputError
+from hymem.core.errors import (
+    LLMAuthError,
+    LLMUnavailable,
+    ReadOnlyStoreError,
+    UserInputError,
+    VersionConflictError,
+)
 from hymem.core.types import SummaryRecord, SummaryStatus
 from hymem.embed.embedders import HashingEmbedder
 from hymem.llm.roles import ContextItem
@@ -222,7 +228,7 @@ def test_restore_reactivates_and_the_next_sleep_does_not_redo_it() -> None:
     report = cons.sleep()
     assert len(roles.calls) == calls and report.new_versions == report.deleted == 0
     assert all_summaries(store)["u1-coffee1"].status == SummaryStatus.ACTIVE
-    with pytest.raises(UserInputError):
+    with pytest.raises(VersionConflictError):
         cons.restore("u1-coffee1", user_id="u1")  # already active
     with pytest.raises(UserInputError):
         cons.restore("u1-coffee1", user_id="someone-else")  # isolation: not found
