@@ -86,7 +86,8 @@ class Manager:
         return self._consolidator.history(summary_id, user_id=check_user_id(user_id))
 
     def restore(self, summary_id: str, *, user_id: str) -> SummaryRecord:
-        """Reactivate a superseded or deleted version (and retire what replaced it)."""
+        """Make a superseded or deleted version its memory's one active version (every other
+        active version retires); VersionConflictError if it is that already."""
         return self._consolidator.restore(summary_id, user_id=check_user_id(user_id))
 
     # --- records -------------------------------------------------------------------------
