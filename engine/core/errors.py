@@ -18,7 +18,8 @@
     │   ├── StoreUnavailableError an object store (s3://, gs://, az://) kept failing after retries
     │   ├── LeaseLostError        another worker took over this writer's lease on a user
     │   ├── CommitConflictError   a commit that conflicts with what is stored; nothing written
-    │   │   └── VersionConflictError  a memory's versions moved, or do not allow the correction
+    │   │   ├── VersionConflictError  a memory's versions moved, or do not allow the correction
+    │   │   └── ErasureInProgressError  the user is being erased: the call was refused
     │   └── ServerUnavailable     hymem.client: the memory server cannot be reached or answer
     ├── AuthError                 hymem.client: the server refused the API key (401 or 403)
     └── LLMError                  backend failures, always naming the role
@@ -146,6 +147,13 @@ class VersionConflictError(CommitConflictError):
     is no longer current), the memory has no active version to correct, or the version to
     restore is its active one already. Nothing was written; read the memory again (`get`,
     `history`) and decide afresh. A memory never ends with two active versions."""
+
+
+class ErasureInProgressError(CommitConflictError):
+    """`erase_user` of this user is running in this Memory, so an ask, context or replay of the
+    user was refused before it read anything (it would leave a trace and cached model replies
+    of the user after the erase). Once the erase returns the user has no memory; a call made
+    then starts afresh."""
 
 
 class ServerUnavailable(StoreError):

@@ -6,6 +6,17 @@ cache's entries), then the store erases its rows and purges the files that held 
 at any point leaves the user either fully erased or still present in the store, and erasing
 again finishes the job; erasure is only reported done once every part is.
 
+Calls racing the erase (`Manager.erase_user` holds the user for its whole length):
+* in this Memory, the user's asks, contexts and replays are refused with ErasureInProgressError
+  while it runs, and the ones already running are waited out first, their traces written, so
+  they are erased too (`hymem.read.fence`); adds, flushes, sleep and corrections of the user wait
+  and run after it, as new calls on an erased user;
+* in other workers of an object store, which do not see this fence: a trace row of the user
+  that lands while the store erases is swept by the erase's last step (`Eraser.erase`). A trace
+  of an ask another worker is still answering when the erase returns lands after it and stays
+  until the user is erased again: stop serving a user's asks everywhere before erasing them.
+  Their commits of the user wait for the user's lease, which the erase holds.
+
 What it guarantees and what it cannot is written in the README ("Erasing a user").
 """
 

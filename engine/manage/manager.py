@@ -168,13 +168,18 @@ class Manager:
 
     # --- whole users ---------------------------------------------------------------------
     def erase_user(self, user_id: str) -> ErasureReport:
-        """Remove everything of `user_id` from the disk for real (README, "Erasing a user")."""
+        """Remove everything of `user_id` from the disk for real (README, "Erasing a user").
+        The user's asks meanwhile raise ErasureInProgressError; adds and flushes wait."""
         check_user_id(user_id)
         if self._store.read_only:
             raise ReadOnlyStoreError("this memory was opened read-only: erasure writes")
-        self._reader.flush_traces()  # a queued trace must not land after the erase
-        # No add, flush, sleep or correction meanwhile; the ingestor then forgets the user.
-        with self._guard.versions(user_id), self._ingestor.exclusive(user_id):
+        # No ask of the user meanwhile (those running end first, their traces written), no
+        # add, flush, sleep or correction; the ingestor then forgets the user.
+        with (
+            self._reader.erasing(user_id),
+            self._guard.versions(user_id),
+            self._ingestor.exclusive(user_id),
+        ):
             report = erase_user(
                 self._store,
                 user_id,

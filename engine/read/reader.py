@@ -14,6 +14,8 @@ import dataclasses
 import functools
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from hymem.core.config import MemoryConfig
@@ -25,6 +27,7 @@ from hymem.embed.embedders import Embedder
 from hymem.indexes.protocol import Storage
 from hymem.llm.roles import RolesProvider
 from hymem.read.budget import Budget
+from hymem.read.fence import EraseFence
 from hymem.read.params import AskParams
 from hymem.read.replay import Replay, find_trace, replay_params, side
 from hymem.read.run import Run, VectorSearcher, to_item
@@ -58,16 +61,23 @@ class Reader:
         self._config = config
         self._clock = clock
         self._traces = TraceWriter()
+        self._fence = EraseFence()
 
     def ask(self, params: AskParams) -> Answer:
         """HyMem Algorithm 1 under the per-ask budget; always writes a trace (best effort).
         `params.as_of` (naive UTC) is when the question is asked; None means now, unbounded.
-        Its scope's filter restricts every retrieval of the ask to matching metadata."""
-        return self._ask(params)[0]
+        Its scope's filter restricts every retrieval of the ask to matching metadata.
+        Refused (ErasureInProgressError) while the user is being erased."""
+        with self._fence.reading(params.user_id):
+            return self._ask(params)[0]
 
     def replay(self, trace_id: str, user_id: str) -> Replay:
         """A past ask's records as it read them, beside the same question asked now
         (`hymem.read.replay`)."""
+        with self._fence.reading(user_id):
+            return self._replay(trace_id, user_id)
+
+    def _replay(self, trace_id: str, user_id: str) -> Replay:
         self.flush_traces()
         past = find_trace(self._store, trace_id, user_id)
         then = side(self._store, past)
@@ -118,6 +128,10 @@ class Reader:
         """The context a path would read: the light summaries; the deep path's segments
         (model-selected); or, for auto, light hits plus deep segments when the light verdict
         would be incomplete."""
+        with self._fence.reading(params.user_id):
+            return self._context(params)
+
+    def _context(self, params: AskParams) -> list[Hit]:
         question, plan = params.question, params.plan
         run = self._run(params)
         hits: list[Hit] = []
@@ -146,6 +160,15 @@ class Reader:
     def flush_traces(self) -> None:
         """Wait until every finished ask's trace row is in the store."""
         self._traces.flush()
+
+    @contextmanager
+    def erasing(self, user_id: str) -> Iterator[None]:
+        """For an erase of `user_id`: the user's asks, contexts and replays are refused for
+        the block, which is entered once those already running have ended and their traces
+        are in the store (`hymem.read.fence`), so no trace of the user lands after it."""
+        with self._fence.erasing(user_id):
+            self.flush_traces()
+            yield
 
     def close(self) -> None:
         """Write the traces still queued, then stop the trace thread."""

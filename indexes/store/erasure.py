@@ -56,24 +56,36 @@ class Eraser:
         self._sole_writer = sole_writer
 
     def erase(self, user_id: str) -> dict[str, int]:
+        """Delete and purge, then sweep: rows of the user that landed while this ran (a trace
+        another worker wrote of an ask it was answering) are erased too."""
         journal = self._journals.of(user_id)
         journal.begin({"op": ERASE_OP, "user_id": user_id})
         removed = self.finish(user_id)
+        self._lance.refresh()  # what other workers committed meanwhile
+        if any(self._count(user_id).values()):
+            late = self.finish(user_id)
+            log.info("store.erase_swept", user_id=user_id, **late)
+            removed = {table: removed[table] + late[table] for table in USER_TABLES}
         journal.clear()
         log.info("store.erased", user_id=user_id, **removed)
         return removed
+
+    def _count(self, user_id: str) -> dict[str, int]:
+        where = F.eq("user_id", user_id)
+        return {
+            table: self._lance.count(table, where) if self._lance.open_existing(table) else 0
+            for table in USER_TABLES
+        }
 
     def finish(self, user_id: str) -> dict[str, int]:
         """Delete the user's rows and sleep-journal lines (none left after a crash: then
         nothing), then purge. The lines go here, inside the journaled erase, so a crash
         cannot leave them (an object store's are rows of a table this purge rewrites too)."""
-        removed: dict[str, int] = {}
+        removed = self._count(user_id)
         where = F.eq("user_id", user_id)
-        for table in USER_TABLES:
-            n = self._lance.count(table, where) if self._lance.open_existing(table) else 0
+        for table, n in removed.items():
             if n:
                 self._lance.delete(table, where)
-            removed[table] = n
         self._sleep_log.delete_user(user_id)
         self.purge()
         return removed

@@ -11,13 +11,15 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hymem import Memory
-from hymem.core.errors import ReadOnlyStoreError
+from hymem.core.errors import ErasureInProgressError, HymemError, ReadOnlyStoreError
 from hymem.embed.embedders import HashingEmbedder
 
 from tests.doubles import scripted_config
@@ -197,3 +199,66 @@ def test_after_an_erase_the_writer_remembers_nothing_of_the_user(tmp_path: Path)
         assert mem.stats(user_id="alice")["turns"] == 0
         again = mem.add(said, user_id="alice", session_id="s1")
         assert again.new_turn_ids and mem.stats(user_id="alice")["turns"] == 1
+
+
+ASKERS = 3
+
+
+def test_asks_racing_an_erase_leave_nothing_of_the_user(
+    two_users: Path, llm_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Asks for alice run on threads while her erase runs; the askers stop (and are joined)
+    once the store has erased her rows, before `erase_user` returns, so every ask began before
+    the erase was over. Each ask is answered or refused with ErasureInProgressError. Afterwards
+    no trace, turn, summary or cached model reply of hers is left, no file holds her canary
+    (her questions carry it), and bob is untouched.
+
+    Before: an ask running beside the erase queued its trace after the erase had flushed the
+    trace queue, and the trace landed after the rows were deleted (6 left here)."""
+    with open_memory(two_users, llm_server) as mem:
+        stop = threading.Event()
+        answered: list[str] = []
+        refused: list[ErasureInProgressError] = []
+        failures: list[BaseException] = []
+
+        def ask_until_stopped(n: int) -> None:
+            i = 0
+            while not stop.is_set():
+                question = f"what is my locker code {CANARY['alice']} (asker {n}, ask {i})?"
+                try:
+                    answered.append(mem.ask(question, user_id="alice", depth="light").trace_id)
+                except ErasureInProgressError as exc:
+                    refused.append(exc)
+                    time.sleep(0.01)
+                except HymemError as exc:
+                    failures.append(exc)
+                i += 1
+
+        askers = [threading.Thread(target=ask_until_stopped, args=(n,)) for n in range(ASKERS)]
+        store_erase = mem.store.erase_user
+
+        def erase_then_stop_the_askers(user_id: str) -> dict[str, int]:
+            removed = store_erase(user_id)
+            stop.set()
+            for t in askers:
+                t.join(60)
+                assert not t.is_alive(), "an ask is stuck behind the erase"
+            return removed
+
+        monkeypatch.setattr(mem.store, "erase_user", erase_then_stop_the_askers)
+        for t in askers:
+            t.start()
+        deadline = time.monotonic() + 60
+        while len(answered) < 2 * ASKERS and time.monotonic() < deadline:
+            time.sleep(0.01)  # asks are running (some in flight) when the erase starts
+        report = mem.erase_user("alice")
+        assert stop.is_set() and failures == []
+        assert refused, "no ask ran while the erase did"
+        assert "alice" in str(refused[0]) and "being erased" in str(refused[0])
+        assert report.traces == 1 + len(answered)  # the fixture's ask and every answered one
+        assert mem.traces(user_id="alice") == []
+        assert mem.stats(user_id="alice") == mem.stats(user_id="nobody")
+        assert mem.get_all(user_id="alice", level="turn").items == []
+        assert mem.stats(user_id="bob")["turns"] == 158 and len(mem.traces(user_id="bob")) == 1
+        assert mem.ask("what is my locker code?", user_id="alice", depth="light")  # afresh
+    assert files_holding(two_users, CANARY["alice"]) == []

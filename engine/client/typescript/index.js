@@ -43,6 +43,7 @@ const FAMILY = {
   LeaseLostError: StoreError,
   CommitConflictError: StoreError,
   VersionConflictError: StoreError,
+  ErasureInProgressError: StoreError,
   ServerUnavailable: ServerUnavailable,
   AuthError: AuthError,
   Unauthorized: AuthError,
