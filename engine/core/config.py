@@ -100,6 +100,15 @@ class MemoryConfig(BaseSettings):
             " off: both stay active until sleep()"
         ),
     )
+    summarise_fallback: bool = Field(
+        True,
+        description=(
+            "when the model summariser fails on a buffer (unavailable, rejected, or no valid"
+            " reply), the extractive summariser summarises it so its turns are stored and"
+            " searchable; its summaries are marked origin 'fallback'. Off: the turns stay"
+            " pending and every later add()/flush() asks the model again"
+        ),
+    )
     retry_window_s: float = Field(
         0.0,
         ge=0,

@@ -112,8 +112,9 @@ class SummaryRecord(_Record):
     reason: str | None = None  # why it was superseded or deleted
     evidence_id: str | None = None  # the newer summary that justified a delete/update
     # Who wrote this version: the write path ("summary"), sleep ("consolidated") or the user
-    # through update()/delete() ("user"); `created_at` says when.
-    origin: Literal["summary", "consolidated", "user"] = "summary"
+    # through update()/delete() ("user"); `created_at` says when. "fallback": the write path's
+    # extractive summariser, standing in for a model summariser that failed on its buffer.
+    origin: Literal["summary", "consolidated", "user", "fallback"] = "summary"
     created_at: datetime
     updated_at: datetime
     metadata: dict[str, MetaValue] = Field(default_factory=dict)  # its segment's
@@ -232,6 +233,9 @@ class AddResult(BaseModel):
     summaries_written: list[str] = Field(default_factory=list)
     pending: int = 0  # turns of this user still waiting after the call
     error: str | None = None  # summariser failure; the turns stay pending and are retried
+    # Segments the extractive summariser summarised because the model summariser failed on
+    # their buffer (`summarise_fallback`); their summaries have origin "fallback".
+    summarise_fallbacks: list[str] = Field(default_factory=list)
     usage: Usage = Field(default_factory=Usage)
     backend: str = ""  # "extractive" or the model spec, so results are never mislabelled
     # Write-time consolidation (issue 30): summaries this call merged into an older one, older

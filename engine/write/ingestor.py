@@ -5,8 +5,12 @@ segments, committed through `Storage.commit_segments`.
 Durability: `add` validates the whole call, then writes every turn as `pending` in one
 `append_turns` batch before any model runs. The short-term buffer is the set of pending turns in
 the store; the writer keeps a view of it (`PendingTurns`) that is reloaded whenever a write
-fails, so a crash can lose nothing and a summariser failure simply leaves the turns pending for
-the next call to retry.
+fails, so a crash can lose nothing. A model summariser that fails on a buffer (unavailable,
+rejected, or no valid reply) never blocks the user's later turns: with `summarise_fallback` (the
+default) the extractive summariser summarises that buffer, and the rest of the call's buffers,
+without asking the model again, so each buffer costs at most one model call (its retries
+inside); its summaries are marked origin "fallback" and its segments listed in
+`AddResult.summarise_fallbacks`. With it off, the turns stay pending for the next call to retry.
 
 Work is done once: a turn is embedded once (when its buffer may flush, not on every add); a
 segment's vector is the normalised mean of its turns' vectors rather than a second embedding of
@@ -31,12 +35,13 @@ from hymem.core.errors import LLMError, StorageFullError
 from hymem.core.logging import get_logger
 from hymem.core.metadata import Metadata
 from hymem.core.time import Clock, parse_time, utcnow
-from hymem.core.types import AddResult, SegmentRecord, TurnRecord, TurnStatus
+from hymem.core.types import AddResult, RoleUsage, SegmentRecord, TurnRecord, TurnStatus
 from hymem.core.validation import check_session_id
 from hymem.embed.embedders import Embedder
 from hymem.facts import fact_key
 from hymem.indexes.protocol import Storage
-from hymem.llm.roles import RolesProvider, SegmentInput
+from hymem.llm.extractive.backend import ExtractiveRoles
+from hymem.llm.roles import RoleResult, Roles, RolesProvider, SegmentInput, SummariseOutput
 from hymem.ops import tracing
 from hymem.write.blas import one_blas_thread
 from hymem.write.buffer import BufferedSegment, may_flush, plan_due, plan_flush
@@ -95,6 +100,7 @@ class Ingestor:
             store, clock, roles=roles, embedder=embedder, on=config.consolidate_on_write
         )
         self._guard.on_stale(self.forget)  # another worker wrote the user: reload its turns
+        self._fallback: Roles | None = None  # the extractive summariser, built on first need
 
     # --- public ------------------------------------------------------------------------
     def add(
@@ -279,8 +285,15 @@ class Ingestor:
         stored = 0
         done: list[Summarised] = []
         for batch in batches:
+            # once the model failed in this call, the rest of its buffers skip it: a model that
+            # timed out once would only time out again, one deadline per buffer
             part = self._summarise_batch(
-                user_id, pending, prepared, [spans[k] for k in batch], result
+                user_id,
+                pending,
+                prepared,
+                [spans[k] for k in batch],
+                result,
+                model=not result.summarise_fallbacks,
             )
             if part is not None:
                 done.append(part)
@@ -315,9 +328,12 @@ class Ingestor:
         prepared: Prepared,
         spans: list[Span],
         result: AddResult,
+        *,
+        model: bool = True,
     ) -> Summarised | None:
-        """One buffer, one summariser call; None on an LLM failure (its turns stay pending;
-        the error is on the result and in the log)."""
+        """One buffer, one summariser call. On a model failure the extractive summariser
+        stands in (`summarise_fallback`), or, with it off, None: its turns stay pending; the
+        error is on the result and in the log. `model=False`: the extractive one at once."""
         compressed = self._prep.compressor() is not None
         segments: list[SegmentRecord] = []
         inputs: list[SegmentInput] = []
@@ -334,27 +350,67 @@ class Ingestor:
                 SegmentInput(segment_id=seg.id, lines=lines, session_time=turns[0].timestamp)
             )
             core_ids.extend(pending[i].id for i in span.core)
-        try:
-            with tracing.span("hymem.summarise", {"hymem.segments": len(segments)}):
-                res = self._roles().summarise(inputs)
-        except LLMError as exc:
-            result.error = str(exc)
-            log.warning(
-                "ingest.summarise_failed",
-                user_id=user_id,
-                segments=len(segments),
-                turns=len(core_ids),
-                error=str(exc),
-            )
+        res = self._summarise(user_id, inputs, len(core_ids), result, model=model)
+        if res is None:
             return None
         result.usage.add("summarise", res.usage)
         summaries = build_summaries(user_id, segments, res.output.segments)
         if res.fallback:
             log.warning("ingest.summarise_fallback", user_id=user_id, segments=len(segments))
+            result.summarise_fallbacks.extend(seg.id for seg in segments)
+            for summary in summaries:  # so they can be found and summarised again
+                summary.origin = "fallback"
         sources = summary_sources(
             summaries, res.output.segments, {seg.id: seg_turns for seg, seg_turns in members}
         )
         return Summarised(segments, summaries, core_ids, sources)
+
+    def _summarise(
+        self,
+        user_id: str,
+        inputs: list[SegmentInput],
+        turns: int,
+        result: AddResult,
+        *,
+        model: bool,
+    ) -> RoleResult[SummariseOutput] | None:
+        """The buffer's summaries: the model's, else (a model failure, or `model=False`) the
+        extractive summariser's flagged as a fallback, else None when the fallback is off."""
+        reason = "the model summariser failed earlier in this call"
+        if model:
+            try:
+                with tracing.span("hymem.summarise", {"hymem.segments": len(inputs)}):
+                    return self._roles().summarise(inputs)
+            except LLMError as exc:
+                reason = f"{type(exc).__name__}: {exc}"
+                log.warning(
+                    "ingest.summarise_failed",
+                    user_id=user_id,
+                    segments=len(inputs),
+                    turns=turns,
+                    error=str(exc),
+                )
+                if not self._config.summarise_fallback:
+                    result.error = str(exc)
+                    return None
+        attributes = {"hymem.segments": len(inputs), "hymem.fallback": "extractive"}
+        with tracing.span("hymem.summarise", attributes) as current:
+            current.set_attribute("hymem.fallback.reason", reason)
+            res = self._extractive().summarise(inputs)
+        return res.model_copy(
+            update={
+                "fallback": True,
+                "fallback_reason": f"extractive summaries: {reason}",
+                "usage": res.usage + RoleUsage(fallbacks=1),
+            }
+        )
+
+    def _extractive(self) -> Roles:
+        """The extractive roles that stand in for a failing model summariser (cheap; built
+        once, and only when the model first fails)."""
+        if self._fallback is None:
+            self._fallback = ExtractiveRoles(self._embedder)
+        return self._fallback
 
     def _commit(self, user_id: str, parts: list[Summarised], result: AddResult) -> int:
         """Embed the summaries of `parts` in one call and commit them in one journaled write;

@@ -90,7 +90,9 @@ def test_a_retried_add_is_stored_once(
 ) -> None:
     """Before: the retry stored every message a second time (ids included the sequence)."""
     llm_server.add_rule(role="summarise", fault="500", times=50)
-    with open_mem(tmp_path / "m", llm_server, buffer_tokens=16, **cfg) as mem:
+    # no extractive stand-in: the turns stay pending while the summariser is down
+    off = {"summarise_fallback": False}
+    with open_mem(tmp_path / "m", llm_server, buffer_tokens=16, **off, **cfg) as mem:
         first = mem.add(MESSAGES, user_id="u", session_id="s", **named)
         assert mem.flush(user_id="u").error is not None  # the summariser is down
         assert first.pending == 2

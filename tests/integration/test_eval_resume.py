@@ -164,7 +164,7 @@ class DownSummariser:
 
 def test_interrupted_ingestion_is_finished_on_rerun_without_duplicates(tmp_path: Path) -> None:
     out = tmp_path / "run"
-    cfg = MemoryConfig.defaults(embedder="hashing")
+    cfg = MemoryConfig.defaults(embedder="hashing", summarise_fallback=False)
     embedder = resolve_embedder("hashing")
     opts = options(out, systems=["hymem"], conversations=["conv-mini-2"])
     with pytest.raises(LLMUnavailable, match="pending"):

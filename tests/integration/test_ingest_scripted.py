@@ -28,7 +28,8 @@ def test_server_errors_keep_turns_pending_then_next_flush_succeeds(
     tmp_path: Path, llm_server: Any
 ) -> None:
     llm_server.add_rule(role="summarise", fault="500", times=50)
-    with open_mem(tmp_path / "m", llm_server) as mem:
+    # no extractive stand-in (tests/integration/test_summarise_fallback.py has it on)
+    with open_mem(tmp_path / "m", llm_server, summarise_fallback=False) as mem:
         mem.add(turns(6), user_id="u", session_id="s", timestamp=T0)
         res = mem.flush(user_id="u")
         assert res.error and "summarise" in res.error

@@ -94,7 +94,7 @@ def test_flush_forces_everything_in_buffer_sized_calls() -> None:
 
 
 def test_summariser_failure_keeps_turns_pending_then_retries() -> None:
-    fakes, ing = make()
+    fakes, ing = make(summarise_fallback=False)  # else extractive summaries stand in
     ing.add(msgs(5), user_id="u", session_id="s1", timestamp=T0)
     fakes.roles.queue("summarise", LLMUnavailable("scripted outage", role="summarise"))
     with capture_events() as events:
@@ -113,7 +113,7 @@ def test_summariser_failure_keeps_turns_pending_then_retries() -> None:
 
 
 def test_failure_in_a_later_buffer_keeps_earlier_commits() -> None:
-    fakes, ing = make(buffer_tokens=20)
+    fakes, ing = make(buffer_tokens=20, summarise_fallback=False)
     ing.add(msgs(10), user_id="u", session_id="s1", timestamp=T0)
     done = len(stored(fakes))
     fakes.roles.queue("summarise", LLMUnavailable("scripted outage", role="summarise"))

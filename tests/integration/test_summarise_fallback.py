@@ -1,0 +1,77 @@
+"""A summariser that fails on one buffer never blocks the user's later turns: the extractive
+summariser stands in for that buffer (its summaries marked origin "fallback", its segments
+listed on the AddResult), each buffer costs at most one model call, and nothing stays pending."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hymem import Memory, MemoryConfig
+from hymem.embed.embedders import HashingEmbedder
+
+from tests.fixtures_ingest import summarise_reply
+from tests.fixtures_llm import make_scripted_roles
+from tests.llm_fallbacks import MODEL_FAULTS, prompt_text
+
+pytestmark = pytest.mark.integration
+
+T0 = "2023-05-08T13:56:00"
+POISON = "zebra-crossing"  # only the first turn says it: only its buffer's prompt fails
+
+
+def open_mem(path: Path, server: Any, **cfg: Any) -> Memory:
+    roles = make_scripted_roles(server, **{k: v for k, v in cfg.items() if k.startswith("llm")})
+    config = MemoryConfig.defaults(embedder="hashing", **cfg)
+    return Memory(path, config=config, embedder=HashingEmbedder(64), roles=roles)
+
+
+def say(i: int) -> list[dict[str, str]]:
+    extra = f" at the {POISON}" if i == 0 else ""
+    return [{"speaker": "Ann", "text": f"I adopted puppy number {i}{extra}", "id": f"t{i}"}]
+
+
+def poisoned_calls(server: Any) -> int:
+    return sum(POISON in prompt_text(b) for b in server.requests_for("summarise"))
+
+
+@pytest.mark.parametrize(("fault", "cfg"), MODEL_FAULTS)
+def test_one_failing_buffer_falls_back_and_later_turns_are_stored(
+    tmp_path: Path, llm_server: Any, fault: dict[str, Any], cfg: dict[str, Any]
+) -> None:
+    """Before: every add() asked the model for the failing buffer again (16 adds, 48 calls),
+    its turns and every later one stayed pending, and the flush left them pending."""
+    llm_server.add_rule(role="summarise", match=POISON, **fault)
+    llm_server.add_rule(role="summarise", reply=summarise_reply)
+    with open_mem(tmp_path / "m", llm_server, buffer_tokens=16, **cfg) as mem:
+        results, asked = [], []
+        for i in range(16):
+            results.append(mem.add(say(i), user_id="u", session_id="s", timestamp=T0))
+            asked.append(poisoned_calls(llm_server))
+        results.append(mem.flush(user_id="u"))
+        assert results[-1].pending == 0 and mem.pending(user_id="u") == []
+        assert mem.stats(user_id="u")["pending_turns"] == 0
+        # the failing buffer was asked of the model during one add() only, then never again
+        assert asked[-1] >= 1 and len(set(asked) - {0}) == 1
+        fallbacks = [s for r in results for s in r.summarise_fallbacks]
+        assert fallbacks and len(fallbacks) == len(set(fallbacks))  # counted, and once each
+        assert all(r.error is None for r in results)  # nothing left pending to report
+        # the failing buffer's turns are searchable through extractive summaries, marked so
+        found = mem.search("puppy number 0 zebra", user_id="u", k=5)
+        assert any("t0" in h.turn_ids and h.segment_id in fallbacks for h in found)
+        marked = [s for s in mem.get_all(user_id="u", limit=500).items if s.origin == "fallback"]
+        assert marked and {s.segment_id for s in marked} <= set(fallbacks)
+        # later turns got the model's summaries, all stored once
+        modelled = mem.search("fact about", user_id="u", k=50)
+        assert any("t15" in h.turn_ids for h in modelled)
+        assert mem.stats(user_id="u")["turns"] == 16
+
+
+def test_with_the_fallback_off_the_turns_stay_pending(tmp_path: Path, llm_server: Any) -> None:
+    """`summarise_fallback=False` keeps the older contract: the model is asked again later."""
+    llm_server.add_rule(role="summarise", fault="500")
+    with open_mem(tmp_path / "m", llm_server, summarise_fallback=False) as mem:
+        mem.add(say(1), user_id="u", session_id="s", timestamp=T0)
+        res = mem.flush(user_id="u")
+        assert res.pending == 1 and res.error and res.summarise_fallbacks == []
