@@ -26,7 +26,9 @@
         ├── LLMUnavailable        retries exhausted: 429/5xx/timeouts/connection errors
         ├── LLMAuthError          401/403: never retried
         ├── LLMRequestError       other 4xx: never retried
+        │   └── LLMContextOverflowError  the prompt does not fit the server's context window
         └── LLMOutputError        the reply never validated and the role has no fallback
+            └── LLMTruncatedError  the reply was cut off even at the largest token budget
 
 Caller mistakes are kept apart from backend failures: a UserInputError is always fixable by the
 caller, an LLMError never is. `hymem.client` re-raises a server's error as the same class, so
@@ -207,3 +209,13 @@ class LLMRequestError(LLMError):
 
 class LLMOutputError(LLMError):
     """The model's reply never validated against the role's schema."""
+
+
+class LLMContextOverflowError(LLMRequestError):
+    """The prompt (with the reply's token budget) is larger than the model server's context
+    window. Asking again cannot help; a caller falls back or sends a smaller prompt."""
+
+
+class LLMTruncatedError(LLMOutputError):
+    """The reply was cut off at its token budget even at the largest budget hymem allows (or
+    the context window left no room for a larger one), so it is not a complete reply."""

@@ -19,12 +19,22 @@ Message = dict[str, str]  # {"role": "system"|"user"|"assistant", "content": "..
 
 @dataclass(frozen=True)
 class Completion:
-    """One model reply; token counts are None when the backend did not report them."""
+    """One model reply; token counts are None when the backend did not report them.
+
+    `finish_reason` is the server's word for why generation stopped ("stop", "length", ...;
+    None when it gave none): "length" means the reply was cut off at its token budget, so its
+    text is a fragment, not an answer to validate or show back to the model."""
 
     text: str
     model: str
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    finish_reason: str | None = None
+
+    @property
+    def truncated(self) -> bool:
+        """The reply stopped at its token budget, not where the model ended it."""
+        return self.finish_reason == "length"
 
 
 class TransientLLMError(LLMUnavailable):

@@ -94,11 +94,16 @@ class HFBackend:
             prompt_len = int(enc["input_ids"].shape[1])
             new_ids = out[0][prompt_len:]
             text = tokenizer.decode(new_ids, skip_special_tokens=True)
+            generated = int(new_ids.shape[0])
+            eos = tokenizer.eos_token_id
+            ended = generated > 0 and eos is not None and int(new_ids[-1]) == eos
         return Completion(
             text=text,
             model=self.model,
             prompt_tokens=prompt_len,
-            completion_tokens=int(new_ids.shape[0]),
+            completion_tokens=generated,
+            # all max_new_tokens used and no end token: cut off, as a server's "length"
+            finish_reason="length" if generated >= max_tokens and not ended else "stop",
         )
 
     def close(self) -> None:

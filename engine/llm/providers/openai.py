@@ -18,7 +18,12 @@ from typing import Any
 
 import openai
 from hymem.core.config import MemoryConfig
-from hymem.core.errors import ConfigError, LLMAuthError, LLMRequestError
+from hymem.core.errors import (
+    ConfigError,
+    LLMAuthError,
+    LLMContextOverflowError,
+    LLMRequestError,
+)
 from hymem.core.logging import get_logger
 from hymem.llm.backend import Completion, Message, TransientLLMError
 from openai.types.chat import ChatCompletionMessageParam
@@ -180,13 +185,15 @@ class OpenAIBackend:
             raise TransientLLMError(f"unreadable response: {exc}", role=role) from exc
         if not resp.choices:
             raise TransientLLMError("response had no choices", role=role)
-        text = resp.choices[0].message.content or ""
+        choice = resp.choices[0]
+        text = choice.message.content or ""
         usage = resp.usage
         return Completion(
             text=text,
             model=resp.model or self.model,
             prompt_tokens=usage.prompt_tokens if usage else None,
             completion_tokens=usage.completion_tokens if usage else None,
+            finish_reason=choice.finish_reason,
         )
 
     def close(self) -> None:
@@ -196,10 +203,41 @@ class OpenAIBackend:
                 self._client = None
 
 
+# How servers say a prompt does not fit the context window: llama.cpp's server (400, some
+# builds 500, type exceed_context_size_error), OpenAI and vLLM ("maximum context length",
+# code context_length_exceeded), llama-cpp-python ("exceed context window"), and others.
+_CONTEXT_OVERFLOW_HINTS = (
+    "exceed_context_size_error",
+    "exceeds the available context size",
+    "context_length_exceeded",
+    "maximum context length",
+    "exceed context window",
+    "exceeds the context length",
+    "exceeds the context window",
+    "too many tokens",
+    "prompt is too long",
+)
+_OVERFLOW_STATUS = frozenset({400, 413, 422, 500})
+
+
+def _is_context_overflow(status: int, body: str) -> bool:
+    """A rejection because the prompt (plus the reply budget) exceeds the model's context: a
+    400/413/422 or a 500 (older llama.cpp servers) whose body says so."""
+    text = body.lower()
+    return status in _OVERFLOW_STATUS and any(hint in text for hint in _CONTEXT_OVERFLOW_HINTS)
+
+
 def _map_status(exc: openai.APIStatusError, role: str) -> Exception:
     status = exc.status_code
     body = _body_text(exc)
     msg = f"HTTP {status}: {body[:300]}"
+    if _is_context_overflow(status, body):
+        return LLMContextOverflowError(
+            f"the prompt does not fit the model's context window: {msg}",
+            role=role,
+            status_code=status,
+            body=body,
+        )
     if status in (401, 403):
         return LLMAuthError(msg, role=role, status_code=status, body=body)
     if status >= 500 or status in _TRANSIENT_STATUS:
