@@ -19,6 +19,17 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 from pydantic_settings.exceptions import SettingsError
 
 DEFAULT_EMBEDDER = "all-MiniLM-L6-v2"
+# The model roles (hymem.llm.roles.Role's values), named here so config need not import the
+# LLM layer; llm_role_timeouts accepts exactly these keys.
+LLM_ROLES = (
+    "summarise",
+    "light_answer",
+    "select",
+    "deep_answer",
+    "reflect",
+    "update",
+    "judge",
+)
 
 
 class MemoryConfig(BaseSettings):
@@ -40,14 +51,44 @@ class MemoryConfig(BaseSettings):
     llm_base_url: str | None = Field(None, description="overrides OPENAI_BASE_URL")
     llm_api_key: SecretStr | None = Field(None, description="overrides OPENAI_API_KEY")
     llm_timeout_s: float = Field(
-        60.0, gt=0, description="deadline per model call, retries included"
+        60.0,
+        gt=0,
+        description=(
+            "deadline per model call, retries included, for every role llm_role_timeouts does"
+            " not name. 60 s suits hosted APIs; a small model on CPU needs minutes per call"
+            " (e.g. 300)"
+        ),
+    )
+    llm_role_timeouts: dict[str, float] = Field(
+        default_factory=dict,
+        description=(
+            "deadline per role, overriding llm_timeout_s for the roles named, e.g."
+            ' HYMEM_LLM_ROLE_TIMEOUTS=\'{"summarise": 300, "select": 240}\' for a CPU model'
+            " (roles: " + ", ".join(LLM_ROLES) + ")"
+        ),
     )
     llm_max_retries: int = Field(
         4, ge=0, description="retries on 429/5xx/timeouts/connection errors"
     )
     llm_repair_attempts: int = Field(2, ge=0, description="re-asks after an invalid reply")
-    llm_concurrency: int = Field(8, ge=1, description="parallel model calls (selection, sleep)")
-    llm_max_tokens: int = Field(1024, ge=16)
+    llm_concurrency: int = Field(
+        8,
+        ge=1,
+        description=(
+            "model requests in flight at once per backend (selection and sleep fan out this"
+            " wide); more queue in hymem, their wait bounded by their deadline but not taken"
+            " from their request's time. 1 for a server answering one request at a time"
+            " (llama.cpp's server by default)"
+        ),
+    )
+    llm_max_tokens: int = Field(
+        2048,
+        ge=16,
+        description=(
+            "reply token budget; a reply cut off at it is asked again with twice the budget,"
+            " up to 4x this"
+        ),
+    )
     llm_temperature: float = Field(0.0, ge=0.0, le=2.0)
     llm_cache_dir: str | None = Field(None, description="on-disk response cache; off when None")
     embedder: str = Field(
@@ -273,6 +314,21 @@ class MemoryConfig(BaseSettings):
         if v == "extractive" or (v.startswith(("openai:", "hf:")) and len(v.split(":", 1)[1]) > 0):
             return v
         raise ValueError(f"unknown llm spec {v!r}: use 'extractive', 'openai:MODEL' or 'hf:PATH'")
+
+    @field_validator("llm_role_timeouts")
+    @classmethod
+    def _known_roles_positive(cls, v: dict[str, float]) -> dict[str, float]:
+        for role, seconds in v.items():
+            if role not in LLM_ROLES:
+                raise ValueError(f"unknown role {role!r}: use one of {', '.join(LLM_ROLES)}")
+            if not seconds > 0:
+                raise ValueError(f"the deadline of {role!r} must be above 0 seconds")
+        return v
+
+    def llm_deadline_s(self, role: str) -> float:
+        """The deadline of one call of `role`: its own from llm_role_timeouts, else
+        llm_timeout_s."""
+        return self.llm_role_timeouts.get(role, self.llm_timeout_s)
 
     @field_validator("webhooks")
     @classmethod

@@ -1,14 +1,20 @@
 """`PromptedRoles`: the seven roles as prompt files sent to a chat model.
 
 Per role call: render `prompts/<role>.md` strictly -> (cache) -> bounded, retried backend call
--> extract and validate the JSON reply -> on an invalid reply, re-ask with the validation error
-shown (`prompts/repair.md`), up to `llm_repair_attempts` times -> then the role's typed fallback
-(flagged on the result), or LLMOutputError for roles without one (summarise, judge). Backend
-failures surface as LLMUnavailable / LLMAuthError / LLMRequestError naming the role.
+-> a reply cut off at its token budget (finish reason "length") is asked again, same prompt, with
+twice the budget up to `MAX_TOKENS_GROWTH` x `llm_max_tokens` (never re-asked with the fragment
+shown) -> extract and validate the JSON reply -> on an invalid reply, re-ask with the validation
+error shown (`prompts/repair.md`), up to `llm_repair_attempts` times -> for the answer roles, a
+plain-text reply becomes the answer (`RoleResult.salvaged`) -> then the role's typed fallback
+(flagged on the result), or LLMOutputError (LLMTruncatedError when cut off) for roles without
+one (summarise, judge). Backend failures surface as LLMUnavailable / LLMAuthError /
+LLMRequestError (LLMContextOverflowError for a prompt over the context window) naming the role.
+Each role's deadline is `MemoryConfig.llm_deadline_s(role)`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from collections.abc import Callable
@@ -16,12 +22,12 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from hymem.core.config import MemoryConfig
-from hymem.core.errors import LLMOutputError
+from hymem.core.errors import LLMContextOverflowError, LLMOutputError, LLMTruncatedError
 from hymem.core.logging import get_logger
 from hymem.core.types import RoleUsage
 from hymem.llm import checks
 from hymem.llm.accounting import UsageMeter, completion_usage
-from hymem.llm.backend import ChatBackend, Completion, Message, TransientLLMError
+from hymem.llm.backend import ChatBackend, Completion, Message
 from hymem.llm.cache import ResponseCache, cache_key
 from hymem.llm.formatting import (
     format_asked_on,
@@ -46,7 +52,7 @@ from hymem.llm.roles import (
     UpdateOutput,
     role_result,
 )
-from hymem.llm.structured import InvalidReply, parse_reply, schema_hint
+from hymem.llm.structured import InvalidReply, parse_reply, salvage_answer, schema_hint
 from hymem.ops.tracing import span
 from hymem.prompts import load_prompt
 from opentelemetry.trace import SpanKind
@@ -56,6 +62,16 @@ log = get_logger("hymem.llm.prompted")
 
 M = TypeVar("M", bound=BaseModel)
 Check = Callable[[M, list[str]], M]
+
+# A reply cut off at its token budget is asked again with twice the budget, up to this many
+# times `llm_max_tokens`: a long session summary needs more than a short answer.
+MAX_TOKENS_GROWTH = 4
+
+# Roles whose plain-text reply is itself the answer when it never comes as JSON.
+_ANSWER_ROLES: dict[Role, Callable[[str], BaseModel]] = {
+    Role.LIGHT_ANSWER: lambda text: LightAnswerOutput(answer=text, complete=False),
+    Role.DEEP_ANSWER: lambda text: DeepAnswerOutput(answer=text),
+}
 
 
 def _no_call(role: Role, output: M, why: str) -> RoleResult[M]:
@@ -198,6 +214,13 @@ class PromptedRoles:
             prompt=prompt,
         )
 
+    def _policy(self, role: Role) -> RetryPolicy:
+        """The retry policy with `role`'s own deadline where llm_role_timeouts names one."""
+        own = self.config.llm_role_timeouts.get(role.value)
+        if own is None:
+            return self.retry_policy
+        return dataclasses.replace(self.retry_policy, deadline_s=own)
+
     def cumulative_usage(self) -> dict[str, RoleUsage]:
         return self.meter.snapshot()
 
@@ -220,9 +243,23 @@ class PromptedRoles:
         usage = RoleUsage()
         notes: list[str] = []
         error = ""
+        last_text = ""
+        cut_off = False
         for attempt in range(self.config.llm_repair_attempts + 1):
-            completion, used, key = self._complete(role, messages)
+            completion, used, key = self._complete_whole(role, messages)
             usage = usage + used
+            if completion.truncated:
+                # A fragment even at the largest budget: showing it back would only grow the
+                # prompt and be cut off again, so no repair re-ask.
+                cut_off = True
+                error = (
+                    "the reply was cut off at its largest token budget (llm_max_tokens="
+                    f"{self.config.llm_max_tokens}, grown up to {self._budget_cap()} or the "
+                    "context window)"
+                )
+                log.warning("llm.truncated_reply", role=role.value, error=error)
+                break
+            last_text = completion.text
             attempt_notes: list[str] = []
 
             def checked(reply: M, notes_of_attempt: list[str] = attempt_notes) -> M:
@@ -243,19 +280,70 @@ class PromptedRoles:
                 self.cache.put(key, completion)
             notes.extend(attempt_notes)
             return self._result(role, out, usage, template.label, started, notes=notes)
-        if fallback is None:
-            raise LLMOutputError(
-                f"reply never validated after {self.config.llm_repair_attempts + 1} "
-                f"attempt(s): {error}",
-                role=role.value,
-            )
-        out, why = fallback()
+        salvaged = None if cut_off else self._salvage(role, schema, last_text)
+        if salvaged is not None:
+            out, why = salvaged, "salvaged the plain-text reply as the answer"
+        elif fallback is None:
+            error_type = LLMTruncatedError if cut_off else LLMOutputError
+            tries = "" if cut_off else f" after {self.config.llm_repair_attempts + 1} attempt(s)"
+            raise error_type(f"reply never validated{tries}: {error}", role=role.value)
+        else:
+            out, why = fallback()
         usage = usage + RoleUsage(fallbacks=1)
         self.meter.record(role.value, RoleUsage(fallbacks=1))
         log.warning("llm.fallback", role=role.value, reason=why, error=error)
         return self._result(
-            role, out, usage, template.label, started, notes=notes, fallback=f"{why}: {error}"
+            role,
+            out,
+            usage,
+            template.label,
+            started,
+            notes=notes,
+            fallback=f"{why}: {error}",
+            salvaged=salvaged is not None,
         )
+
+    @staticmethod
+    def _salvage(role: Role, schema: type[M], text: str) -> M | None:
+        """An answer role's plain-text reply as its output, when the reply is prose."""
+        build = _ANSWER_ROLES.get(role)
+        answer = salvage_answer(text) if build is not None else None
+        if build is None or answer is None:
+            return None
+        out = build(answer)
+        return out if isinstance(out, schema) else None
+
+    def _budget_cap(self) -> int:
+        return self.config.llm_max_tokens * MAX_TOKENS_GROWTH
+
+    def _complete_whole(
+        self, role: Role, messages: list[Message]
+    ) -> tuple[Completion, RoleUsage, str | None]:
+        """A reply that was not cut off, or the last cut-off one at the largest budget.
+
+        A reply stopped at its token budget is a fragment: the same messages are sent again
+        with twice the budget (up to `MAX_TOKENS_GROWTH` x llm_max_tokens). When the larger
+        budget no longer fits the server's context window, the cut-off reply is what there is.
+        """
+        budget = self.config.llm_max_tokens
+        cap = self._budget_cap()
+        usage = RoleUsage()
+        previous: tuple[Completion, str | None] | None = None
+        while True:
+            try:
+                completion, used, key = self._complete(role, messages, budget)
+            except LLMContextOverflowError:
+                if previous is None:
+                    raise
+                log.warning("llm.budget_over_context", role=role.value, max_tokens=budget)
+                return previous[0], usage, previous[1]
+            usage = usage + used
+            if not completion.truncated or budget >= cap:
+                return completion, usage, key
+            previous = (completion, key)
+            grown = min(cap, budget * 2)
+            log.warning("llm.reply_cut_off", role=role.value, max_tokens=budget, next=grown)
+            budget = grown
 
     def _result(
         self,
@@ -267,6 +355,7 @@ class PromptedRoles:
         *,
         notes: list[str],
         fallback: str | None = None,
+        salvaged: bool = False,
     ) -> RoleResult[M]:
         latency = (time.perf_counter() - started) * 1000.0
         log.info(
@@ -289,25 +378,27 @@ class PromptedRoles:
             prompt_version=version,
             latency_ms=latency,
             notes=notes,
+            salvaged=salvaged,
         )
 
     def _complete(
-        self, role: Role, messages: list[Message]
+        self, role: Role, messages: list[Message], max_tokens: int
     ) -> tuple[Completion, RoleUsage, str | None]:
         """One reply in a GenAI client span (`chat {model}`: role, model, token counts)."""
         attributes = {
             "gen_ai.operation.name": "chat",
             "gen_ai.provider.name": self.label.split(":", 1)[0],
             "gen_ai.request.model": self.backend.model,
-            "gen_ai.request.max_tokens": self.config.llm_max_tokens,
+            "gen_ai.request.max_tokens": max_tokens,
             "gen_ai.request.temperature": self.config.llm_temperature,
             "hymem.role": role.value,
         }
         with span(f"chat {self.backend.model}", attributes, kind=SpanKind.CLIENT) as current:
-            completion, usage, key = self._reply(role, messages)
+            completion, usage, key = self._reply(role, messages, max_tokens)
             current.set_attributes(
                 {
                     "gen_ai.response.model": completion.model,
+                    "gen_ai.response.finish_reasons": [completion.finish_reason or ""],
                     "gen_ai.usage.input_tokens": usage.prompt_tokens,
                     "gen_ai.usage.output_tokens": usage.completion_tokens,
                     "hymem.cache_hit": usage.cache_hits > 0,
@@ -317,12 +408,12 @@ class PromptedRoles:
             return completion, usage, key
 
     def _reply(
-        self, role: Role, messages: list[Message]
+        self, role: Role, messages: list[Message], max_tokens: int
     ) -> tuple[Completion, RoleUsage, str | None]:
         """One validated-or-not reply: from the cache, or from the backend with retries."""
         params = {
             "json_mode": True,
-            "max_tokens": self.config.llm_max_tokens,
+            "max_tokens": max_tokens,
             "temperature": self.config.llm_temperature,
         }
         key = None
@@ -342,24 +433,23 @@ class PromptedRoles:
             self.meter.record(role.value, RoleUsage(retries=1))
 
         def attempt(time_left: float) -> Completion:
-            # Waiting for a free slot counts against the call's deadline.
-            waited_from = time.monotonic()
-            if not self._slots.acquire(timeout=time_left):
-                raise TransientLLMError("no free request slot before the deadline", role=role.value)
-            try:
-                return self.backend.complete(
-                    messages,
-                    role=role.value,
-                    json_mode=True,
-                    max_tokens=self.config.llm_max_tokens,
-                    temperature=self.config.llm_temperature,
-                    timeout_s=max(0.001, time_left - (time.monotonic() - waited_from)),
-                )
-            finally:
-                self._slots.release()
+            return self.backend.complete(
+                messages,
+                role=role.value,
+                json_mode=True,
+                max_tokens=max_tokens,
+                temperature=self.config.llm_temperature,
+                timeout_s=max(0.001, time_left),
+            )
 
+        # A request slot is held only while a request is out; the wait for one is bounded by
+        # the call's deadline but does not shorten the request's own time.
         completion, _ = call_with_retries(
-            attempt, role=role.value, policy=self.retry_policy, on_retry=on_retry
+            attempt,
+            role=role.value,
+            policy=self._policy(role),
+            on_retry=on_retry,
+            slots=self._slots,
         )
         spent = completion_usage(messages, completion)
         self.meter.record(role.value, spent)

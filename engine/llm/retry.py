@@ -5,11 +5,17 @@ connection errors); never on auth or other request errors, which pass straight t
 call -- attempts and waits together -- stays within one deadline: each attempt gets the time
 that is left, a wait never runs past it, and a Retry-After longer than the time left ends the
 call at once instead of sleeping into certain failure.
+
+With `slots` (the backend's bound on requests in flight), each attempt first waits for a free
+slot. Time queued behind the backend's other calls is not the model's slowness, so it does not
+eat the attempt's time (the deadline moves on by the time waited); the queueing itself is
+bounded by the same deadline, so a call waits at most `deadline_s` in all for slots.
 """
 
 from __future__ import annotations
 
 import random
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -50,10 +56,11 @@ class RetryPolicy:
         return wait
 
 
-@dataclass(frozen=True)
+@dataclass
 class _Rules:
     """Tenacity's callbacks for one call, all measured against the call's deadline: when to
-    stop, how long to wait, and what to log (and count) before each retry."""
+    stop, how long to wait, and what to log (and count) before each retry. The deadline moves
+    on by the time spent waiting for a request slot."""
 
     role: str
     policy: RetryPolicy
@@ -119,24 +126,41 @@ def call_with_retries(
     clock: Callable[[], float] = time.monotonic,
     rng: random.Random | None = None,
     on_retry: Callable[[], None] | None = None,
+    slots: threading.Semaphore | None = None,
 ) -> tuple[T, int]:
     """Run `attempt(time_left_s)` until it succeeds; return its result and the retries used.
 
-    Raises LLMUnavailable naming `role` once retries or the deadline run out; LLMAuthError and
-    LLMRequestError from the attempt propagate unchanged on the first occurrence. `on_retry` is
-    called before each retry, so usage meters count retries even when the call finally fails.
+    Raises LLMUnavailable naming `role` once retries or the deadline run out, or when no slot
+    of `slots` came free within the deadline; LLMAuthError and LLMRequestError from the attempt
+    propagate unchanged on the first occurrence. `on_retry` is called before each retry, so
+    usage meters count retries even when the call finally fails.
     """
     deadline = clock() + policy.deadline_s
     rules = _Rules(role, policy, deadline, clock, rng or random.Random(), on_retry)
+    queue_left = policy.deadline_s
     attempts = 0
     try:
         for state in rules.retrying(sleep):
             with state:
                 attempts = state.retry_state.attempt_number
-                left = rules.time_left()
-                if left <= 0:
+                if rules.time_left() <= 0:
                     raise TransientLLMError("deadline reached before the attempt", role=role)
-                result = attempt(left)
+                if slots is None:
+                    result = attempt(rules.time_left())
+                    continue
+                waited_from = clock()
+                free = slots.acquire(timeout=max(0.0, queue_left))
+                waited = clock() - waited_from
+                queue_left -= waited
+                rules.deadline += waited
+                if not free:
+                    raise LLMUnavailable(
+                        f"no free request slot within {policy.deadline_s:g}s", role=role
+                    )
+                try:
+                    result = attempt(rules.time_left())
+                finally:
+                    slots.release()
     except TransientLLMError as exc:
         last = str(exc).removeprefix(f"[{role}] ")
         raise LLMUnavailable(

@@ -79,6 +79,10 @@ class RoleResult(BaseModel, Generic[OutT]):
     prompt_version: str = ""  # "light_answer@1"; "extractive" for the extractive roles
     latency_ms: float = 0.0
     notes: list[str] = Field(default_factory=list)  # e.g. unknown ids the model returned, dropped
+    # An answer role's output holds the model's plain-text reply as its answer (it never gave
+    # the JSON asked for): `fallback` is also set, and light_answer's `complete` is False, since
+    # the model never said whether its context sufficed.
+    salvaged: bool = False
 
 
 def role_result(output: OutT, **fields: Any) -> RoleResult[OutT]:

@@ -95,3 +95,39 @@ def parse_reply(text: str, model: type[M], check: Callable[[M], M] | None = None
 def schema_hint(model: type[BaseModel]) -> str:
     """The expected fields, compactly, for the repair prompt."""
     return json.dumps(model.model_json_schema(), separators=(",", ":"))
+
+
+# A salvaged answer is a short reply; past this it is a runaway generation, not an answer.
+MAX_SALVAGE_CHARS = 4_000
+_LABEL = re.compile(r"^(?:final\s+)?answer\s*:\s*", re.IGNORECASE)
+
+
+def salvage_answer(text: str) -> str | None:
+    """The answer in a plain-text reply to an answer role, or None when there is none.
+
+    A small model often answers in prose ("I think Jon lost his job in January.") despite being
+    asked for JSON; that prose is the answer, and throwing it away loses a correct reply. Only
+    text that holds no JSON at all is salvaged: a reply with a JSON object that did not validate,
+    or with a brace in it, is a broken structured reply, not prose. An "Answer:" label, a
+    wrapping code fence and wrapping quotes are removed; an empty or runaway reply is None."""
+    stripped = text.strip()
+    if not stripped or len(stripped) > MAX_SALVAGE_CHARS:
+        return None
+    try:
+        found = json_candidates(stripped)
+    except InvalidReply:
+        pass
+    else:  # JSON: only a bare string ("Paris", quoted) or number (3) is an answer
+        value = found[0]
+        if isinstance(value, str):
+            return value.strip() or None
+        return stripped if isinstance(value, int | float) and not isinstance(value, bool) else None
+    if "{" in stripped or stripped.startswith("["):  # JSON cut short or malformed: not prose
+        return None
+    fenced = _FENCE.fullmatch(stripped)
+    if fenced is not None:
+        stripped = fenced.group(1).strip()
+    stripped = _LABEL.sub("", stripped).strip()
+    if len(stripped) >= 2 and stripped[0] == stripped[-1] and stripped[0] in "\"'":
+        stripped = stripped[1:-1].strip()
+    return stripped or None

@@ -106,8 +106,11 @@ def test_invalid_output_falls_back_through_prompted_roles(tiny_chat_model: Path)
     )
     res = roles.light_answer("When did Caroline go to the support group?", [item], [])
     assert res.fallback and res.output.complete is False
-    assert res.usage.calls == 2 and res.usage.fallbacks == 1
-    assert res.usage.prompt_tokens > 0 and 0 < res.usage.completion_tokens <= 32
+    # the tiny model never stops by itself: each reply is cut off, asked again with twice the
+    # budget (16, 32, 64 tokens), then the fallback stands in; no repair re-ask of a fragment
+    assert "cut off" in (res.fallback_reason or "")
+    assert res.usage.calls == 3 and res.usage.fallbacks == 1
+    assert res.usage.prompt_tokens > 0 and 0 < res.usage.completion_tokens <= 16 + 32 + 64
     with pytest.raises(LLMOutputError, match="summarise"):
         roles.summarise([SegmentInput(segment_id="s1", lines=["[t] Caroline: hi"])])
     roles.close()
