@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import shutil
 import threading
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
@@ -36,12 +37,16 @@ from hymem.indexes.lexical.docs import (
     to_document,
 )
 from hymem.indexes.lexical.mapped_files import segment_file_sizes, shrunk_file
+from hymem.indexes.lexical.reader_threads import settle, watcher_threads
 
 log = get_logger("hymem.indexes.lexical.index")
 
 # Tantivy splits its writer heap between indexing threads; 32 MB is enough for one thread and
 # hymem's batched commits, and keeps a writer's memory small beside the embedder.
 WRITER_HEAP_BYTES = 32_000_000
+# How long an open waits for the reload tantivy-py's default reader handed to a thread of its
+# own (see `_index_at`); a watcher thread needs a few milliseconds of CPU, even at load ~8.
+READER_SETTLE_S = 10.0
 # What tantivy-py raises for a damaged or vanished index (corrupt or missing files, its lock
 # file gone, a writer whose threads died), and the filesystem's errors.
 TANTIVY_ERRORS = (ValueError, OSError)
@@ -111,13 +116,21 @@ class LexicalIndex:
 
     def _index_at(self, path: Path, *, reuse: bool) -> tantivy.Index:
         """Open (or create) the index at `path` with a manual reload policy. Tantivy's default
-        policy starts a thread that watches meta.json and reloads segments from their memory
-        maps on its own; a segment file truncated meanwhile (damage, or a test damaging a
-        closed store) then faults that thread with SIGBUS, killing the process. Manual reloads
-        read segments only inside hymem's calls (`commit`, `rebuild`, `reload`)."""
+        policy has a thread watch meta.json and reload segments from their memory maps on its
+        own; a segment file truncated meanwhile (damage, or a test damaging a closed store)
+        then faults that thread with SIGBUS, killing the process. Manual reloads read segments
+        only inside hymem's calls (`commit`, `rebuild`, `reload`), once the reload that
+        tantivy-py's default reader handed to the watcher's thread on opening has run: the
+        open waits for it (`reader_threads.py`), where a loaded machine could run it after a
+        truncation."""
+        before = watcher_threads()
         index = tantivy.Index(self._schema, path=str(path), reuse=reuse)
         index.config_reader(reload_policy="manual", num_warmers=0)
         index.register_tokenizer(ANALYZER_NAME, self._analyzer)
+        started = time.monotonic()
+        if settle(before, READER_SETTLE_S) == "timeout":
+            waited = round(time.monotonic() - started, 1)
+            log.warning("lexical.reload_unsettled", path=str(path), waited_s=waited)
         return index
 
     def _new_writer(self, index: tantivy.Index) -> tantivy.IndexWriter:
