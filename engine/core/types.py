@@ -260,6 +260,9 @@ class Answer(BaseModel):
     latency_ms: dict[str, float] = Field(default_factory=dict)
     prompt_versions: dict[str, str] = Field(default_factory=dict)
     fallbacks: list[str] = Field(default_factory=list)  # "role: reason" for each fallback taken
+    # What answered when a model role failed: "light" (the light answer stood in for a failed
+    # deep answer) or "extractive" (the extractive roles, no model); None: the model answered.
+    fallback: Literal["light", "extractive"] | None = None
     budget_exhausted: bool = False
     backend: str = ""
     as_of: datetime | None = None  # when the question was asked (naive UTC); None: now

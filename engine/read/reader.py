@@ -154,7 +154,7 @@ class Reader:
             embedder=self._embedder,
             searcher=self._searcher,
             roles=self._roles,
-            concurrency=self._config.llm_concurrency,
+            concurrency=_select_concurrency(self._config),
         )
 
     def flush_traces(self) -> None:
@@ -184,6 +184,16 @@ class Reader:
         return (time.perf_counter() - start) * 1000.0
 
 
+def _select_concurrency(config: MemoryConfig) -> int:
+    """How many selection batches of one ask are judged at once: `llm_concurrency`, and no
+    more than a per-backend bound on requests in flight (`llm_max_concurrency`) where the
+    config has one, so one ask never queues more requests than the server takes."""
+    bound = getattr(config, "llm_max_concurrency", None)
+    if isinstance(bound, int) and bound >= 1:
+        return min(config.llm_concurrency, bound)
+    return config.llm_concurrency
+
+
 def _answer(run: Run, result: ScheduleResult, trace_id: str) -> Answer:
     text, fallbacks = result.answer, list(run.fallbacks)
     if not text.strip():  # nothing to answer from (e.g. no memories yet): say so, flagged
@@ -203,6 +213,7 @@ def _answer(run: Run, result: ScheduleResult, trace_id: str) -> Answer:
         latency_ms=run.latency,
         prompt_versions=run.versions,
         fallbacks=fallbacks,
+        fallback=run.fallback,
         budget_exhausted=result.budget_exhausted,
         backend=run.roles.label,
         as_of=run.as_of,

@@ -3,26 +3,44 @@ store and the roles, and keeps what the ask retrieved, spent and timed so far (t
 the trace are built from it). Isolation lives here: every search and store read is filtered by
 `user_id`, the ids a model selects are intersected with the candidates it was shown, and every
 segment read is checked against `user_id` again before its text reaches a prompt.
+
+A model that fails (unavailable, timed out, a rejected request such as a prompt over the
+server's context window, or a reply that never validated) never fails the ask: a failed
+selection batch keeps its similarity order, a failed deep answer falls back to the light answer
+(the round's own, else one asked now), a failed light answer to the extractive one over the same
+summaries, and a failed reflection stops the rounds. Each is listed in `fallbacks` and
+`fallback` names what answered, so the Answer and its trace show it. Only a credentials error
+(LLMAuthError), which no fallback would fix for the next ask either, is raised.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Generator, Iterator, Sequence
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import replace
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import numpy as np
+from hymem.core.errors import LLMAuthError, LLMError, LLMUnavailable
 from hymem.core.logging import get_logger
-from hymem.core.types import Hit, Level, SegmentRecord, Usage
+from hymem.core.types import Hit, Level, RoleUsage, SegmentRecord, Usage
 from hymem.embed.embedders import Embedder
 from hymem.indexes.protocol import Row, Storage, Vector
+from hymem.llm.extractive.backend import ExtractiveRoles
 from hymem.llm.pool import map_concurrent
-from hymem.llm.roles import ContextItem, RoleResult, Roles, RolesProvider
+from hymem.llm.roles import (
+    ContextItem,
+    LightAnswerOutput,
+    RoleResult,
+    Roles,
+    RolesProvider,
+    SelectOutput,
+)
 from hymem.llm.tokens import count_tokens
-from hymem.ops.tracing import span
+from hymem.ops.tracing import set_attributes, span
 from hymem.read.candidates import LIGHT_EXTRA, distinct_sources, fuse_candidates, summary_depth
 from hymem.read.light import (
     LIGHT_ASPECT,
@@ -104,10 +122,20 @@ class Run:
         self.filters = params.scope.filters
         self._summary_depth = summary_depth(params.plan)
         self._light_tokens = params.plan.light_tokens
+        self._k = params.plan.k
         self.usage = Usage()
         self.latency: dict[str, float] = {}
         self.versions: dict[str, str] = {}
         self.fallbacks: list[str] = []
+        # what answered in place of a failed model role: "light" (the light answer stood in
+        # for the deep one) or "extractive" (no model answer at all); None: the model did
+        self.fallback: Literal["light", "extractive"] | None = None
+        self._extractive: Roles | None = None
+        # the model was unavailable (down, timed out) in this ask: the later roles of the ask
+        # go straight to their fallback instead of each waiting out its own deadline
+        self._model_down: LLMError | None = None
+        self._failures = threading.Lock()
+        self._light_answers: dict[int, str] = {}  # per round: the light answer, when non-empty
         self.notes: list[str] = []  # what the roles corrected, e.g. unknown ids dropped
         self.rounds: dict[int, RoundIds] = {}
         self._vectors: dict[str, np.ndarray] = {}
@@ -117,6 +145,14 @@ class Run:
     @property
     def roles(self) -> Roles:
         """Resolved on first use, so a light context() call never builds a model client."""
+        return self._roles()
+
+    @property
+    def model(self) -> Roles:
+        """The roles a model step calls: raises the model's earlier LLMUnavailable at once
+        when it was unavailable earlier in this ask (the step's fallback then stands in)."""
+        if self._model_down is not None:
+            raise self._model_down
         return self._roles()
 
     # --- bookkeeping ---------------------------------------------------------------------
@@ -139,6 +175,26 @@ class Run:
             self.fallbacks.append(f"{role}: {result.fallback_reason or 'fallback'}")
         self.notes.extend(f"{role}: {note}" for note in getattr(result, "notes", ()))
         return Cost(calls=result.usage.calls, tokens=result.usage.total_tokens)
+
+    def model_failed(self, role: str, exc: LLMError, instead: str) -> None:
+        """Record a model failure the ask recovered from: in `fallbacks` (the Answer's and the
+        trace's), the log and the current span."""
+        reason = f"{role}: {type(exc).__name__}: {exc} -> {instead}"
+        with self._failures:  # selection batches fail concurrently
+            if isinstance(exc, LLMUnavailable):
+                self._model_down = exc
+            self.fallbacks.append(reason)
+            self.usage.add(role, RoleUsage(fallbacks=1))  # the fallbacks metric counts these
+        log.warning(
+            "ask.model_failed", user_id=self.user_id, role=role, error=str(exc), instead=instead
+        )
+        set_attributes({"hymem.fallback": instead, "error.type": type(exc).__name__})
+
+    def extractive(self) -> Roles:
+        """The roles that stand in for a failed model: no model, built on first need."""
+        if self._extractive is None:
+            self._extractive = ExtractiveRoles(self._embedder)
+        return self._extractive
 
     def round(self, index: int) -> RoundIds:
         return self.rounds.setdefault(index, RoundIds())
@@ -250,9 +306,7 @@ class Run:
             batches = [hits[i : i + size] for i in range(0, len(hits), size)]
             with self.timed("select"):
                 results = map_concurrent(
-                    lambda batch: self.roles.select_events(query, [to_item(h) for h in batch]),
-                    batches,
-                    self._concurrency,
+                    lambda batch: self._select_batch(query, batch), batches, self._concurrency
                 )
             chosen_ids, calls, tokens = set(), 0, 0
             for batch, result in zip(batches, results, strict=True):
@@ -273,6 +327,17 @@ class Run:
         self.round(index).selected_ids = [h.id for h in chosen]
         self.round(index).selected = chosen
         return cost
+
+    def _select_batch(self, query: str, batch: list[Hit]) -> RoleResult[SelectOutput]:
+        """One batch judged by the model; on a model failure, by similarity alone."""
+        items = [to_item(h) for h in batch]
+        try:
+            return self.model.select_events(query, items)
+        except LLMAuthError:
+            raise
+        except LLMError as exc:
+            self.model_failed("select", exc, "similarity selection")
+            return self.extractive().select_events(query, items)
 
     def segments(self, index: int) -> list[Hit]:
         """Level-2 segments linked from the chosen summaries: deduplicated, time-ordered, and
@@ -338,19 +403,22 @@ class Run:
     def execute(self, step: Step) -> Outcome:
         if isinstance(step, LightStep):
             hits = self.light_hits(step.round, step.query, step.k)
-            with self.timed("light_answer"):
-                res = self.roles.light_answer(
-                    self.question, [to_item(h) for h in hits], list(step.pool), now=self.as_of
-                )
+            res, failed = self._light_answer(hits, list(step.pool))
             log.debug(
                 "ask.light",
                 round=step.round,
                 complete=res.output.complete,
-                fallback=res.fallback,
+                fallback=res.fallback or failed,
                 hits=len(hits),
             )
+            if res.output.answer.strip():
+                self._light_answers[step.round] = res.output.answer
+            fallback = res.fallback or failed
             return LightOutcome(
-                res.output.answer, res.output.complete, res.fallback, self.account(res)
+                res.output.answer,
+                res.output.complete and not fallback,
+                fallback,
+                self.account(res),
             )
         if isinstance(step, DeepRetrieveStep):
             return RetrieveOutcome(len(self.candidates(step.round, step.query, step.n)))
@@ -361,22 +429,76 @@ class Run:
         if isinstance(step, DeepAnswerStep):
             with self.timed("read_segments"):
                 passages = [to_item(h) for h in self.segments(step.round)]
-            with self.timed("deep_answer"):
-                deep = self.roles.deep_answer(
-                    self.question, passages, list(step.pool), now=self.as_of
-                )
+            try:
+                with self.timed("deep_answer"):
+                    deep = self.model.deep_answer(
+                        self.question, passages, list(step.pool), now=self.as_of
+                    )
+            except LLMAuthError:
+                raise
+            except LLMError as exc:
+                return self._deep_fallback(step, exc)
             log.debug("ask.deep", round=step.round, passages=len(passages), fallback=deep.fallback)
-            return DeepAnswerOutcome(deep.output.answer, deep.fallback, self.account(deep))
-        with self.timed("reflect"):
-            ref = self.roles.reflect(self.question, step.answer)
+            cost = self.account(deep)
+            light = self._light_answers.get(step.round)
+            if deep.fallback and not deep.salvaged and light is not None:
+                # the deep role's own fallback is an earlier answer or "unable to answer": the
+                # round's light answer, read from its summaries, says more
+                self.fallbacks.append("deep_answer: no usable reply -> light answer")
+                self.fallback = self.fallback or "light"
+                self.round(step.round).answered_light = True
+                return DeepAnswerOutcome(light, fallback=True, cost=cost)
+            return DeepAnswerOutcome(deep.output.answer, deep.fallback, cost)
+        try:
+            with self.timed("reflect"):
+                ref = self.model.reflect(self.question, step.answer)
+        except LLMAuthError:
+            raise
+        except LLMError as exc:
+            # no verdict: stop the rounds; the scheduler leaves the answer unconfirmed
+            self.model_failed("reflect", exc, "stop reflecting")
+            return ReflectOutcome(complete=True, fallback=True)
         return ReflectOutcome(
             ref.output.complete, ref.output.new_question, ref.fallback, self.account(ref)
         )
 
+    def _light_answer(
+        self, hits: list[Hit], pool: list[str]
+    ) -> tuple[RoleResult[LightAnswerOutput], bool]:
+        """The light answer over `hits` by the model, or, when the model fails, by the
+        extractive roles; the flag says the model failed."""
+        items = [to_item(h) for h in hits]
+        try:
+            with self.timed("light_answer"):
+                return self.model.light_answer(self.question, items, pool, now=self.as_of), False
+        except LLMAuthError:
+            raise
+        except LLMError as exc:
+            self.model_failed("light_answer", exc, "extractive answer")
+            with self.timed("light_answer"):
+                res = self.extractive().light_answer(self.question, items, pool, now=self.as_of)
+            self.fallback = "extractive"
+            return res, True
+
+    def _deep_fallback(self, step: DeepAnswerStep, exc: LLMError) -> DeepAnswerOutcome:
+        """The deep answer failed: the round's light answer stands in, else one asked now
+        over the light summaries (by the model, else extractively)."""
+        answer = self._light_answers.get(step.round)
+        self.model_failed("deep_answer", exc, "light answer")
+        cost = Cost()
+        if answer is None:
+            hits = self.light_hits(step.round, self.question, self._k)
+            res, _ = self._light_answer(hits, list(step.pool))
+            answer, cost = res.output.answer, self.account(res)
+        if self.fallback is None:
+            self.fallback = "light"
+        self.round(step.round).answered_light = True
+        return DeepAnswerOutcome(answer, fallback=True, cost=cost)
+
     def evidence(self, result: ScheduleResult) -> list[Hit]:
         """What the final round's answer was built from."""
         final = self.round(result.rounds[-1].index)
-        if result.path == "light":
+        if result.path == "light" or final.answered_light:
             return list(final.light_hits)
         # a chosen segment candidate was shown as a snippet: its full read stands for it
         chosen = [h for h in final.selected if h.level != Level.SEGMENT]

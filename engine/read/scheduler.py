@@ -21,9 +21,12 @@ Decisions that the paper leaves open, written down here:
   * An incomplete reflection without a new question (or repeating the current one) stops the
     loop: the same query would only retrieve the same context again.
   * A deep answer that no reflection checked counts as complete (no verdict says otherwise).
-  * The budget gates optional work before it starts (see hymem.read.budget); when too few calls
-    remain for every selection batch, only the best-ranked batches are judged, and with no call
-    to spare for selection the top `batch` candidates are read without model selection.
+  * An answer a fallback produced is never complete: a light answer's fallback escalates,
+    and a deep answer's fallback (an earlier answer, the light answer standing in, or "unable
+    to answer") stays incomplete whatever a reflection says of it. A reflection's fallback is
+    no verdict: the rounds stop and the answer stays as complete as an unchecked one. So
+    `complete=True` always means a role (the model, or the extractive roles when they are
+    the backend) said so of an answer no fallback produced.
 """
 
 from __future__ import annotations
@@ -212,13 +215,15 @@ def schedule(
     for index in range(rounds_allowed):
         rec = RoundRecord(index=index, query=query)
         rounds.append(rec)
+        stand_in = False  # this round's answer came from a fallback: never complete
         escalate: EscalationReason | None = "forced" if depth == "deep" else None
 
         if depth != "deep":
             light = _expect((yield LightStep(index, query, k, tuple(pool))), LightOutcome)
             budget.charge(light.cost.calls, light.cost.tokens)
             rec.answer, rec.light_complete = light.answer, light.complete
-            complete = light.complete
+            complete = light.complete and not light.fallback
+            stand_in = light.fallback
             if not light.complete and depth == "auto":
                 reason: EscalationReason = "fallback" if light.fallback else "verdict"
                 if budget.affords(1):
@@ -239,7 +244,8 @@ def schedule(
             deep = _expect((yield DeepAnswerStep(index, tuple(pool))), DeepAnswerOutcome)
             budget.charge(deep.cost.calls, deep.cost.tokens)
             rec.answer = deep.answer
-            complete = True  # unless a reflection says otherwise
+            stand_in = deep.fallback
+            complete = not deep.fallback  # unless a reflection says otherwise
 
         pool.append(rec.answer)
         if max_iterations == 0:
@@ -250,7 +256,9 @@ def schedule(
         verdict = _expect((yield ReflectStep(index, rec.answer)), ReflectOutcome)
         budget.charge(verdict.cost.calls, verdict.cost.tokens)
         rec.reflect_complete, rec.new_question = verdict.complete, verdict.new_question
-        complete = verdict.complete
+        if verdict.fallback:  # no verdict: stop, the answer as complete as it was unchecked
+            break
+        complete = verdict.complete and not stand_in
         if verdict.complete or index + 1 >= rounds_allowed:
             break
         next_query = (verdict.new_question or "").strip()

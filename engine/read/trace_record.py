@@ -83,6 +83,7 @@ class Trace(BaseModel):
     latency_ms: dict[str, float] = Field(default_factory=dict)  # per stage, and "total"
     prompt_versions: dict[str, str] = Field(default_factory=dict)
     fallbacks: list[str] = Field(default_factory=list)
+    fallback: str | None = None  # "light" / "extractive": what answered for a failed model
     notes: list[str] = Field(default_factory=list)
     budget_exhausted: bool = False
     budget_stops: list[str] = Field(default_factory=list)

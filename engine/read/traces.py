@@ -54,6 +54,7 @@ class RoundIds:
     candidates: list[Hit] = field(default_factory=list)
     selected: list[Hit] = field(default_factory=list)
     segments: list[Hit] = field(default_factory=list)
+    answered_light: bool = False  # the deep answer failed and the light answer stood in
 
     def ids(self) -> dict[str, list[str]]:
         return {
@@ -107,6 +108,7 @@ def build_trace(
         "latency_ms": dict(run.latency),
         "prompt_versions": dict(run.versions),
         "fallbacks": list(run.fallbacks),
+        "fallback": run.fallback,  # "light" / "extractive": what answered for a failed model
         "notes": list(run.notes),
         "budget_exhausted": budget.exhausted,
         "budget_stops": list(budget.stops),

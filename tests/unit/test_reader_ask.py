@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 
 import pytest
-from hymem.core.errors import LLMUnavailable, UserInputError
+from hymem.core.errors import LLMAuthError, UserInputError
 from hymem.core.types import Level
 from hymem.llm.roles import LightAnswerOutput
 from hymem.read.candidates import LIGHT_EXTRA
@@ -187,16 +187,18 @@ def test_budget_trims_selection_batches() -> None:
 
 
 def test_backend_failure_propagates_after_writing_an_error_trace() -> None:
+    # a model that is down falls back (tests/integration/test_ask_fallbacks.py); bad
+    # credentials, which no fallback fixes, still fail the ask
     def broken(q: str, c: object, p: object) -> tuple[str, bool]:
-        raise LLMUnavailable("down", role="light_answer")
+        raise LLMAuthError("bad key", role="light_answer")
 
     fakes = make_fakes(roles=ScriptedRoles(light=broken))
     reader = fakes.reader()
-    with pytest.raises(LLMUnavailable):
+    with pytest.raises(LLMAuthError):
         reader.ask(fakes.params("q"))
     reader.close()  # close() writes what is still queued
     (trace,) = fakes.store.read_traces()
-    assert trace["error"].startswith("LLMUnavailable") and trace["answer"] == ""
+    assert trace["error"].startswith("LLMAuthError") and trace["answer"] == ""
 
 
 @pytest.mark.parametrize(
