@@ -75,3 +75,54 @@ def test_with_the_fallback_off_the_turns_stay_pending(tmp_path: Path, llm_server
         mem.add(say(1), user_id="u", session_id="s", timestamp=T0)
         res = mem.flush(user_id="u")
         assert res.pending == 1 and res.error and res.summarise_fallbacks == []
+
+
+class ModelSummariser:
+    """Extractive roles whose summarise goes to the model (the scripted server)."""
+
+    def __init__(self, model: Any, rest: Any) -> None:
+        self._model, self._rest = model, rest
+        self.label = model.label
+
+    def summarise(self, segments: list[Any]) -> Any:
+        return self._model.summarise(segments)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._rest, name)
+
+
+def test_an_evaluation_run_finishes_while_the_summariser_is_down(
+    tmp_path: Path, llm_server: Any
+) -> None:
+    """Before: `hymem eval` aborted with "N turns still pending after flush", and so did every
+    rerun. Now the extractive summaries stand in, counted in the ingest report's usage."""
+    import json
+
+    from hymem.embed.embedders import resolve_embedder
+    from hymem.evaluation.runner import RunOptions, run_locomo
+    from hymem.llm import build_roles
+
+    from tests.fixtures_eval import EVAL_MINI
+
+    llm_server.add_rule(role="summarise", fault="500")
+    cfg = MemoryConfig.defaults(embedder="hashing")
+    embedder = resolve_embedder("hashing")
+    model = make_scripted_roles(llm_server)
+    roles = ModelSummariser(model, build_roles(cfg, embedder))
+    out = tmp_path / "run"
+    opts = RunOptions(
+        dataset=EVAL_MINI,
+        out=out,
+        workers=1,
+        retrieval_eval=False,
+        dashboard=False,
+        systems=["hymem"],
+        conversations=["conv-mini-2"],
+    )
+    res = run_locomo(opts, cfg, embedder=embedder, roles=roles, show_progress=False)
+    assert res.ingested == ["conv-mini-2"] and res.failed == 0
+    report = json.loads((out / "ingest" / "conv-mini-2.json").read_text())
+    assert report["usage"]["summarise"]["fallbacks"] >= 1
+    assert llm_server.requests_for("summarise")  # the model was asked first
+    with Memory(out / "store", config=cfg, embedder=embedder, read_only=True) as mem:
+        assert mem.pending(user_id="conv-mini-2") == []
