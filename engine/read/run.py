@@ -21,7 +21,7 @@ from collections.abc import Generator, Iterator, Sequence
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import replace
 from datetime import datetime
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, TypeVar
 
 import numpy as np
 from hymem.core.errors import LLMAuthError, LLMError, LLMUnavailable
@@ -69,8 +69,11 @@ from hymem.read.traces import RoundIds
 from hymem.search.anchors import capitalised, find_anchors
 from hymem.search.hybrid import Ranked
 from hymem.search.scope import SearchScope
+from hymem.search.versions import one_version_each
 
 log = get_logger("hymem.read.run")
+
+_R = TypeVar("_R", bound=RoleResult[Any])
 
 
 class VectorSearcher(Protocol):
@@ -231,7 +234,8 @@ class Run:
     def _light_ranking(self, query: str) -> Iterator[tuple[Hit, float]]:
         """The fused light rank (`hymem.read.light`), lazily as hits: candidates are ranked
         as ids, rows read once for the hybrid pool and the aspect list (their texts find the
-        anchors), and a `Hit` is built only for what `fill_tokens` reads."""
+        anchors), each memory kept once (`hymem.search.versions`), and a `Hit` is built only
+        for what `fill_tokens` reads."""
         likely = capitalised(query)
         self._embed_all([query, likely.aspect])  # one batch: the likely aspect
         pool_scope = self._scope.sized(LIGHT_POOL, Level.SUMMARY)
@@ -255,6 +259,10 @@ class Run:
         segment_of = {i: rows[i]["segment_id"] for i in hybrid}
         fused = light_ranking(
             hybrid, [i for i, _ in segments.fused[:LIGHT_SEGMENTS]], aspect, named, segment_of
+        )
+        # rows came from several reads: a memory corrected between two of them is read again
+        fused, rows = one_version_each(
+            pool_scope.rows(), fused, rows, lambda ids: self._searcher.rows(pool_scope, ids)
         )
         pool = set(hybrid)  # a hit outside the hybrid pool shows its aspect rank
         by_aspect = Ranked(Level.SUMMARY, [], {i: (n, s) for n, (i, s) in enumerate(pairs, 1)})
@@ -337,7 +345,7 @@ class Run:
             raise
         except LLMError as exc:
             self.model_failed("select", exc, "similarity selection")
-            return self.extractive().select_events(query, items)
+            return no_cost(self.extractive().select_events(query, items))
 
     def segments(self, index: int) -> list[Hit]:
         """Level-2 segments linked from the chosen summaries: deduplicated, time-ordered, and
@@ -478,7 +486,7 @@ class Run:
             with self.timed("light_answer"):
                 res = self.extractive().light_answer(self.question, items, pool, now=self.as_of)
             self.fallback = "extractive"
-            return res, True
+            return no_cost(res), True
 
     def _deep_fallback(self, step: DeepAnswerStep, exc: LLMError) -> DeepAnswerOutcome:
         """The deep answer failed: the round's light answer stands in, else one asked now
@@ -503,6 +511,12 @@ class Run:
         # a chosen segment candidate was shown as a snippet: its full read stands for it
         chosen = [h for h in final.selected if h.level != Level.SEGMENT]
         return [*chosen, *final.segments]
+
+
+def no_cost(result: _R) -> _R:
+    """An extractive stand-in's result as costing nothing: no model was called, so neither
+    the ask's budget nor the model-call metrics count it (its fallback is counted apart)."""
+    return result.model_copy(update={"usage": RoleUsage()})
 
 
 def step_span(step: Step) -> AbstractContextManager[Any]:

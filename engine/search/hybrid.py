@@ -7,7 +7,10 @@ only one of them. Both branches are filtered by user_id (and status, time range,
 LanceDB: dense hits carry them from the vector query itself, and the lexical candidates are
 looked up by id in one query, in a worker thread that overlaps the query embedding (`close()`
 stops those threads). A lexical id that LanceDB no longer holds is dropped, so a stale lexical
-index can never serve an orphan. While the store's lexical index is unusable
+index can never serve an orphan. The two branches read the store at two moments, so a memory
+corrected in between can come back as its old version from one read and its new one from the
+other: such candidates are read again together and each memory is served once, at the version
+that read holds active (`hymem.search.versions`). While the store's lexical index is unusable
 (`Storage.lexical_unavailable`: damaged, not yet rebuilt) the lexical branch finds nothing, so
 hybrid search is dense only and every hit says so (`Hit.lexical_unavailable`).
 
@@ -33,6 +36,7 @@ from hymem.embed.embedders import Embedder
 from hymem.indexes.protocol import Row, RowScope, Storage, Vector
 from hymem.search.fusion import DEFAULT_RRF_K, reciprocal_rank_fusion
 from hymem.search.scope import SearchMode, SearchScope, search_scope
+from hymem.search.versions import one_version_each
 
 if TYPE_CHECKING:  # hymem.core.config imports hymem.search.fusion: no cycle at run time
     from hymem.core.config import MemoryConfig
@@ -193,7 +197,7 @@ class HybridSearcher:
         no_lexical: _LexicalResult = ([], {}, False)
         lexical, rows, degraded = lex_future.result() if lex_future is not None else no_lexical
         rows.update((r["id"], r) for r in dense_rows)
-        hits = self._fuse(scope.level, scope.k, dense_rows, lexical, rows)
+        hits = self._fuse(scope, dense_rows, lexical, rows)
         if degraded:
             hits = [h.model_copy(update={"lexical_unavailable": True}) for h in hits]
         return hits
@@ -259,23 +263,35 @@ class HybridSearcher:
 
     def _fuse(
         self,
-        level: Level,
-        k: int,
+        scope: SearchScope,
         dense_rows: list[Row],
         lexical: list[tuple[str, float]],
         rows: dict[str, Row],
     ) -> list[Hit]:
         """The top k of both rankings fused by RRF (a branch the mode skipped is empty and
-        adds nothing), each hit keeping its per-branch ranks and scores. An id with no row
-        (in Tantivy but no longer in LanceDB) is logged and never served."""
+        adds nothing), each hit keeping its per-branch ranks and scores. The two branches
+        read the store at two moments, so each memory is served once, at the version the
+        newest read holds active (`one_version_each`), and a row the scope no longer admits
+        (its status moved between the dense scan and the read of its row) is not served. An
+        id with no row (in Tantivy but no longer in LanceDB) is logged and never served."""
+        level, k, rows_scope = scope.level, scope.k, scope.rows()
         dense_ids = [r["id"] for r in dense_rows]
         lex_ids = [i for i, _ in lexical]
         dense_rank = {i: n for n, i in enumerate(dense_ids, start=1)}
         lex_rank = {i: n for n, i in enumerate(lex_ids, start=1)}
         lex_score = dict(lexical)
+        admitted = _admitted(rows_scope, rows)
+        fused = [
+            (i, score)
+            for i, score in reciprocal_rank_fusion([dense_ids, lex_ids], k=self.rrf_k)
+            if i in admitted or i not in rows
+        ]
+        ranking, current = one_version_each(
+            rows_scope, fused, admitted, lambda ids: self.rows(scope, ids)
+        )
         hits: list[Hit] = []
-        for item_id, score in reciprocal_rank_fusion([dense_ids, lex_ids], k=self.rrf_k):
-            row = rows.get(item_id)
+        for item_id, score in ranking:
+            row = current.get(item_id)
             if row is None:
                 log.warning("hybrid.orphan_lexical_hit", id=item_id, level=level.value)
                 continue
