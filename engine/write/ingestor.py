@@ -401,7 +401,7 @@ class Ingestor:
             update={
                 "fallback": True,
                 "fallback_reason": f"extractive summaries: {reason}",
-                "usage": res.usage + RoleUsage(fallbacks=1),
+                "usage": RoleUsage(fallbacks=1),  # no model call: none counted
             }
         )
 

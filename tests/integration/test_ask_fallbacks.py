@@ -123,6 +123,7 @@ def test_when_every_role_fails_the_extractive_answer_is_not_complete(
         # the model was asked once, then the rest of the ask skipped it (no deadline each)
         assert len(server.requests_for("select")) == 0
         assert last_trace(mem).fallback == "extractive"
+        assert ans.usage.roles["light_answer"].fallbacks == 1  # the fallbacks metric's input
 
 
 def test_when_every_role_replies_garbage_the_answer_is_not_complete(
