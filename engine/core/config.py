@@ -175,6 +175,15 @@ class MemoryConfig(BaseSettings):
     )
 
     # --- read path ------------------------------------------------------------------------
+    ask_fallback: bool = Field(
+        True,
+        description=(
+            "a model that fails inside ask() (unavailable, timed out, a prompt over its context"
+            " window, no valid reply) falls back: the light answer for a failed deep path, the"
+            " extractive answer for a failed light answer, flagged on Answer.fallback and never"
+            " complete. Off: the ask raises the model's error (LLMUnavailable is HTTP 503)"
+        ),
+    )
     max_k: int = Field(MAX_K, ge=1, le=100_000, description="largest k, N or d a call may ask for")
     max_query_chars: int = Field(
         MAX_QUERY_CHARS, ge=100, description="longest question or search query accepted"

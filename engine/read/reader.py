@@ -155,6 +155,7 @@ class Reader:
             searcher=self._searcher,
             roles=self._roles,
             concurrency=_select_concurrency(self._config),
+            fallback=self._config.ask_fallback,
         )
 
     def flush_traces(self) -> None:

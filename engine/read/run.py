@@ -114,9 +114,12 @@ class Run:
         searcher: VectorSearcher,
         roles: RolesProvider,
         concurrency: int,
+        fallback: bool = True,
     ) -> None:
+        """`fallback=False`: a model failure raises instead of falling back (`ask_fallback`)."""
         self._store, self._embedder, self._searcher = store, embedder, searcher
         self._roles, self._concurrency = roles, concurrency
+        self._fallback_on = fallback
         self.question, self.user_id = params.question, params.user_id
         # the moment the question is asked: nothing stored after it is retrieved (the scope's
         # upper bound), and the answering roles resolve relative expressions against it
@@ -180,8 +183,10 @@ class Run:
         return Cost(calls=result.usage.calls, tokens=result.usage.total_tokens)
 
     def model_failed(self, role: str, exc: LLMError, instead: str) -> None:
-        """Record a model failure the ask recovered from: in `fallbacks` (the Answer's and the
-        trace's), the log and the current span."""
+        """Record a model failure the ask recovers from: in `fallbacks` (the Answer's and the
+        trace's), the log and the current span. Raises `exc` when fallbacks are off."""
+        if not self._fallback_on:
+            raise exc
         reason = f"{role}: {type(exc).__name__}: {exc} -> {instead}"
         with self._failures:  # selection batches fail concurrently
             if isinstance(exc, LLMUnavailable):

@@ -149,3 +149,16 @@ def test_one_asks_selection_batches_stay_within_the_concurrency(
         ans = mem.ask(QUESTION, user_id="u", depth="auto", N=12, d=2)
         assert len(server.requests_for("select")) >= 2 and server.max_in_flight == 1
         assert ans.text == "A puppy." and ans.fallback is None and ans.complete
+
+
+def test_with_ask_fallback_off_the_models_error_is_raised(
+    tmp_path: Path, server: SizedLLMServer
+) -> None:
+    from hymem.core.errors import LLMUnavailable
+
+    with remembered(tmp_path / "m", server, ask_fallback=False) as mem:
+        server.add_rule(role="light_answer", reply=LIGHT)
+        server.add_rule(role="select", fault="500")
+        with pytest.raises(LLMUnavailable, match="select"):
+            mem.ask(QUESTION, user_id="u", depth="auto")
+        assert last_trace(mem).error.startswith("LLMUnavailable")

@@ -221,7 +221,9 @@ def test_a_model_backend_that_is_down_is_retried_then_llm_unavailable(
     tmp_path: Path, llm_server: Any
 ) -> None:
     llm_server.add_rule(role="light_answer", fault="500", times=100)
-    srv = Served(hashing_memory(tmp_path / "m", scripted_config(llm_server, embedder="hashing")))
+    # ask_fallback off: the model's failure is raised, not answered extractively
+    cfg = scripted_config(llm_server, embedder="hashing", ask_fallback=False)
+    srv = Served(hashing_memory(tmp_path / "m", cfg))
     try:
         with Client(srv.url, "ka", retries=2, max_retry_wait=0.01) as mem:
             mem.add("I adopted a beagle", user_id="alice")

@@ -179,7 +179,9 @@ def test_a_model_backend_that_is_down_is_503_with_retry_after(
     tmp_path: Path, llm_server: Any
 ) -> None:
     llm_server.add_rule(role="light_answer", fault="500", times=100)
-    mem = _memory(tmp_path / "m", scripted_config(llm_server, embedder="hashing"))
+    # ask_fallback off: the model's failure is raised, not answered extractively
+    cfg = scripted_config(llm_server, embedder="hashing", ask_fallback=False)
+    mem = _memory(tmp_path / "m", cfg)
     srv = Served(mem, KEYS)
     try:
         body = {"user_id": "alice", "messages": [{"role": "user", "content": "I adopted a beagle"}]}
