@@ -42,6 +42,7 @@ LEGACY_EXTRACTIVE_PHRASING = "locomo"
 _OPERATIONAL = {
     "llm_base_url",
     "llm_timeout_s",
+    "llm_role_timeouts",
     "llm_max_retries",
     "llm_concurrency",
     "sleep_workers",
