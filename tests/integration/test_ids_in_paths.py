@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,18 +21,11 @@ from hymem.client import AsyncClient, Client
 from hymem.core import errors as E
 
 from tests.fixtures_serve import Served, hashing_memory
+from tests.node import NODE, needs_node
 
 pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[2]
-NODE = shutil.which("node")
-
-
-def _node_major() -> int:
-    if NODE is None:
-        return 0
-    out = subprocess.run([NODE, "--version"], capture_output=True, text=True, check=True)
-    return int(out.stdout.strip().lstrip("v").split(".")[0])
 
 
 ADMIN = {"Authorization": "Bearer kadmin"}
@@ -212,7 +204,7 @@ def test_requests_for_such_ids_are_counted_under_their_route_template(served: Se
     assert not any('route="unmatched"' in ln and 'status="200"' in ln for ln in text.splitlines())
 
 
-@pytest.mark.skipif(NODE is None or _node_major() < 20, reason="needs Node.js 20 or newer")
+@needs_node
 def test_the_typescript_client_reaches_the_same_ids(served: Served) -> None:
     assert NODE is not None
     run = subprocess.run(

@@ -5,28 +5,20 @@ classes (skipped, with the reason, where `node` is absent)."""
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from tests.fixtures_serve import Served
+from tests.node import NODE, needs_node
 
 pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[2]
-NODE = shutil.which("node")
 
 
-def _node_major() -> int:
-    if NODE is None:
-        return 0
-    out = subprocess.run([NODE, "--version"], capture_output=True, text=True, check=True)
-    return int(out.stdout.strip().lstrip("v").split(".")[0])
-
-
-@pytest.mark.skipif(NODE is None or _node_major() < 20, reason="needs Node.js 20 or newer")
+@needs_node
 def test_the_typescript_client_against_a_live_server(rest_server: Served) -> None:
     assert NODE is not None
     run = subprocess.run(
@@ -65,7 +57,7 @@ def readme_block() -> str:
     return text[start:].split("```ts\n", 1)[1].split("```", 1)[0]
 
 
-@pytest.mark.skipif(NODE is None or _node_major() < 20, reason="needs Node.js 20 or newer")
+@needs_node
 def test_the_readme_block_runs_as_written(rest_server: Served, tmp_path: Path) -> None:
     assert NODE is not None
     block = readme_block()

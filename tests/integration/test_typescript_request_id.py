@@ -5,28 +5,20 @@ against a live server on 127.0.0.1 (skipped, with the reason, where `node` is ab
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from tests.fixtures_serve import Served
+from tests.node import NODE, needs_node
 
 pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[2]
-NODE = shutil.which("node")
 
 
-def _node_major() -> int:
-    if NODE is None:
-        return 0
-    out = subprocess.run([NODE, "--version"], capture_output=True, text=True, check=True)
-    return int(out.stdout.strip().lstrip("v").split(".")[0])
-
-
-@pytest.mark.skipif(NODE is None or _node_major() < 20, reason="needs Node.js 20 or newer")
+@needs_node
 def test_the_typescript_client_names_its_add(rest_server: Served) -> None:
     assert NODE is not None
     run = subprocess.run(
