@@ -4,7 +4,9 @@ The budget never interrupts a model call in flight. It gates *optional* work bef
 escalating to the deep path, the number of event-selection batches, a reflection call, another
 round. Once the deep path has started, its final deep-answer call is committed (an ask must
 return an answer), so the token limit can be overshot by at most that one call; the call limit
-is never overshot because the scheduler sizes each step to the calls that remain.
+is never overshot because the scheduler sizes each step to the calls that remain. That call
+always reads the segments the chosen summaries link; the further segments a merged repeat's
+turns lie in are read only while their text fits the tokens left.
 """
 
 from __future__ import annotations
@@ -39,6 +41,13 @@ class Budget:
         if self.max_calls is None:
             return None
         return max(0, self.max_calls - self.calls)
+
+    @property
+    def tokens_left(self) -> int | None:
+        """Tokens still allowed; None when tokens are unlimited."""
+        if self.max_tokens is None:
+            return None
+        return max(0, self.max_tokens - self.tokens)
 
     @property
     def tokens_spent(self) -> bool:

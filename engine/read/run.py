@@ -144,6 +144,8 @@ class Run:
         self._light_answers: dict[int, str] = {}  # per round: the light answer, when non-empty
         self.notes: list[str] = []  # what the roles corrected, e.g. unknown ids dropped
         self.rounds: dict[int, RoundIds] = {}
+        # per round: further segments (a merged repeat's) the deep read's tokens did not fit
+        self.segments_left_out: dict[int, int] = {}
         self._vectors: dict[str, np.ndarray] = {}
         # per (query, level): how many hits were asked for, and the hits (best first)
         self._found: dict[tuple[str, Level], tuple[int, list[Hit]]] = {}
@@ -352,22 +354,22 @@ class Run:
             self.model_failed("select", exc, "similarity selection")
             return no_cost(self.extractive().select_events(query, items))
 
-    def segments(self, index: int) -> list[Hit]:
+    def segments(self, index: int, tokens_left: int | None = None) -> list[Hit]:
         """Level-2 segments linked from the chosen summaries: deduplicated, time-ordered, and
-        only this user's (the store filters; a stray row is dropped and logged)."""
+        only this user's (the store filters; a stray row is dropped and logged). A summary that
+        merged a repeat said elsewhere rests on turns its own segment lacks: the segments
+        holding those are read too, after every chosen summary's own and only while their text
+        fits `tokens_left` (None: unlimited), so they never crowd out another's own segment."""
         chosen = self.round(index).selected
         score: dict[str, float] = {}
         for hit in chosen:
             score[hit.segment_id] = max(score.get(hit.segment_id, 0.0), hit.fused_score)
-        records: list[SegmentRecord] = (
-            self._store.get_segments(self.user_id, list(score)) if score else []
-        )
-        own = [r for r in records if r.user_id == self.user_id and r.id in score]
-        if len(own) != len(records):
-            log.error(
-                "ask.foreign_segment_dropped", user_id=self.user_id, dropped=len(records) - len(own)
-            )
-        unique = {r.id: r for r in own}.values()
+        own = self._own_segments(list(score))
+        extra, left_out = self._segments_elsewhere(chosen, own, tokens_left)
+        self.segments_left_out[index] = left_out
+        for hit, record in extra:
+            score[record.id] = max(score.get(record.id, 0.0), hit.fused_score)
+        unique = {r.id: r for r in [*own, *(r for _, r in extra)]}.values()
         rank = {seg_id: i for i, seg_id in enumerate(score)}
         ordered = sorted(
             unique,
@@ -392,6 +394,61 @@ class Run:
         self.round(index).turn_ids = [t for h in hits for t in h.turn_ids]
         self.round(index).segments = hits
         return hits
+
+    def _own_segments(self, ids: list[str]) -> list[SegmentRecord]:
+        """The segments `ids` names that are this user's; a stray row is dropped and logged."""
+        records = self._store.get_segments(self.user_id, ids) if ids else []
+        wanted = set(ids)
+        own = [r for r in records if r.user_id == self.user_id and r.id in wanted]
+        if len(own) != len(records):
+            log.error(
+                "ask.foreign_segment_dropped", user_id=self.user_id, dropped=len(records) - len(own)
+            )
+        return own
+
+    def _segments_elsewhere(
+        self, chosen: list[Hit], own: list[SegmentRecord], tokens_left: int | None
+    ) -> tuple[list[tuple[Hit, SegmentRecord]], int]:
+        """The segments holding chosen summaries' turns that no segment in `own` holds (a
+        repeat merged from another segment), each with the best-ranked summary resting on it,
+        in the summaries' rank order, and how many of them did not fit `tokens_left` after
+        `own`'s text. Each turn's own segment link finds its segment; nothing more is read
+        when every summary's turns lie in the segments already read."""
+        held = {t for r in own for t in r.turn_ids}
+        missing = {h.id: [t for t in h.turn_ids if t not in held] for h in chosen}
+        wanted = list(dict.fromkeys(t for turns in missing.values() for t in turns))
+        if not wanted:
+            return [], 0
+        link = {
+            t.id: t.segment_id
+            for t in self._store.get_turns(self.user_id, ids=wanted)
+            if t.user_id == self.user_id and t.segment_id
+        }
+        read = {r.id for r in own} | {h.segment_id for h in chosen}
+        first: dict[str, Hit] = {}  # segment id -> the best-ranked summary resting on it
+        for hit in chosen:
+            for turn in missing[hit.id]:
+                seg_id = link.get(turn)
+                if seg_id is not None and seg_id not in read:
+                    first.setdefault(seg_id, hit)
+        if not first:
+            return [], 0
+        found = {r.id: r for r in self._own_segments(list(first))}
+        room = None if tokens_left is None else tokens_left - sum(count_tokens(r.text) for r in own)
+        kept: list[tuple[Hit, SegmentRecord]] = []
+        left_out = 0
+        for seg_id, hit in first.items():
+            record = found.get(seg_id)
+            if record is None:
+                continue
+            if room is not None:
+                cost = count_tokens(record.text)
+                if cost > room:
+                    left_out += 1
+                    continue
+                room -= cost
+            kept.append((hit, record))
+        return kept, left_out
 
     # --- step execution ------------------------------------------------------------------
     def drive(self, steps: Generator[Step, Outcome, ScheduleResult]) -> ScheduleResult:
@@ -440,28 +497,8 @@ class Run:
             cost = self.select(step.round, step.query, hits, step.batch_size, step.use_model)
             return SelectOutcome(len(self.round(step.round).selected), cost=cost)
         if isinstance(step, DeepAnswerStep):
-            with self.timed("read_segments"):
-                passages = [to_item(h) for h in self.segments(step.round)]
-            try:
-                with self.timed("deep_answer"):
-                    deep = self.model.deep_answer(
-                        self.question, passages, list(step.pool), now=self.as_of
-                    )
-            except LLMAuthError:
-                raise
-            except LLMError as exc:
-                return self._deep_fallback(step, exc)
-            log.debug("ask.deep", round=step.round, passages=len(passages), fallback=deep.fallback)
-            cost = self.account(deep)
-            light = self._light_answers.get(step.round)
-            if deep.fallback and not deep.salvaged and light is not None:
-                # the deep role's own fallback is an earlier answer or "unable to answer": the
-                # round's light answer, read from its summaries, says more
-                self.fallbacks.append("deep_answer: no usable reply -> light answer")
-                self.fallback = self.fallback or "light"
-                self.round(step.round).answered_light = True
-                return DeepAnswerOutcome(light, fallback=True, cost=cost)
-            return DeepAnswerOutcome(deep.output.answer, deep.fallback, cost)
+            outcome = self._deep_answer(step)
+            return replace(outcome, segments_left_out=self.segments_left_out.get(step.round, 0))
         try:
             with self.timed("reflect"):
                 ref = self.model.reflect(self.question, step.answer)
@@ -474,6 +511,31 @@ class Run:
         return ReflectOutcome(
             ref.output.complete, ref.output.new_question, ref.fallback, self.account(ref)
         )
+
+    def _deep_answer(self, step: DeepAnswerStep) -> DeepAnswerOutcome:
+        """The round's segments read (within the step's tokens left) and answered from."""
+        with self.timed("read_segments"):
+            passages = [to_item(h) for h in self.segments(step.round, step.tokens_left)]
+        try:
+            with self.timed("deep_answer"):
+                deep = self.model.deep_answer(
+                    self.question, passages, list(step.pool), now=self.as_of
+                )
+        except LLMAuthError:
+            raise
+        except LLMError as exc:
+            return self._deep_fallback(step, exc)
+        log.debug("ask.deep", round=step.round, passages=len(passages), fallback=deep.fallback)
+        cost = self.account(deep)
+        light = self._light_answers.get(step.round)
+        if deep.fallback and not deep.salvaged and light is not None:
+            # the deep role's own fallback is an earlier answer or "unable to answer": the
+            # round's light answer, read from its summaries, says more
+            self.fallbacks.append("deep_answer: no usable reply -> light answer")
+            self.fallback = self.fallback or "light"
+            self.round(step.round).answered_light = True
+            return DeepAnswerOutcome(light, fallback=True, cost=cost)
+        return DeepAnswerOutcome(deep.output.answer, deep.fallback, cost)
 
     def _light_answer(
         self, hits: list[Hit], pool: list[str]

@@ -95,10 +95,13 @@ class SelectStep:
 
 @dataclass(frozen=True)
 class DeepAnswerStep:
-    """Read the Level-2 segments linked from the chosen summaries; ask the deep-answer role."""
+    """Read the Level-2 segments linked from the chosen summaries; ask the deep-answer role.
+    `tokens_left` (None: unlimited) bounds the further segments holding a chosen summary's
+    turns its own segment lacks (a merged repeat's); its own segments are always read."""
 
     round: int
     pool: tuple[str, ...] = ()
+    tokens_left: int | None = None
 
 
 @dataclass(frozen=True)
@@ -146,6 +149,7 @@ class DeepAnswerOutcome:
     answer: str
     fallback: bool = False
     cost: Cost = field(default_factory=Cost)
+    segments_left_out: int = 0  # further segments the tokens left did not fit
 
 
 @dataclass(frozen=True)
@@ -241,7 +245,14 @@ def schedule(
                 rec.select_limited = select_step.max_candidates < found.count
                 chosen = _expect((yield select_step), SelectOutcome)
                 budget.charge(chosen.cost.calls, chosen.cost.tokens)
-            deep = _expect((yield DeepAnswerStep(index, tuple(pool))), DeepAnswerOutcome)
+            deep = _expect(
+                (yield DeepAnswerStep(index, tuple(pool), budget.tokens_left)), DeepAnswerOutcome
+            )
+            if deep.segments_left_out:
+                budget.stop(
+                    f"round {index}: {deep.segments_left_out} further segments left unread"
+                    f" ({budget.describe()})"
+                )
             budget.charge(deep.cost.calls, deep.cost.tokens)
             rec.answer = deep.answer
             stand_in = deep.fallback
