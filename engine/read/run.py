@@ -20,13 +20,12 @@ import time
 from collections.abc import Generator, Iterator, Sequence
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import replace
-from datetime import datetime
 from typing import Any, Literal, Protocol, TypeVar
 
 import numpy as np
 from hymem.core.errors import LLMAuthError, LLMError, LLMUnavailable
 from hymem.core.logging import get_logger
-from hymem.core.types import Hit, Level, RoleUsage, SegmentRecord, Usage
+from hymem.core.types import Hit, Level, RoleUsage, Usage
 from hymem.embed.embedders import Embedder
 from hymem.indexes.protocol import Row, Storage, Vector
 from hymem.llm.extractive.backend import ExtractiveRoles
@@ -65,6 +64,7 @@ from hymem.read.scheduler import (
     SelectStep,
     Step,
 )
+from hymem.read.segments import read_segments
 from hymem.read.traces import RoundIds
 from hymem.search.anchors import capitalised, find_anchors
 from hymem.search.hybrid import Ranked
@@ -355,100 +355,16 @@ class Run:
             return no_cost(self.extractive().select_events(query, items))
 
     def segments(self, index: int, tokens_left: int | None = None) -> list[Hit]:
-        """Level-2 segments linked from the chosen summaries: deduplicated, time-ordered, and
-        only this user's (the store filters; a stray row is dropped and logged). A summary that
-        merged a repeat said elsewhere rests on turns its own segment lacks: the segments
-        holding those are read too, after every chosen summary's own and only while their text
-        fits `tokens_left` (None: unlimited), so they never crowd out another's own segment."""
-        chosen = self.round(index).selected
-        score: dict[str, float] = {}
-        for hit in chosen:
-            score[hit.segment_id] = max(score.get(hit.segment_id, 0.0), hit.fused_score)
-        own = self._own_segments(list(score))
-        extra, left_out = self._segments_elsewhere(chosen, own, tokens_left)
-        self.segments_left_out[index] = left_out
-        for hit, record in extra:
-            score[record.id] = max(score.get(record.id, 0.0), hit.fused_score)
-        unique = {r.id: r for r in [*own, *(r for _, r in extra)]}.values()
-        rank = {seg_id: i for i, seg_id in enumerate(score)}
-        ordered = sorted(
-            unique,
-            key=lambda r: (r.time_start is None, r.time_start or datetime.min, rank[r.id]),
+        """Level-2 segments linked from the chosen summaries (`read_segments`), recorded on
+        the round with how many further segments `tokens_left` did not fit."""
+        hits, left_out = read_segments(
+            self._store, self.user_id, self.round(index).selected, tokens_left
         )
-        hits = [
-            Hit(
-                level=Level.SEGMENT,
-                id=r.id,
-                user_id=r.user_id,
-                text=r.text,
-                segment_id=r.id,
-                turn_ids=list(r.turn_ids),
-                time_start=r.time_start,
-                time_end=r.time_end,
-                metadata=dict(r.metadata),
-                fused_score=score[r.id],
-            )
-            for r in ordered
-        ]
+        self.segments_left_out[index] = left_out
         self.round(index).segment_ids = [h.id for h in hits]
         self.round(index).turn_ids = [t for h in hits for t in h.turn_ids]
         self.round(index).segments = hits
         return hits
-
-    def _own_segments(self, ids: list[str]) -> list[SegmentRecord]:
-        """The segments `ids` names that are this user's; a stray row is dropped and logged."""
-        records = self._store.get_segments(self.user_id, ids) if ids else []
-        wanted = set(ids)
-        own = [r for r in records if r.user_id == self.user_id and r.id in wanted]
-        if len(own) != len(records):
-            log.error(
-                "ask.foreign_segment_dropped", user_id=self.user_id, dropped=len(records) - len(own)
-            )
-        return own
-
-    def _segments_elsewhere(
-        self, chosen: list[Hit], own: list[SegmentRecord], tokens_left: int | None
-    ) -> tuple[list[tuple[Hit, SegmentRecord]], int]:
-        """The segments holding chosen summaries' turns that no segment in `own` holds (a
-        repeat merged from another segment), each with the best-ranked summary resting on it,
-        in the summaries' rank order, and how many of them did not fit `tokens_left` after
-        `own`'s text. Each turn's own segment link finds its segment; nothing more is read
-        when every summary's turns lie in the segments already read."""
-        held = {t for r in own for t in r.turn_ids}
-        missing = {h.id: [t for t in h.turn_ids if t not in held] for h in chosen}
-        wanted = list(dict.fromkeys(t for turns in missing.values() for t in turns))
-        if not wanted:
-            return [], 0
-        link = {
-            t.id: t.segment_id
-            for t in self._store.get_turns(self.user_id, ids=wanted)
-            if t.user_id == self.user_id and t.segment_id
-        }
-        read = {r.id for r in own} | {h.segment_id for h in chosen}
-        first: dict[str, Hit] = {}  # segment id -> the best-ranked summary resting on it
-        for hit in chosen:
-            for turn in missing[hit.id]:
-                seg_id = link.get(turn)
-                if seg_id is not None and seg_id not in read:
-                    first.setdefault(seg_id, hit)
-        if not first:
-            return [], 0
-        found = {r.id: r for r in self._own_segments(list(first))}
-        room = None if tokens_left is None else tokens_left - sum(count_tokens(r.text) for r in own)
-        kept: list[tuple[Hit, SegmentRecord]] = []
-        left_out = 0
-        for seg_id, hit in first.items():
-            record = found.get(seg_id)
-            if record is None:
-                continue
-            if room is not None:
-                cost = count_tokens(record.text)
-                if cost > room:
-                    left_out += 1
-                    continue
-                room -= cost
-            kept.append((hit, record))
-        return kept, left_out
 
     # --- step execution ------------------------------------------------------------------
     def drive(self, steps: Generator[Step, Outcome, ScheduleResult]) -> ScheduleResult:
