@@ -29,7 +29,11 @@ UserOpt = Annotated[str, typer.Option("--user", "-u", help="user_id (isolation b
 LlmOpt = Annotated[
     str | None,
     typer.Option(
-        "--llm", help="extractive | openai:MODEL | hf:PATH (default: HYMEM_LLM or extractive)"
+        "--llm",
+        help=(
+            "extractive | openai:MODEL | gguf:PATH | local | hf:PATH"
+            " (default: HYMEM_LLM or extractive)"
+        ),
     ),
 ]
 EmbedderOpt = Annotated[

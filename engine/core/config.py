@@ -19,6 +19,8 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 from pydantic_settings.exceptions import SettingsError
 
 DEFAULT_EMBEDDER = "all-MiniLM-L6-v2"
+LLM_SPECS = "'extractive', 'openai:MODEL', 'gguf:PATH', 'local' or 'hf:PATH'"
+
 # The model roles (hymem.llm.roles.Role's values), named here so config need not import the
 # LLM layer; llm_role_timeouts accepts exactly these keys.
 LLM_ROLES = (
@@ -47,7 +49,13 @@ class MemoryConfig(BaseSettings):
             raise ConfigError(f"invalid configuration: {exc}") from None
 
     # --- backends -------------------------------------------------------------------------
-    llm: str = Field("extractive", description="'extractive', 'openai:MODEL' or 'hf:MODEL_OR_PATH'")
+    llm: str = Field(
+        "extractive",
+        description=(
+            "'extractive', 'openai:MODEL', 'gguf:/path/model.gguf', 'local' (the local extra's"
+            " model) or 'hf:MODEL_OR_PATH'"
+        ),
+    )
     llm_base_url: str | None = Field(None, description="overrides OPENAI_BASE_URL")
     llm_api_key: SecretStr | None = Field(None, description="overrides OPENAI_API_KEY")
     llm_timeout_s: float = Field(
@@ -90,6 +98,14 @@ class MemoryConfig(BaseSettings):
         ),
     )
     llm_temperature: float = Field(0.0, ge=0.0, le=2.0)
+    llm_threads: int | None = Field(
+        None, ge=1, description="CPU threads of an in-process GGUF model (None: llama.cpp's own)"
+    )
+    llm_context_tokens: int = Field(
+        8192,
+        ge=512,
+        description="context window an in-process GGUF model is loaded with (prompt and reply)",
+    )
     llm_cache_dir: str | None = Field(None, description="on-disk response cache; off when None")
     embedder: str = Field(
         DEFAULT_EMBEDDER, description="sentence-transformers name/path or 'hashing'"
@@ -320,9 +336,11 @@ class MemoryConfig(BaseSettings):
     @classmethod
     def _known_backend(cls, v: str) -> str:
         v = v.strip()
-        if v == "extractive" or (v.startswith(("openai:", "hf:")) and len(v.split(":", 1)[1]) > 0):
+        if v in ("extractive", "local"):
             return v
-        raise ValueError(f"unknown llm spec {v!r}: use 'extractive', 'openai:MODEL' or 'hf:PATH'")
+        if v.startswith(("openai:", "hf:", "gguf:")) and len(v.split(":", 1)[1]) > 0:
+            return v
+        raise ValueError(f"unknown llm spec {v!r}: use {LLM_SPECS}")
 
     @field_validator("llm_role_timeouts")
     @classmethod

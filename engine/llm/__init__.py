@@ -2,6 +2,8 @@
 
     "extractive"       ExtractiveRoles(embedder)     no model, deterministic, labelled as such
     "openai:MODEL"     PromptedRoles(OpenAIBackend)  any OpenAI-compatible server
+    "gguf:PATH"        PromptedRoles(LlamaCppBackend) a GGUF model run in-process (llama.cpp)
+    "local"            PromptedRoles(LlamaCppBackend) the `local` extra's packaged GGUF model
     "hf:MODEL_OR_PATH" PromptedRoles(HFBackend)      a local transformers chat model
 
 Backends load lazily: building roles is cheap and never touches the network or a model file.
@@ -13,7 +15,7 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING
 
-from hymem.core.config import MemoryConfig
+from hymem.core.config import LLM_SPECS, MemoryConfig
 from hymem.core.errors import ConfigError
 from hymem.llm.pool import map_concurrent
 from hymem.llm.roles import Role, RoleResult, Roles, RolesProvider
@@ -30,10 +32,18 @@ def build_roles(config: MemoryConfig, embedder: Embedder) -> Roles:
         from hymem.llm.extractive.backend import ExtractiveRoles
 
         return ExtractiveRoles(embedder, cache_items=config.extractive_cache_items)
+    from hymem.llm.prompted import PromptedRoles
+
+    if spec == "local" or spec.startswith("gguf:"):
+        from hymem.llm.providers.llamacpp import LlamaCppBackend
+
+        local = LlamaCppBackend(
+            spec, threads=config.llm_threads, context_tokens=config.llm_context_tokens
+        )
+        return PromptedRoles(local, config=config, slots=local.slots)
     kind, _, name = spec.partition(":")
     if not name:
         raise ConfigError(f"llm spec {spec!r} names no model")
-    from hymem.llm.prompted import PromptedRoles
 
     if kind == "openai":
         from hymem.llm.providers.openai import OpenAIBackend
@@ -43,7 +53,7 @@ def build_roles(config: MemoryConfig, embedder: Embedder) -> Roles:
         from hymem.llm.providers.hf import HFBackend
 
         return PromptedRoles(HFBackend(name), config=config)
-    raise ConfigError(f"unknown llm spec {spec!r}: use 'extractive', 'openai:MODEL' or 'hf:PATH'")
+    raise ConfigError(f"unknown llm spec {spec!r}: use {LLM_SPECS}")
 
 
 class LazyRoles:

@@ -10,7 +10,7 @@ hymem's error tree: transient ones (rate limits, 5xx, timeouts, connection error
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from hymem.core.errors import LLMUnavailable
 
@@ -54,7 +54,12 @@ class TransientLLMError(LLMUnavailable):
 
 
 class ChatBackend(Protocol):
-    """A chat model: `label` names it on results ("openai:gpt-4.1-mini", "hf:/path")."""
+    """A chat model: `label` names it on results ("openai:gpt-4.1-mini", "hf:/path").
+
+    A backend may also carry `slots`, a semaphore bounding its requests in flight for the
+    whole process (one local model answers one request at a time, whoever asks), and
+    `constrained = True` when `json_schema` shapes its output (the schema is then part of
+    what a cached reply is keyed on)."""
 
     label: str
     model: str
@@ -68,8 +73,11 @@ class ChatBackend(Protocol):
         max_tokens: int,
         temperature: float,
         timeout_s: float,
+        json_schema: dict[str, Any] | None = None,
     ) -> Completion:
-        """One attempt, finished or failed within `timeout_s` seconds."""
+        """One attempt, finished or failed within `timeout_s` seconds. `json_schema` is the
+        schema the reply must match (`hymem.llm.reply_schema`): a backend that can constrain
+        decoding to it does; one that cannot ignores it and asks for JSON as `json_mode` says."""
         ...
 
     def close(self) -> None: ...

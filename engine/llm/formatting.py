@@ -6,9 +6,11 @@ today's), and user-supplied text sits inside clearly delimited blocks, inserted 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from datetime import datetime
 
+from hymem.llm.extractive.temporal import find_relative_dates
 from hymem.llm.roles import ContextItem, SegmentInput
 
 NONE = "(none)"
@@ -58,13 +60,40 @@ def format_passages(items: Sequence[ContextItem]) -> str:
     )
 
 
+_LINE_TIME = re.compile(r"^\[(\d{4}-\d{2}-\d{2})[ T](\d{2}):(\d{2})")
+
+
+def annotate_relative_dates(line: str, anchor: datetime | None) -> str:
+    """`line` with each relative date followed by the date it meant, in brackets ("yesterday
+    [7 May 2023]"), resolved against the line's own timestamp ("[2023-05-08 13:56] ...") or
+    else `anchor`. The words stay as said; a small model copies the bracketed date instead of
+    having to compute it (and a large one is spared the arithmetic)."""
+    stamp = _LINE_TIME.match(line)
+    if stamp is not None:
+        anchor = datetime.fromisoformat(f"{stamp[1]}T{stamp[2]}:{stamp[3]}")
+    if anchor is None:
+        return line
+    out: list[str] = []
+    pos = 0
+    for mention in find_relative_dates(line, anchor):
+        out.append(line[pos : mention.end])
+        out.append(f" [{mention.resolved}]")
+        pos = mention.end
+    out.append(line[pos:])
+    return "".join(out)
+
+
 def format_segments(segments: Sequence[SegmentInput]) -> str:
     """Buffer segments for the summariser, each with the session time that anchors its dates
-    and its lines numbered from 1 (`#3 ...`), the numbers a fact's `turns` name."""
+    and its lines numbered from 1 (`#3 ...`), the numbers a fact's `turns` name; relative dates
+    carry the date they meant (`annotate_relative_dates`)."""
     return "\n\n".join(
         f'<segment id="{seg.segment_id}" session_time="'
         f'{format_time(seg.session_time, weekday=True)}">\n'
-        + "\n".join(f"#{n} {line.rstrip()}" for n, line in enumerate(seg.lines, 1))
+        + "\n".join(
+            f"#{n} {annotate_relative_dates(line.rstrip(), seg.session_time)}"
+            for n, line in enumerate(seg.lines, 1)
+        )
         + "\n</segment>"
         for seg in segments
     )

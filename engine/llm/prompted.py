@@ -1,9 +1,8 @@
 """`PromptedRoles`: the seven roles as prompt files sent to a chat model.
 
 Per role call: render `prompts/<role>.md` strictly -> (cache) -> bounded, retried backend call
--> a reply cut off at its token budget (finish reason "length") is asked again, same prompt, with
-twice the budget up to `MAX_TOKENS_GROWTH` x `llm_max_tokens` (never re-asked with the fragment
-shown) -> extract and validate the JSON reply -> on an invalid reply, re-ask with the validation
+-> a reply cut off at its token budget is asked again with a larger budget (`replies.Replier`)
+-> extract and validate the JSON reply -> on an invalid reply, re-ask with the validation
 error shown (`prompts/repair.md`), up to `llm_repair_attempts` times -> for the answer roles, a
 plain-text reply becomes the answer (`RoleResult.salvaged`) -> then the role's typed fallback
 (flagged on the result), or LLMOutputError (LLMTruncatedError when cut off) for roles without
@@ -14,7 +13,6 @@ Each role's deadline is `MemoryConfig.llm_deadline_s(role)`.
 
 from __future__ import annotations
 
-import dataclasses
 import threading
 import time
 from collections.abc import Callable
@@ -22,13 +20,13 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from hymem.core.config import MemoryConfig
-from hymem.core.errors import LLMContextOverflowError, LLMOutputError, LLMTruncatedError
+from hymem.core.errors import LLMOutputError, LLMTruncatedError
 from hymem.core.logging import get_logger
 from hymem.core.types import RoleUsage
-from hymem.llm import checks
-from hymem.llm.accounting import UsageMeter, completion_usage
-from hymem.llm.backend import ChatBackend, Completion, Message
-from hymem.llm.cache import ResponseCache, cache_key
+from hymem.llm import checks, reply_schema
+from hymem.llm.accounting import UsageMeter
+from hymem.llm.backend import ChatBackend
+from hymem.llm.cache import ResponseCache
 from hymem.llm.formatting import (
     format_asked_on,
     format_memories,
@@ -37,7 +35,8 @@ from hymem.llm.formatting import (
     format_segments,
     format_span,
 )
-from hymem.llm.retry import RetryPolicy, call_with_retries
+from hymem.llm.replies import Replier
+from hymem.llm.retry import RetryPolicy
 from hymem.llm.roles import (
     ContextItem,
     DeepAnswerOutput,
@@ -53,19 +52,13 @@ from hymem.llm.roles import (
     role_result,
 )
 from hymem.llm.structured import InvalidReply, parse_reply, salvage_answer, schema_hint
-from hymem.ops.tracing import span
 from hymem.prompts import load_prompt
-from opentelemetry.trace import SpanKind
 from pydantic import BaseModel
 
 log = get_logger("hymem.llm.prompted")
 
 M = TypeVar("M", bound=BaseModel)
 Check = Callable[[M, list[str]], M]
-
-# A reply cut off at its token budget is asked again with twice the budget, up to this many
-# times `llm_max_tokens`: a long session summary needs more than a short answer.
-MAX_TOKENS_GROWTH = 4
 
 # Roles whose plain-text reply is itself the answer when it never comes as JSON.
 _ANSWER_ROLES: dict[Role, Callable[[str], BaseModel]] = {
@@ -107,7 +100,14 @@ class PromptedRoles:
             cache = ResponseCache(self.config.llm_cache_dir)
         self.cache = cache
         self.meter = meter or UsageMeter()
-        self._slots = slots or threading.BoundedSemaphore(self.config.llm_concurrency)
+        self.replies = Replier(
+            backend,
+            self.config,
+            retry_policy=self.retry_policy,
+            cache=cache,
+            meter=self.meter,
+            slots=slots or threading.BoundedSemaphore(self.config.llm_concurrency),
+        )
 
     # --- the roles -------------------------------------------------------------------------
     def summarise(self, segments: list[SegmentInput]) -> RoleResult[SummariseOutput]:
@@ -119,6 +119,7 @@ class PromptedRoles:
             SummariseOutput,
             lambda out, notes: checks.check_summarise(out, segments, notes),
             fallback=None,
+            constraint=reply_schema.summarise_schema(SummariseOutput, segments),
         )
 
     def light_answer(
@@ -153,6 +154,7 @@ class PromptedRoles:
             SelectOutput,
             lambda out, notes: checks.check_select(out, candidates, notes),
             fallback=lambda: (checks.fallback_select(candidates), "kept top similarity hits"),
+            constraint=reply_schema.select_schema(SelectOutput, candidates),
         )
 
     def deep_answer(
@@ -198,6 +200,7 @@ class PromptedRoles:
             UpdateOutput,
             lambda out, notes: checks.check_update(out, newer, notes),
             fallback=lambda: (UpdateOutput(action="ignore"), "change nothing"),
+            constraint=reply_schema.update_schema(UpdateOutput, newer),
         )
 
     def judge(
@@ -214,13 +217,6 @@ class PromptedRoles:
             prompt=prompt,
         )
 
-    def _policy(self, role: Role) -> RetryPolicy:
-        """The retry policy with `role`'s own deadline where llm_role_timeouts names one."""
-        own = self.config.llm_role_timeouts.get(role.value)
-        if own is None:
-            return self.retry_policy
-        return dataclasses.replace(self.retry_policy, deadline_s=own)
-
     def cumulative_usage(self) -> dict[str, RoleUsage]:
         return self.meter.snapshot()
 
@@ -236,8 +232,12 @@ class PromptedRoles:
         check: Check[M],
         fallback: Callable[[], tuple[M, str]] | None,
         prompt: str | None = None,
+        constraint: reply_schema.Schema | None = None,
     ) -> RoleResult[M]:
+        """`constraint`: the reply's JSON schema for this call (default: `schema`'s own), which a
+        constraining backend decodes under."""
         started = time.perf_counter()
+        constraint = constraint if constraint is not None else reply_schema.plain_schema(schema)
         template = load_prompt(prompt or role.value)
         messages = template.render(**variables)
         usage = RoleUsage()
@@ -246,7 +246,7 @@ class PromptedRoles:
         last_text = ""
         cut_off = False
         for attempt in range(self.config.llm_repair_attempts + 1):
-            completion, used, key = self._complete_whole(role, messages)
+            completion, used, key = self.replies.whole(role, messages, constraint)
             usage = usage + used
             if completion.truncated:
                 # A fragment even at the largest budget: showing it back would only grow the
@@ -254,7 +254,7 @@ class PromptedRoles:
                 cut_off = True
                 error = (
                     "the reply was cut off at its largest token budget (llm_max_tokens="
-                    f"{self.config.llm_max_tokens}, grown up to {self._budget_cap()} or the "
+                    f"{self.config.llm_max_tokens}, grown up to {self.replies.budget_cap()} or the "
                     "context window)"
                 )
                 log.warning("llm.truncated_reply", role=role.value, error=error)
@@ -313,38 +313,6 @@ class PromptedRoles:
         out = build(answer)
         return out if isinstance(out, schema) else None
 
-    def _budget_cap(self) -> int:
-        return self.config.llm_max_tokens * MAX_TOKENS_GROWTH
-
-    def _complete_whole(
-        self, role: Role, messages: list[Message]
-    ) -> tuple[Completion, RoleUsage, str | None]:
-        """A reply that was not cut off, or the last cut-off one at the largest budget.
-
-        A reply stopped at its token budget is a fragment: the same messages are sent again
-        with twice the budget (up to `MAX_TOKENS_GROWTH` x llm_max_tokens). When the larger
-        budget no longer fits the server's context window, the cut-off reply is what there is.
-        """
-        budget = self.config.llm_max_tokens
-        cap = self._budget_cap()
-        usage = RoleUsage()
-        previous: tuple[Completion, str | None] | None = None
-        while True:
-            try:
-                completion, used, key = self._complete(role, messages, budget)
-            except LLMContextOverflowError:
-                if previous is None:
-                    raise
-                log.warning("llm.budget_over_context", role=role.value, max_tokens=budget)
-                return previous[0], usage, previous[1]
-            usage = usage + used
-            if not completion.truncated or budget >= cap:
-                return completion, usage, key
-            previous = (completion, key)
-            grown = min(cap, budget * 2)
-            log.warning("llm.reply_cut_off", role=role.value, max_tokens=budget, next=grown)
-            budget = grown
-
     def _result(
         self,
         role: Role,
@@ -380,77 +348,3 @@ class PromptedRoles:
             notes=notes,
             salvaged=salvaged,
         )
-
-    def _complete(
-        self, role: Role, messages: list[Message], max_tokens: int
-    ) -> tuple[Completion, RoleUsage, str | None]:
-        """One reply in a GenAI client span (`chat {model}`: role, model, token counts)."""
-        attributes = {
-            "gen_ai.operation.name": "chat",
-            "gen_ai.provider.name": self.label.split(":", 1)[0],
-            "gen_ai.request.model": self.backend.model,
-            "gen_ai.request.max_tokens": max_tokens,
-            "gen_ai.request.temperature": self.config.llm_temperature,
-            "hymem.role": role.value,
-        }
-        with span(f"chat {self.backend.model}", attributes, kind=SpanKind.CLIENT) as current:
-            completion, usage, key = self._reply(role, messages, max_tokens)
-            current.set_attributes(
-                {
-                    "gen_ai.response.model": completion.model,
-                    "gen_ai.response.finish_reasons": [completion.finish_reason or ""],
-                    "gen_ai.usage.input_tokens": usage.prompt_tokens,
-                    "gen_ai.usage.output_tokens": usage.completion_tokens,
-                    "hymem.cache_hit": usage.cache_hits > 0,
-                    "hymem.retries": usage.retries,
-                }
-            )
-            return completion, usage, key
-
-    def _reply(
-        self, role: Role, messages: list[Message], max_tokens: int
-    ) -> tuple[Completion, RoleUsage, str | None]:
-        """One validated-or-not reply: from the cache, or from the backend with retries."""
-        params = {
-            "json_mode": True,
-            "max_tokens": max_tokens,
-            "temperature": self.config.llm_temperature,
-        }
-        key = None
-        if self.cache is not None:
-            key = cache_key(self.backend.model, messages, params)
-            hit = self.cache.get(key)
-            if hit is not None:
-                self.meter.record(role.value, RoleUsage(cache_hits=1))
-                log.info("llm.cache_hit", role=role.value)
-                return hit, RoleUsage(cache_hits=1), key
-
-        retries = RoleUsage()
-
-        def on_retry() -> None:
-            nonlocal retries
-            retries = retries + RoleUsage(retries=1)
-            self.meter.record(role.value, RoleUsage(retries=1))
-
-        def attempt(time_left: float) -> Completion:
-            return self.backend.complete(
-                messages,
-                role=role.value,
-                json_mode=True,
-                max_tokens=max_tokens,
-                temperature=self.config.llm_temperature,
-                timeout_s=max(0.001, time_left),
-            )
-
-        # A request slot is held only while a request is out; the wait for one is bounded by
-        # the call's deadline but does not shorten the request's own time.
-        completion, _ = call_with_retries(
-            attempt,
-            role=role.value,
-            policy=self._policy(role),
-            on_retry=on_retry,
-            slots=self._slots,
-        )
-        spent = completion_usage(messages, completion)
-        self.meter.record(role.value, spent)
-        return completion, spent + retries, key

@@ -67,6 +67,7 @@ class HFBackend:
         max_tokens: int,
         temperature: float,
         timeout_s: float,
+        json_schema: dict[str, Any] | None = None,
     ) -> Completion:
         import torch
 

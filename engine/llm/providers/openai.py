@@ -142,7 +142,10 @@ class OpenAIBackend:
         max_tokens: int,
         temperature: float,
         timeout_s: float,
+        json_schema: dict[str, Any] | None = None,
     ) -> Completion:
+        # `json_schema` is not sent: OpenAI-compatible servers disagree on schema-constrained
+        # output (and on the errors for it); the reply is validated and repaired as ever.
         use_json = json_mode and self._json_mode_ok
         try:
             return self._request(messages, role, use_json, max_tokens, temperature, timeout_s)
