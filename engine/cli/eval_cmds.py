@@ -76,6 +76,15 @@ def eval_locomo(
     limit_questions: Annotated[
         int | None, typer.Option("--limit-questions", min=1, help="per conversation")
     ] = None,
+    per_category: Annotated[
+        int | None,
+        typer.Option(
+            "--per-category",
+            min=1,
+            help="the first N questions of each category per conversation (a sample that spans"
+            " every category)",
+        ),
+    ] = None,
     no_retrieval_eval: Annotated[
         bool, typer.Option("--no-retrieval-eval", help="skip scoring recall@k per mode")
     ] = False,
@@ -107,6 +116,7 @@ def eval_locomo(
         adversarial=adversarial,
         workers=workers,
         limit_questions=limit_questions,
+        per_category=per_category,
         judge=judge,
         retrieval_eval=not no_retrieval_eval,
         phrasing=phrasing,

@@ -59,6 +59,7 @@ def retrieval_stage(
     *,
     adversarial: bool = False,
     limit: int | None = None,
+    per_category: int | None = None,
     show_progress: bool = True,
 ) -> RetrievalCache:
     """A run's retrieval-recall stage: retrieval.json in `out`, each question scored once per
@@ -76,6 +77,7 @@ def retrieval_stage(
         convs,
         adversarial=adversarial,
         limit=limit,
+        per_category=per_category,
         ks=KS,
         cache=cache,
         show_progress=show_progress,
@@ -91,6 +93,7 @@ def evaluate_retrieval(
     *,
     adversarial: bool = False,
     limit: int | None = None,
+    per_category: int | None = None,
     ks: Sequence[int] = KS,
     cache: RetrievalCache | None = None,
     show_progress: bool = True,
@@ -106,7 +109,9 @@ def evaluate_retrieval(
             conv,
             [
                 (i, qa)
-                for i, qa in eligible_questions(conv, adversarial=adversarial, limit=limit)
+                for i, qa in eligible_questions(
+                    conv, adversarial=adversarial, limit=limit, per_category=per_category
+                )
                 if qa.evidence
             ],
         )

@@ -56,6 +56,8 @@ class RunOptions(BaseModel):
     adversarial: bool = False
     workers: int = Field(4, ge=1)
     limit_questions: int | None = Field(None, ge=1)  # per conversation
+    # per conversation and category: the first N of each, so a small sample spans them all
+    per_category: int | None = Field(None, ge=1)
     judge: str | None = None  # model spec of the judge, or None
     # How the extractive backend words relative dates: LoCoMo's gold wording ("the Friday
     # before 15 July 2023", see locomo_format) or the core's general one ("14 July 2023").
@@ -91,11 +93,25 @@ def select_conversations(
 
 
 def eligible_questions(
-    conv: LocomoConversation, *, adversarial: bool, limit: int | None
+    conv: LocomoConversation,
+    *,
+    adversarial: bool,
+    limit: int | None,
+    per_category: int | None = None,
 ) -> list[tuple[int, LocomoQA]]:
-    """(index in the conversation's qa list, qa) for categories 1-4 (and 5 when asked)."""
+    """(index in the conversation's qa list, qa) for categories 1-4 (and 5 when asked): the
+    first `per_category` of each category (all when None), then the first `limit` of those,
+    in the conversation's order."""
     cats = {1, 2, 3, 4, 5} if adversarial else {1, 2, 3, 4}
     out = [(i, qa) for i, qa in enumerate(conv.qa) if qa.category in cats]
+    if per_category is not None:
+        taken: dict[int, int] = {}
+        kept = []
+        for i, qa in out:
+            taken[qa.category] = taken.get(qa.category, 0) + 1
+            if taken[qa.category] <= per_category:
+                kept.append((i, qa))
+        out = kept
     return out[:limit] if limit is not None else out
 
 
@@ -208,6 +224,7 @@ def run_locomo(
                 out,
                 adversarial=options.adversarial,
                 limit=options.limit_questions,
+                per_category=options.per_category,
                 show_progress=show_progress,
             )
         clock.lap("retrieval")
@@ -313,7 +330,10 @@ def _ask_all(
     for system in systems:
         for conv in convs:
             for idx, qa in eligible_questions(
-                conv, adversarial=options.adversarial, limit=options.limit_questions
+                conv,
+                adversarial=options.adversarial,
+                limit=options.limit_questions,
+                per_category=options.per_category,
             ):
                 if (system.name, conv.sample_id, idx) in plog.done:
                     skipped += 1

@@ -40,7 +40,7 @@ def build_roles(config: MemoryConfig, embedder: Embedder) -> Roles:
         local = LlamaCppBackend(
             spec, threads=config.llm_threads, context_tokens=config.llm_context_tokens
         )
-        return PromptedRoles(local, config=config, slots=local.slots)
+        return PromptedRoles(local, config=local_deadline(config), slots=local.slots)
     kind, _, name = spec.partition(":")
     if not name:
         raise ConfigError(f"llm spec {spec!r} names no model")
@@ -54,6 +54,18 @@ def build_roles(config: MemoryConfig, embedder: Embedder) -> Roles:
 
         return PromptedRoles(HFBackend(name), config=config)
     raise ConfigError(f"unknown llm spec {spec!r}: use {LLM_SPECS}")
+
+
+# A model on this machine's CPU takes minutes where a hosted one takes seconds (a 0.5B model's
+# session summary: 35-240 s on two cores), so its calls get this deadline unless one is set.
+LOCAL_TIMEOUT_S = 600.0
+
+
+def local_deadline(config: MemoryConfig) -> MemoryConfig:
+    """`config` with `LOCAL_TIMEOUT_S` as llm_timeout_s where none was set explicitly."""
+    if "llm_timeout_s" in config.model_fields_set:
+        return config
+    return config.model_copy(update={"llm_timeout_s": LOCAL_TIMEOUT_S})
 
 
 class LazyRoles:
@@ -93,6 +105,7 @@ class LazyRoles:
 
 
 __all__ = [
+    "LOCAL_TIMEOUT_S",
     "LazyRoles",
     "Role",
     "RoleResult",
@@ -100,5 +113,6 @@ __all__ = [
     "RolesProvider",
     "build_roles",
     "count_tokens",
+    "local_deadline",
     "map_concurrent",
 ]

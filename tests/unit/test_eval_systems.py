@@ -114,3 +114,24 @@ def test_a_run_resumes_across_a_setting_added_at_its_default() -> None:
     check_resumable(old, {"config": cfg})  # added by an upgrade, at its default: fine
     with pytest.raises(ConfigError, match="config"):
         check_resumable(old, {"config": {**cfg, "retry_window_s": 5.0}})
+
+
+def test_a_per_category_sample_takes_the_first_of_each_category() -> None:
+    cats = [1, 1, 2, 4, 1, 4, 3, 5, 2]
+    raw = [{**RAW[0], "qa": [_qa(i, c) for i, c in enumerate(cats)]}]
+    conv = parse_locomo(raw)[0]
+    picked = eligible_questions(conv, adversarial=False, limit=None, per_category=1)
+    assert [i for i, _ in picked] == [0, 2, 3, 6]
+    two = eligible_questions(conv, adversarial=True, limit=None, per_category=2)
+    assert [i for i, _ in two] == [0, 1, 2, 3, 5, 6, 7, 8]
+    assert [i for i, _ in eligible_questions(conv, adversarial=False, limit=3, per_category=1)] == [
+        0,
+        2,
+        3,
+    ]
+
+
+def _qa(i: int, category: int) -> dict[str, object]:
+    if category == 5:
+        return {"question": f"q{i}", "evidence": [], "category": 5, "adversarial_answer": "x"}
+    return {"question": f"q{i}", "answer": "a", "evidence": ["D1:1"], "category": category}

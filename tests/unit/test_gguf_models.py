@@ -79,3 +79,11 @@ def test_config_accepts_the_local_specs(spec: str) -> None:
 def test_config_refuses_other_specs_naming_every_kind(spec: str) -> None:
     with pytest.raises(ConfigError, match="gguf:PATH"):
         MemoryConfig.defaults(llm=spec)
+
+
+def test_a_local_model_gets_a_cpu_sized_deadline_unless_one_is_set() -> None:
+    from hymem.llm import LOCAL_TIMEOUT_S, local_deadline
+
+    assert local_deadline(MemoryConfig.defaults(llm="local")).llm_timeout_s == LOCAL_TIMEOUT_S
+    own = MemoryConfig.defaults(llm="local", llm_timeout_s=30.0)
+    assert local_deadline(own).llm_timeout_s == 30.0
