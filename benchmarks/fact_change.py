@@ -2,8 +2,8 @@
 
 A seeded world of simulated users (`fact_change_world.py`, no model) who move, change jobs,
 turn a year older, switch favourites, pets, partners and travel plans, restating facts in other
-words among small talk, is ingested into a fresh hymem memory (extractive backend, MiniLM,
-offline). Each question names a user and a slot and is asked at an `as_of` moment; its context
+words among small talk, is ingested into a fresh hymem memory (extractive backend unless
+`--llm` names a model, MiniLM, offline). Each question names a user and a slot and is asked at an `as_of` moment; its context
 is checked by whole-word matching against every value the slot ever had:
 
 * current only: the value true at `as_of` and no other value of the slot (target >= 0.95);
@@ -28,6 +28,7 @@ the end.
 
     python benchmarks/fact_change.py [--users 20] [--seed 0] [--out results.json] [--keep]
         [--sleep]   # also measure after one `Memory.sleep()` (a third row)
+        [--llm local]  # a model summarises, and decides write-time and sleep updates
 """
 
 from __future__ import annotations
@@ -205,6 +206,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, help="write the results (and every context) as JSON")
     parser.add_argument("--keep", action="store_true", help="keep the memory folder")
     parser.add_argument("--sleep", action="store_true", help="also measure after one sleep()")
+    parser.add_argument(
+        "--llm",
+        default="extractive",
+        help="the backend whose summariser, write-time update and sleep decide (e.g. local)",
+    )
     args = parser.parse_args(argv)
     started = datetime.now()
     command = shlex.join([sys.executable, *sys.argv]) if argv is None else shlex.join(argv)
@@ -216,7 +222,7 @@ def main(argv: list[str] | None = None) -> None:
     folder = Path(tempfile.mkdtemp(prefix="fact-change-"))
     seconds: dict[str, float] = {}
     try:
-        with Memory(folder / "mem", create=True) as mem:
+        with Memory(folder / "mem", llm=args.llm, create=True) as mem:
             clock = time.perf_counter()
             ingest(mem, world)
             seconds["ingest"] = time.perf_counter() - clock
