@@ -3,8 +3,9 @@
 A seeded world of simulated users (`fact_change_world.py`, no model) who move, change jobs,
 turn a year older, switch favourites, pets, partners and travel plans, restating facts in other
 words among small talk, is ingested into a fresh hymem memory (extractive backend unless
-`--llm` names a model, MiniLM, offline). Each question names a user and a slot and is asked at an `as_of` moment; its context
-is checked by whole-word matching against every value the slot ever had:
+`--llm` names a model, MiniLM, offline). Each question names a user and a slot and is asked
+at an `as_of` moment; its context is checked by whole-word matching against every value the
+slot ever had:
 
 * current only: the value true at `as_of` and no other value of the slot (target >= 0.95);
 * stale without current: another value, but not the true one (target <= 0.03);
