@@ -30,7 +30,7 @@ from hymem.read.budget import Budget
 from hymem.read.fence import EraseFence
 from hymem.read.params import AskParams
 from hymem.read.replay import Replay, find_trace, replay_params, side
-from hymem.read.run import Run, VectorSearcher, to_item
+from hymem.read.run import Run, VectorSearcher
 from hymem.read.scheduler import ScheduleResult, schedule
 from hymem.read.trace_record import Trace
 from hymem.read.traces import TraceWriter, build_trace, log_trace
@@ -139,9 +139,8 @@ class Reader:
             hits = run.light_hits(0, question, plan.k)
             if plan.depth == "light":
                 return hits
-            items = [to_item(h) for h in hits]
-            verdict = run.roles.light_answer(question, items, [], now=params.as_of)
-            if verdict.output.complete:
+            verdict, failed = run.light_answer(hits, [])
+            if verdict.output.complete and not failed:  # a stand-in's verdict is no verdict
                 return hits
         candidates = run.candidates(0, question, plan.n_deep)
         run.select(0, question, candidates, plan.batch, model=True)

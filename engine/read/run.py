@@ -389,7 +389,7 @@ class Run:
     def execute(self, step: Step) -> Outcome:
         if isinstance(step, LightStep):
             hits = self.light_hits(step.round, step.query, step.k)
-            res, failed = self._light_answer(hits, list(step.pool))
+            res, failed = self.light_answer(hits, list(step.pool))
             log.debug(
                 "ask.light",
                 round=step.round,
@@ -453,7 +453,7 @@ class Run:
             return DeepAnswerOutcome(light, fallback=True, cost=cost)
         return DeepAnswerOutcome(deep.output.answer, deep.fallback, cost)
 
-    def _light_answer(
+    def light_answer(
         self, hits: list[Hit], pool: list[str]
     ) -> tuple[RoleResult[LightAnswerOutput], bool]:
         """The light answer over `hits` by the model, or, when the model fails, by the
@@ -479,7 +479,7 @@ class Run:
         cost = Cost()
         if answer is None:
             hits = self.light_hits(step.round, self.question, self._k)
-            res, _ = self._light_answer(hits, list(step.pool))
+            res, _ = self.light_answer(hits, list(step.pool))
             answer, cost = res.output.answer, self.account(res)
         if self.fallback is None:
             self.fallback = "light"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from hymem.core.errors import UserInputError
+from hymem.core.errors import LLMUnavailable, UserInputError
 from hymem.core.types import Level
 from hymem.llm.tokens import count_tokens
 
@@ -78,3 +78,23 @@ def test_light_context_by_default_fills_the_token_budget_with_distinct_sources()
     assert {Level.SUMMARY, Level.SEGMENT} <= set(fakes.searcher.levels)
     explicit = fakes.reader().context(fakes.params("q", depth="light", k=4))
     assert [h.id for h in explicit] == ["sum0", "sum1", "sum2", "sum3"]  # a k asked is a count
+
+
+def test_auto_context_survives_a_failed_light_verdict_by_reading_deeper() -> None:
+    down = LLMUnavailable("model server down", role="light_answer")
+    fakes = make_fakes(roles=ScriptedRoles(light=[down]), k=3, n_deep=6, light_tokens=0)
+    hits = fakes.reader().context(fakes.params("q", depth="auto"))
+    # the verdict is unknown, so the context is the light summaries and deep segments (chosen
+    # by similarity: the model is down)
+    levels = [h.level for h in hits]
+    assert levels[:3] == [Level.SUMMARY] * 3
+    assert levels[3:] and set(levels[3:]) == {Level.SEGMENT}
+
+
+def test_auto_context_raises_a_failed_light_verdict_when_fallbacks_are_off() -> None:
+    down = LLMUnavailable("model server down", role="light_answer")
+    fakes = make_fakes(
+        roles=ScriptedRoles(light=[down]), k=3, n_deep=6, light_tokens=0, ask_fallback=False
+    )
+    with pytest.raises(LLMUnavailable):
+        fakes.reader().context(fakes.params("q", depth="auto"))
