@@ -10,6 +10,7 @@ still be consistent.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
@@ -226,3 +227,27 @@ def test_the_packaged_model_is_the_pinned_file() -> None:
     path = DEFAULT_LOCAL_MODEL.path()
     assert path.name == DEFAULT_LOCAL_MODEL.filename
     assert path.stat().st_size > 50_000_000  # the weights are inside the package
+
+
+def test_the_cli_writes_and_answers_with_the_local_model(tmp_path: Path) -> None:
+    from hymem.cli.app import app
+    from typer.testing import CliRunner
+
+    store = str(tmp_path / "mem")
+    common = ["--store", store, "--llm", "local", "--embedder", "hashing"]
+    runner = CliRunner()
+    added = runner.invoke(
+        app,
+        ["add", "-u", USER, "--text", "I adopted a cat called Luna.", "--flush", *common],
+        env={"HYMEM_LLM_MAX_TOKENS": "256", "HYMEM_LLM_THREADS": "1"},
+    )
+    assert added.exit_code == 0, added.output
+    asked = runner.invoke(
+        app,
+        ["ask", "-u", USER, "What is my cat called?", "--depth", "light", "--json", *common],
+        env={"HYMEM_LLM_MAX_TOKENS": "256", "HYMEM_LLM_THREADS": "1"},
+    )
+    assert asked.exit_code == 0, asked.output
+    answer = json.loads(asked.output)
+    assert answer["backend"] == "local" and answer["path"] == "light"
+    assert answer["usage"]["roles"]["light_answer"]["calls"] >= 1
