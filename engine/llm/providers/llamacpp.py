@@ -222,8 +222,8 @@ class LlamaCppBackend:
         with shared.lock:
             llama = shared.load()
             grammar = _grammar(json_schema, role) if json_mode else None
-            chat = shared.chat_prompt(messages)
             try:
+                chat = shared.chat_prompt(messages)  # a template may raise on odd messages
                 resp = llama.create_completion(
                     prompt=chat.tokens,
                     max_tokens=max_tokens,
