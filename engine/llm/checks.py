@@ -8,6 +8,7 @@ change nothing), never invent content.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from hymem.llm.roles import (
@@ -24,6 +25,28 @@ from hymem.llm.roles import (
 from hymem.llm.structured import InvalidReply
 
 UNABLE_TO_ANSWER = "Unable to answer: the model's reply could not be used."
+
+# The prompts show a reply's shape with placeholders ("<sentence>", "<merged sentence or null>");
+# a small model copies them as its content. One whole text in angle brackets is such a copy.
+_PLACEHOLDER = re.compile(r"\s*<[^<>\n]{1,80}>\s*")
+
+
+def is_placeholder(text: str) -> bool:
+    """Whether `text` is a template placeholder copied from the prompt, not content."""
+    return _PLACEHOLDER.fullmatch(text) is not None
+
+
+def _has_words(text: str) -> bool:
+    """A fact states something in words; a bare timestamp or number copied from a line's
+    prefix ("2023-07-12 16:33") does not."""
+    return any(ch.isalpha() for ch in text)
+
+
+def _no_placeholder(field: str, text: str | None) -> None:
+    if text is not None and is_placeholder(text):
+        raise InvalidReply(
+            f"{field} is {text.strip()!r}, the template's placeholder: write the actual {field}"
+        )
 
 
 def check_summarise(
@@ -61,6 +84,13 @@ def _checked_turns(seg: SegmentSummary, lines: int, notes: list[str]) -> Segment
     naming any other line loses its whole attribution (its summary then stands for the whole
     segment, flagged), since a model that miscounts once may have miscounted throughout."""
     seg = seg.model_copy(deep=True, update={"sources": {}})
+    copied = [f.text for f in seg.facts if is_placeholder(f.text) or not _has_words(f.text)]
+    if copied:
+        notes.append(
+            f"dropped template placeholder(s) or wordless text {copied} from segment "
+            f"{seg.segment_id!r}"
+        )
+        seg.facts = [f for f in seg.facts if f.text not in copied]
     for n, fact in enumerate(seg.facts, 1):
         bad = [t for t in fact.turns if not 1 <= t <= lines]
         if bad:
@@ -75,6 +105,7 @@ def _checked_turns(seg: SegmentSummary, lines: int, notes: list[str]) -> Segment
 def check_light(out: LightAnswerOutput) -> LightAnswerOutput:
     if out.complete and not out.answer.strip():
         raise InvalidReply("complete is true but answer is empty")
+    _no_placeholder("answer", out.answer)
     return out
 
 
@@ -106,18 +137,23 @@ def check_select(
 def check_deep(out: DeepAnswerOutput) -> DeepAnswerOutput:
     if not out.answer.strip():
         raise InvalidReply("answer is empty")
+    _no_placeholder("answer", out.answer)
     return out
 
 
 def check_reflect(out: ReflectOutput) -> ReflectOutput:
     if not out.complete and not (out.new_question or "").strip():
         raise InvalidReply("complete is false but new_question is empty")
+    if not out.complete:
+        _no_placeholder("new_question", out.new_question)
     return out
 
 
 def check_update(out: UpdateOutput, newer: Sequence[ContextItem], notes: list[str]) -> UpdateOutput:
     if out.action == "update" and not (out.text or "").strip():
         raise InvalidReply("action is 'update' but text is empty")
+    if out.action == "update":
+        _no_placeholder("text", out.text)
     if out.evidence_id is not None and out.evidence_id not in {n.id for n in newer}:
         notes.append(f"dropped evidence_id {out.evidence_id!r}: not among the newer memories")
         out = out.model_copy(update={"evidence_id": None})
