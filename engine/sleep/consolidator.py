@@ -26,7 +26,7 @@ from hymem.core.time import Clock, utcnow
 from hymem.core.types import SummaryRecord, SummaryStatus, Usage
 from hymem.embed.embedders import Embedder
 from hymem.indexes.protocol import Storage
-from hymem.llm.roles import RolesProvider
+from hymem.llm.roles import Roles, RolesProvider
 from hymem.manage.editor import restore_version
 from hymem.sleep.decide import Ask, DecisionRunner, Snapshot, build_snapshot
 from hymem.sleep.fact_pass import FactPassReport, fact_pass
@@ -37,6 +37,7 @@ from hymem.sleep.plan import (
     plan_changes,
     with_vectors,
 )
+from hymem.sleep.resummarise import ResummariseReport, resummarise_pass
 from hymem.write.guard import WriteGuard
 from pydantic import BaseModel, Field
 
@@ -72,6 +73,9 @@ class SleepReport(BaseModel):
     # The fact pass (`hymem.sleep.fact_pass`), before the model's: keys read for summaries
     # that had none, duplicates of one fact merged, older values ended, ended rows retired.
     facts: FactPassReport = Field(default_factory=FactPassReport)
+    # The re-summarise pass (`hymem.sleep.resummarise`), first: segments whose summaries the
+    # extractive summariser wrote when the model failed, summarised by the model again.
+    resummarised: ResummariseReport = Field(default_factory=ResummariseReport)
     new_versions: int = 0
     superseded: int = 0
     deleted: int = 0
@@ -152,6 +156,7 @@ class Consolidator:
             found: dict[str, list[Decision]] = {}
             for uid in users:
                 with self._user(uid, dry_run):
+                    self._resummarise(uid, roles, report, dry_run)
                     done = fact_pass(
                         store,
                         uid,
@@ -190,6 +195,13 @@ class Consolidator:
         report.seconds = time.perf_counter() - started
         log.info("sleep.done", **report.model_dump(exclude={"planned", "usage", "users"}))
         return report
+
+    def _resummarise(self, user_id: str, roles: Roles, report: SleepReport, dry_run: bool) -> None:
+        again = resummarise_pass(self._store, roles, self._embedder.embed, user_id, dry_run=dry_run)
+        total = report.resummarised
+        for name, value in again.model_dump(exclude={"usage"}).items():
+            setattr(total, name, getattr(total, name) + value)
+        total.usage = total.usage + again.usage
 
     @contextmanager
     def _user(self, user_id: str, dry_run: bool) -> Iterator[bool]:
@@ -309,9 +321,12 @@ class Consolidator:
 
 
 def _count_calls(report: SleepReport, runner: DecisionRunner) -> None:
+    """The model's cost: the update decisions' and the re-summarise pass's calls."""
     report.asked = runner.asked
     report.failed = runner.failed
-    report.usage = runner.usage
+    report.usage = runner.usage.model_copy(deep=True)
+    if report.resummarised.usage.calls:
+        report.usage.add("summarise", report.resummarised.usage)
     total = report.usage.total
     report.model_calls = total.calls
     report.prompt_tokens = total.prompt_tokens
