@@ -91,6 +91,8 @@ def report_table(report: SleepReport) -> Table:
         ("settled (nothing new)", report.settled),
         ("failed (retried next sleep)", report.failed),
         ("repaired", report.repaired),
+        ("fallback segments re-summarised", report.resummarised.replaced),
+        ("fallback segments still waiting", report.resummarised.kept),
         ("new versions", report.new_versions),
         ("superseded", report.superseded),
         ("deleted", report.deleted),
