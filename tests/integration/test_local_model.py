@@ -60,8 +60,11 @@ def _add(mem: Memory, turns: list[tuple[str, str, str]]) -> None:
 
 @pytest.fixture(scope="module")
 def written(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Memory, AddResult]]:
-    """One store whose history the model summarised (module-wide: model time is the cost)."""
-    mem = Memory(str(tmp_path_factory.mktemp("local-model")), config=_config())
+    """One store whose history the model summarised (module-wide: model time is the cost).
+    Every newer memory is queued against every older one in sleep, whatever the embedder's
+    similarity, so the update role is asked."""
+    config = _config(sleep_similarity_floor=-1.0)
+    mem = Memory(str(tmp_path_factory.mktemp("local-model")), config=config)
     _add(mem, HISTORY)
     result = mem.flush(user_id=USER)
     yield mem, result
@@ -102,7 +105,9 @@ def test_an_escalated_ask_selects_reads_raw_dialogue_and_reflects(
     written: tuple[Memory, AddResult],
 ) -> None:
     mem, _ = written
-    answer = mem.ask("Where does Alice live and what is her job?", user_id=USER, depth="deep")
+    answer = mem.ask(
+        "Where does Alice live and what is her job?", user_id=USER, depth="deep", max_iterations=1
+    )
     assert answer.path == "deep" and answer.escalated
     assert answer.escalation_reason == "forced"
     roles = answer.usage.roles
@@ -117,17 +122,15 @@ def test_an_escalated_ask_selects_reads_raw_dialogue_and_reflects(
 
 
 def test_a_changed_fact_is_decided_by_the_update_role_and_applied(
-    tmp_path: Path,
+    written: tuple[Memory, AddResult],
 ) -> None:
-    # every newer memory is queued against every older one, whatever the embedder's similarity
-    with Memory(str(tmp_path), config=_config(sleep_similarity_floor=-1.0)) as mem:
-        _add(mem, HISTORY)
-        mem.flush(user_id=USER)
-        _add(mem, LATER)
-        mem.flush(user_id=USER)
-        before = {it.id for it in mem.get_all(user_id=USER).items}
-        report = mem.sleep(user_id=USER)
-        after = {it.id for it in mem.get_all(user_id=USER).items}
+    """Last of the module's tests on the shared store: it changes the store."""
+    mem, _ = written
+    _add(mem, LATER)
+    mem.flush(user_id=USER)
+    before = {it.id for it in mem.get_all(user_id=USER).items}
+    report = mem.sleep(user_id=USER)
+    after = {it.id for it in mem.get_all(user_id=USER).items}
     assert report.backend == "local"
     assert report.asked >= 1 and report.model_calls >= 1
     assert report.failed == 0
