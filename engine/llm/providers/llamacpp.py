@@ -228,7 +228,9 @@ class LlamaCppBackend:
                     prompt=chat.tokens,
                     max_tokens=max_tokens,
                     temperature=temperature,
-                    stop=chat.stop,
+                    # under a grammar the reply ends where the JSON does; a stop string would
+                    # cut a reply whose text happens to contain it (e.g. "<|im_end|>")
+                    stop=chat.stop if grammar is None else [],
                     stopping_criteria=StoppingCriteriaList([*chat.criteria, past_deadline]),
                     grammar=grammar,
                     repeat_penalty=self.repeat_penalty,
