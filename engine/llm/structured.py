@@ -30,21 +30,23 @@ class InvalidReply(ValueError):
 
 def json_candidates(text: str) -> list[Any]:
     """Every JSON value `text` may be meant as, most likely first: the whole text, fenced
-    blocks, then each object embedded in prose. Raises InvalidReply when there is none."""
+    blocks, then each object embedded in prose. Raises InvalidReply when there is none.
+    A raw newline or tab inside a string (models write them; JSON forbids them) is read as
+    that character, not as a broken reply."""
     stripped = text.strip()
     if not stripped:
         raise InvalidReply("the reply was empty")
     try:
-        return [json.loads(stripped)]
+        return [json.loads(stripped, strict=False)]
     except json.JSONDecodeError:
         pass
     found: list[Any] = []
     for block in _FENCE.findall(stripped):
         try:
-            found.append(json.loads(block.strip()))
+            found.append(json.loads(block.strip(), strict=False))
         except json.JSONDecodeError:
             continue
-    decoder = json.JSONDecoder()
+    decoder = json.JSONDecoder(strict=False)
     for match in re.finditer(r"{", stripped):
         try:
             value, _ = decoder.raw_decode(stripped, match.start())

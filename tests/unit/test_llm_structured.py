@@ -146,3 +146,9 @@ def test_the_first_valid_object_in_prose_wins() -> None:
     assert parse_reply(text, LightAnswerOutput).answer == "Paris"
     with pytest.raises(InvalidReply, match="answer"):
         parse_reply('{"example": 1} and {"other": 2}', LightAnswerOutput)
+
+
+def test_a_raw_newline_inside_a_string_is_read_not_rejected() -> None:
+    reply = '{"answer": "first line\nsecond line", "complete": true}'
+    out = parse_reply(reply, LightAnswerOutput)
+    assert out.complete and "second line" in out.answer

@@ -268,19 +268,31 @@ class LlamaCppBackend:
             _release(shared)
 
 
+# llama-cpp-python's schema converter lets a JSON string hold raw control characters
+# (`char ::= [^"\\]`): a small model then writes a newline inside a string and wanders off into
+# markup, and the reply is no JSON at all. JSON forbids them; so does the grammar hymem sends.
+_LOOSE_CHAR = r'char ::= [^"\\]'
+_JSON_CHAR = r'char ::= [^"\\\x7F\x00-\x1F]'
+
+
+def grammar_text(json_schema: dict[str, Any] | None) -> str:
+    """The GBNF grammar for `json_schema` (any JSON value when None), strings as JSON has them."""
+    from llama_cpp.llama_grammar import JSON_GBNF, json_schema_to_gbnf
+
+    if json_schema is None:
+        return JSON_GBNF
+    return json_schema_to_gbnf(json.dumps(json_schema)).replace(_LOOSE_CHAR, _JSON_CHAR)
+
+
 def _grammar(json_schema: dict[str, Any] | None, role: str) -> Any:
-    """The llama.cpp grammar for `json_schema` (any JSON object when None). A schema the
-    converter cannot express is hymem's bug, surfaced as such, never silently unconstrained."""
+    """The llama.cpp grammar for `json_schema`. A schema the converter cannot express is
+    hymem's bug, surfaced as such, never silently unconstrained."""
     from llama_cpp import LlamaGrammar
 
     try:
-        if json_schema is None:
-            from llama_cpp.llama_grammar import JSON_GBNF
-
-            return LlamaGrammar.from_string(JSON_GBNF, verbose=False)
-        return LlamaGrammar.from_json_schema(json.dumps(json_schema), verbose=False)
+        return LlamaGrammar.from_string(grammar_text(json_schema), verbose=False)
     except (ValueError, RuntimeError, KeyError, TypeError) as exc:
         raise LLMRequestError(f"no grammar for the reply schema: {exc}", role=role) from exc
 
 
-__all__ = ["DEFAULT_CONTEXT_TOKENS", "DEFAULT_REPEAT_PENALTY", "LlamaCppBackend"]
+__all__ = ["DEFAULT_CONTEXT_TOKENS", "DEFAULT_REPEAT_PENALTY", "LlamaCppBackend", "grammar_text"]
