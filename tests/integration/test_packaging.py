@@ -1,4 +1,5 @@
-"""A built wheel carries every module under the one `hymem` namespace, prompts included."""
+"""A built wheel carries every module under the one `hymem` namespace, prompts included, and the
+`py.typed` marker that tells users' type checkers hymem is typed."""
 
 from __future__ import annotations
 
@@ -68,6 +69,7 @@ def test_wheel_contains_and_imports_every_module(wheel: Path, tmp_path: Path) ->
         names = zf.namelist()
         zf.extractall(tmp_path / "site")
     assert any(n.startswith("hymem/prompts/") and n.endswith(".md") for n in names), names
+    assert "hymem/py.typed" in names, names
     assert not any(n.startswith(("engine/", "indexes/", "prompts/")) for n in names)
     modules = _source_modules()
     assert "hymem.indexes.store.store" in modules
