@@ -5,8 +5,8 @@ neighbour searches and similarity matrices are such products) and leaves them sp
 while after. On a machine whose cores torch's threads already use for the embedder, that spin
 slowed the write path's embedding by about a fifth: on the 2-core development machine a
 LoCoMo history's bulk ingest took 4.7-5.2 s with numpy's default threads and 4.2-4.5 s with
-one (`benchmarks/RESULTS.md`, issue 31). The write path's products are small (a user's
-summaries), so one thread loses nothing there.
+one. The write path's products are small (a user's summaries), so one thread loses nothing
+there.
 
 The limit is process-wide while it holds, as it is when scikit-learn does the same through
 threadpoolctl: another thread's numpy products run on one thread during a write. Overlapping
@@ -14,6 +14,9 @@ writes share one limit, restored when the last ends, so the application's own se
 always what remains. One exception, seen with numpy's OpenBLAS 0.3.31: once the main thread
 has set a thread count itself, a limit set from another thread does not take, so writes from
 other threads then run with the main thread's setting, as they did before.
+
+threadpoolctl is imported by the first write, not with hymem: importing it sets
+`KMP_DUPLICATE_LIB_OK` in the process environment, and `import hymem` changes nothing there.
 """
 
 from __future__ import annotations
@@ -22,9 +25,10 @@ import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from threadpoolctl import ThreadpoolController
+if TYPE_CHECKING:
+    from threadpoolctl import ThreadpoolController
 
 _lock = threading.Lock()
 _holders = 0
@@ -37,6 +41,8 @@ def _blas() -> ThreadpoolController:
     """The BLAS libraries loaded now. Finding them takes ~1 ms, so they are looked up again
     only when a module was imported since (scipy, imported late, brings its own OpenBLAS)."""
     global _controller, _modules_seen
+    from threadpoolctl import ThreadpoolController
+
     if _controller is None or len(sys.modules) != _modules_seen:
         _controller = ThreadpoolController().select(user_api="blas")
         _modules_seen = len(sys.modules)
