@@ -48,6 +48,7 @@ from hymem.core.types import (
     TurnRecord,
     Usage,
 )
+from hymem.core.version import __version__
 from hymem.imports.chat_import import ChatImportReport
 from hymem.manage.audit import AuditReport, SummarySupport, UserAudit
 from hymem.manage.erase import ErasureReport
@@ -57,8 +58,6 @@ from hymem.manage.profile import Profile, ProfileFact
 from hymem.read.replay import ReadRecord, Replay, ReplaySide
 from hymem.read.trace_record import Trace
 from hymem.sleep.consolidator import SleepReport
-
-__version__ = "0.3.0"
 
 __all__ = [
     "AddResult",

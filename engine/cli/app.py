@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from hymem.cli.help import HymemTyper
+from hymem.core.version import __version__
 
 if TYPE_CHECKING:
     from hymem.api.memory import Memory
@@ -45,8 +46,6 @@ DEFAULT_STORE = os.environ.get("HYMEM_STORE", "./memdata")
 
 def _print_version(value: bool) -> None:
     if value:
-        from hymem import __version__
-
         typer.echo(f"hymem {__version__}")
         raise typer.Exit
 

@@ -24,6 +24,7 @@ from hymem.api.memory import Memory
 from hymem.client._errors import error_from, retry_after, unreachable
 from hymem.client._routes import HEALTH, ROUTES, Outgoing, Route
 from hymem.core.errors import ConfigError, HymemError, StoreClosedError
+from hymem.core.version import __version__
 from pydantic import TypeAdapter, ValidationError
 from tenacity import AsyncRetrying, RetryCallState, Retrying, retry_if_result, stop_after_attempt
 
@@ -88,8 +89,6 @@ class _Base:
             raise ConfigError(f"base_url must be an http(s) URL, got {base_url!r}")
         if not isinstance(retries, int) or retries < 0:
             raise ConfigError(f"retries must be an int >= 0, got {retries!r}")
-        from hymem import __version__
-
         self.base_url = str(url).rstrip("/")
         self.retries = retries
         self.max_retry_wait = float(max_retry_wait)

@@ -35,6 +35,7 @@ from hymem.core.errors import UserInputError
 from hymem.core.time import utcnow
 from hymem.core.types import SegmentRecord, SummaryRecord, TurnRecord, TurnStatus
 from hymem.core.validation import check_user_id
+from hymem.core.version import __version__
 from hymem.embed.embedders import Embedder
 from hymem.indexes.protocol import Storage
 from hymem.manage.import_check import FORMAT_VERSION, ImportCheck
@@ -79,8 +80,6 @@ def _records(store: Storage, user_id: str, level: str) -> Iterator[Record]:
 
 def export_user(store: Storage, user_id: str, out: Path) -> ExportReport:
     """Written to `out.tmp` and renamed, so `out` is complete or absent."""
-    from hymem import __version__
-
     report = ExportReport(user_id=user_id, path=str(out))
     tmp = out.with_name(out.name + ".tmp")
     header = {

@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from hymem.core.types import AddResult, Answer, Usage
+from hymem.core.version import __version__
 from hymem.ops.calls import CallRecord
 from hymem.ops.store_metrics import DEFAULT_SIZES_TTL_S, StoreCollector
 from hymem.sleep.consolidator import SleepReport
@@ -177,8 +178,6 @@ class Metrics:
         )
 
     def _info(self, r: CollectorRegistry, memory: Any) -> None:
-        from hymem import __version__
-
         info = Gauge(
             "hymem_info",
             "Always 1: the hymem version, model backend and embedder this server runs.",

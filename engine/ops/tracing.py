@@ -15,6 +15,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
+from hymem.core.version import __version__
 from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
@@ -26,8 +27,6 @@ AttrValue = str | bool | int | float
 def tracer() -> trace.Tracer:
     """The current provider's tracer, looked up per use so an SDK configured after import
     (or swapped by a test) is the one that records."""
-    from hymem import __version__
-
     return trace.get_tracer(TRACER_NAME, __version__)
 
 

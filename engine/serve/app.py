@@ -23,6 +23,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi_offline import FastAPIOffline
 from hymem.core.errors import HymemError
+from hymem.core.version import __version__
 from hymem.serve.auth import Binding, KeyRing
 from hymem.serve.errors import ERROR_RESPONSES, WIRE_NAMES, http_error
 from hymem.serve.ops_routes import install_ops
@@ -58,8 +59,6 @@ def create_app(
         yield
         if close_on_shutdown:
             memory.close()
-
-    from hymem import __version__
 
     app: FastAPI = FastAPIOffline(
         static_url=DOCS_ASSETS_URL,

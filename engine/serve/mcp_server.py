@@ -24,6 +24,7 @@ import anyio.to_thread
 from hymem.core.errors import HymemError, LLMUnavailable, StoreLockedError
 from hymem.core.types import AddResult, Answer, Hit, SummaryRecord
 from hymem.core.validation import check_user_id
+from hymem.core.version import __version__
 from hymem.manage.models import MemoryItem, Page
 from hymem.manage.profile import Profile
 from hymem.serve.errors import RETRY_AFTER_S
@@ -119,8 +120,6 @@ EDITS = ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_
 def build_mcp_server(memory: Any, user_id: str) -> MCPServer:
     """An MCP server over the open `memory` (a `hymem.Memory`) for `user_id` alone. The caller
     owns the memory: it runs the server, then closes the memory once the server has stopped."""
-    from hymem import __version__
-
     user = check_user_id(user_id)
     server: MCPServer = MCPServer(
         "hymem", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
