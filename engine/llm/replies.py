@@ -17,6 +17,7 @@ from typing import Any
 from hymem.core.config import MemoryConfig
 from hymem.core.errors import LLMContextOverflowError
 from hymem.core.logging import get_logger
+from hymem.core.tracing import span
 from hymem.core.types import RoleUsage
 from hymem.llm.accounting import UsageMeter, completion_usage
 from hymem.llm.backend import ChatBackend, Completion, Message
@@ -24,7 +25,6 @@ from hymem.llm.cache import ResponseCache, cache_key
 from hymem.llm.reply_schema import Schema
 from hymem.llm.retry import RetryPolicy, call_with_retries
 from hymem.llm.roles import Role
-from hymem.ops.tracing import span
 from opentelemetry.trace import SpanKind
 
 log = get_logger("hymem.llm.replies")

@@ -1,2 +1,2 @@
-"""Operating hymem: spans (`tracing`), the observers of public calls (`calls`), and what
-builds on them (webhooks, metrics, probes, replay)."""
+"""Operating hymem: the observers of public calls (`calls`, each call a span through
+`hymem.core.tracing`), and what builds on them (webhooks, metrics, probes)."""

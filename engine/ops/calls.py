@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
 
 from hymem.core.logging import get_logger
-from hymem.ops.tracing import span, user_attributes
+from hymem.core.tracing import span, user_attributes
 
 log = get_logger("hymem.ops.calls")
 

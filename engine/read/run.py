@@ -25,6 +25,7 @@ from typing import Any, Literal, Protocol, TypeVar
 import numpy as np
 from hymem.core.errors import LLMAuthError, LLMError, LLMUnavailable
 from hymem.core.logging import get_logger
+from hymem.core.tracing import set_attributes, span
 from hymem.core.types import Hit, Level, RoleUsage, Usage
 from hymem.embed.embedders import Embedder
 from hymem.indexes.protocol import Row, Storage, Vector
@@ -39,7 +40,6 @@ from hymem.llm.roles import (
     SelectOutput,
 )
 from hymem.llm.tokens import count_tokens
-from hymem.ops.tracing import set_attributes, span
 from hymem.read.candidates import LIGHT_EXTRA, distinct_sources, fuse_candidates, summary_depth
 from hymem.read.light import (
     LIGHT_ASPECT,

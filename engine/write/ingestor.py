@@ -30,6 +30,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from hymem.core import tracing
 from hymem.core.config import MemoryConfig
 from hymem.core.errors import LLMError, StorageFullError
 from hymem.core.logging import get_logger
@@ -42,7 +43,6 @@ from hymem.facts import fact_key
 from hymem.indexes.protocol import Storage
 from hymem.llm.extractive.backend import ExtractiveRoles
 from hymem.llm.roles import RoleResult, Roles, RolesProvider, SegmentInput, SummariseOutput
-from hymem.ops import tracing
 from hymem.write.blas import one_blas_thread
 from hymem.write.buffer import BufferedSegment, may_flush, plan_due, plan_flush
 from hymem.write.consolidate import WriteConsolidation

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 from hymem import Memory, MemoryConfig
+from hymem.core.tracing import USER_HASH, user_hash
 from hymem.embed.embedders import HashingEmbedder
-from hymem.ops.tracing import USER_HASH, user_hash
 from opentelemetry import trace
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
