@@ -14,7 +14,7 @@ import typer
 from hymem.api.memory_args import check_creatable, store_location
 from hymem.cli.app import DEFAULT_STORE, StorePath, app
 from hymem.core.config import MemoryConfig
-from hymem.ops.webhooks.endpoint import redact_url, redact_urls
+from hymem.core.webhook_endpoint import redact_url, redact_urls
 from hymem.ops.webhooks.observer import outbox_path
 from hymem.ops.webhooks.outbox import EndpointStatus, Outbox
 from rich.console import Console

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from hymem.core.errors import ConfigError
 from hymem.core.validation import MAX_K, MAX_QUERY_CHARS
-from hymem.ops.webhooks.endpoint import WebhookEndpoint, check_unique
+from hymem.core.webhook_endpoint import WebhookEndpoint, check_unique
 from hymem.search.fusion import DEFAULT_RRF_K
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict

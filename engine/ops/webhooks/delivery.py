@@ -3,12 +3,13 @@
 A thread per endpoint, so a receiver that is down or slow (each attempt waiting out its
 timeout) delays only its own events; the threads never touch the write path, which only
 inserts rows and wakes them. A 2xx answer delivers a row; any other status (a redirect
-included: none is followed), a timeout, a connection error or a refused target (`targets`)
-counts a failed attempt and schedules the next one by `retry_delay`; after `max_attempts` the
-row is dead. `timeout_s` bounds a whole attempt, however slowly the receiver answers
-(`transport`). The threads start when the Memory opens, so rows a crashed
-process left pending go out then, and stop on `close()` within a bounded time (a POST in
-flight is abandoned: its row stays pending and is sent again, which at-least-once allows).
+included: none is followed), a timeout, a connection error or a refused target
+(`hymem.core.webhook_targets`) counts a failed attempt and schedules the next one by
+`retry_delay`; after `max_attempts` the row is dead. `timeout_s` bounds a whole attempt,
+however slowly the receiver answers (`transport`). The threads start when the Memory opens, so
+rows a crashed process left pending go out then, and stop on `close()` within a bounded time
+(a POST in flight is abandoned: its row stays pending and is sent again, which at-least-once
+allows).
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ from dataclasses import dataclass, field
 
 import httpx
 from hymem.core.logging import get_logger
+from hymem.core.webhook_endpoint import WebhookEndpoint, redact_urls
 from hymem.ops.webhooks.backoff import retry_delay
-from hymem.ops.webhooks.endpoint import WebhookEndpoint, redact_urls
 from hymem.ops.webhooks.outbox import Due, Outbox
 from hymem.ops.webhooks.signing import sign
 from hymem.ops.webhooks.transport import TargetRefused, webhook_client

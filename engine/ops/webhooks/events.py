@@ -18,16 +18,16 @@ from typing import Any
 from hymem.backfill.runner import BackfillReport
 from hymem.core.time import utcnow
 from hymem.core.types import AddResult, SummaryRecord
-from hymem.imports.chat_import import ChatImportReport
-from hymem.manage.erase import ErasureReport
-from hymem.manage.portable import ImportReport
-from hymem.ops.calls import CallRecord
-from hymem.ops.webhooks.endpoint import (
+from hymem.core.webhook_endpoint import (
     IMPORT_FINISHED,
     SUMMARIES_CHANGED,
     TURNS_COMMITTED,
     USER_ERASED,
 )
+from hymem.imports.chat_import import ChatImportReport
+from hymem.manage.erase import ErasureReport
+from hymem.manage.portable import ImportReport
+from hymem.ops.calls import CallRecord
 from hymem.sleep.consolidator import SleepReport
 
 _SLACK = timedelta(milliseconds=5)  # a doubt counts as new: a repeated event, never a lost one

@@ -13,10 +13,10 @@ from pathlib import Path
 from hymem.core.config import MemoryConfig
 from hymem.core.errors import ConfigError
 from hymem.core.logging import get_logger
+from hymem.core.webhook_endpoint import USER_ERASED, WebhookEndpoint
 from hymem.indexes.location import StoreLocation
 from hymem.ops.calls import CallRecord
 from hymem.ops.webhooks.delivery import Deliverer, Policy
-from hymem.ops.webhooks.endpoint import USER_ERASED, WebhookEndpoint
 from hymem.ops.webhooks.events import events_of
 from hymem.ops.webhooks.outbox import Outbox
 

@@ -17,7 +17,7 @@ import time
 from collections.abc import Mapping
 
 from hymem.core.errors import ConfigError, HymemError, UserInputError
-from hymem.ops.webhooks.endpoint import secret_key
+from hymem.core.webhook_endpoint import secret_key
 
 ID_HEADER = "webhook-id"
 TIMESTAMP_HEADER = "webhook-timestamp"

@@ -8,10 +8,10 @@ it makes waits at most what is left of it, so the request ends with a timeout er
 `total_s` (plus the time of one send or receive call), whatever the receiver does.
 
 Connecting: the host is resolved here, every address it resolves to is checked
-(`targets.refusal`), and only those addresses are connected to, so a name cannot pass the
-check with one address and be connected to at another (DNS rebinding). A refusal raises
-`TargetRefused` before any connection is made. No proxy from the environment is used (the
-proxy would resolve the name, unchecked), and httpx follows no redirect unless asked.
+(`hymem.core.webhook_targets.refusal`), and only those addresses are connected to, so a name
+cannot pass the check with one address and be connected to at another (DNS rebinding). A
+refusal raises `TargetRefused` before any connection is made. No proxy from the environment is
+used (the proxy would resolve the name, unchecked), and httpx follows no redirect unless asked.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from typing import Any
 
 import httpcore
 import httpx
-from hymem.ops.webhooks.targets import literal, refusal
+from hymem.core.webhook_targets import literal, refusal
 
 Resolver = Callable[..., list[tuple[Any, ...]]]  # socket.getaddrinfo's shape
 

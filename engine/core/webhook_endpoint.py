@@ -1,9 +1,9 @@
 """A webhook endpoint as the operator registers it (`MemoryConfig.webhooks`), and the event
 types hymem emits.
 
-Kept free of the rest of hymem (pydantic, `hymem.core.errors` and the stdlib-only `targets`)
-because `hymem.core.config` imports it: the configuration must not pull in the write path to
-validate a URL."""
+In the core because `hymem.core.config` validates `MemoryConfig.webhooks` with it; it uses
+nothing but pydantic, `hymem.core.errors` and the stdlib-only `hymem.core.webhook_targets`.
+Delivering the events is `hymem.ops.webhooks`' work."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from typing import Any
 from urllib.parse import parse_qsl, quote, urlsplit
 
 from hymem.core.errors import ConfigError
-from hymem.ops.webhooks.targets import host_refusal
+from hymem.core.webhook_targets import host_refusal
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -91,7 +91,7 @@ class WebhookEndpoint(BaseModel):
     undelivered events across restarts and a URL can change under the same name. `events`
     filters the event types sent (default: all of `EVENT_TYPES`). Loopback, link-local and
     private hosts are refused unless `allow_private_targets` is set (cloud metadata addresses
-    always are): see `targets`."""
+    always are): see `hymem.core.webhook_targets`."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
