@@ -13,12 +13,14 @@ from typing import Any, Literal
 from hymem.core.errors import ConfigError
 from hymem.core.validation import MAX_K, MAX_QUERY_CHARS
 from hymem.core.webhook_endpoint import WebhookEndpoint, check_unique
-from hymem.search.fusion import DEFAULT_RRF_K
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 from pydantic_settings.exceptions import SettingsError
 
 DEFAULT_EMBEDDER = "all-MiniLM-L6-v2"
+# Reciprocal-rank fusion's k (`rrf_k`); why 20 and not the paper's 60 is said where it is used,
+# in hymem.search.fusion.
+DEFAULT_RRF_K = 20
 LLM_SPECS = "'extractive', 'openai:MODEL', 'gguf:PATH', 'local' or 'hf:PATH'"
 
 # The model roles (hymem.llm.roles.Role's values), named here so config need not import the

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-DEFAULT_RRF_K = 20
+from hymem.core.config import DEFAULT_RRF_K
 
 
 def reciprocal_rank_fusion(
