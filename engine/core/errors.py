@@ -4,7 +4,6 @@
     ├── UserInputError            caller mistakes: bad query, k <= 0, unknown level, bad message
     │   ├── InvalidMessageError   one message of an add() call; names its index
     │   ├── NotFoundError         no record of that id for that user (another user's included)
-    │   ├── DatasetFormatError    a benchmark file that is not in its benchmark's format at all
     │   └── ChatExportError       a chat export (import_chat) not in its format; names where
     ├── ConfigError               inconsistent or unknown configuration, unknown backend spec
     ├── StoreError                the memory folder itself
@@ -65,13 +64,6 @@ class NotFoundError(UserInputError, LookupError):
         self.kind = kind
         self.record_id = record_id
         super().__init__(f"no {kind} {record_id!r} for this user")
-
-
-class DatasetFormatError(UserInputError):
-    """A benchmark file is not in its format at all (not JSON, not a list, no valid item).
-
-    Single bad items of an otherwise valid file are skipped and counted by the harness
-    instead, so one damaged question never costs a whole run."""
 
 
 class ChatExportError(UserInputError):

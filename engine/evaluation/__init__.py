@@ -11,6 +11,7 @@
     retrieval_cache its per-question results, reused by a rerun while config and store agree
     timing          seconds per stage of each invocation (timing.jsonl, the report's table)
     manifest        versions, config, prompt versions, dataset hash, git commit
+    errors          DatasetFormatError: a benchmark file not in its format (a UserInputError)
     dashboard       the self-contained HTML page; its numbers live in `dashboard_data`, its
                     charts in `dashboard_figures` (only those with data), its tables in
                     `dashboard_tables` (key numbers; each run's retrieval tables from its report)

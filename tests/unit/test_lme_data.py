@@ -9,8 +9,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import hymem.core.errors
 import pytest
-from hymem.core.errors import DatasetFormatError, UserInputError
+from hymem.core.errors import UserInputError
+from hymem.evaluation.errors import DatasetFormatError
 from hymem.evaluation.longmemeval.data import (
     load_longmemeval,
     parse_lme_date,
@@ -165,3 +167,11 @@ def test_a_file_that_is_not_the_format_raises_one_typed_error(tmp_path: Path) ->
         load_longmemeval(tmp_path / "garbage.json")
     with pytest.raises(UserInputError, match="does not exist"):
         load_longmemeval(tmp_path / "missing.json")
+
+
+def test_dataset_format_error_is_the_evaluations_and_a_caller_mistake() -> None:
+    """A benchmark's error lives with the harnesses, not in the library's tree; as a
+    UserInputError the CLI still reports it in one line with exit status 2."""
+    assert issubclass(DatasetFormatError, UserInputError)
+    assert DatasetFormatError.__module__ == "hymem.evaluation.errors"
+    assert not hasattr(hymem.core.errors, "DatasetFormatError")

@@ -26,8 +26,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from hymem.core.errors import DatasetFormatError, UserInputError
+from hymem.core.errors import UserInputError
 from hymem.core.logging import get_logger
+from hymem.evaluation.errors import DatasetFormatError
 from pydantic import BaseModel, ConfigDict, Field
 
 log = get_logger("hymem.evaluation.longmemeval")
