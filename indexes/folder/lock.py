@@ -1,9 +1,7 @@
-"""The single-writer lock, the folder's metadata (`meta.json`) and small atomic-file helpers."""
+"""The single-writer lock and the folder's metadata (`meta.json`)."""
 
 from __future__ import annotations
 
-import json
-import os
 import secrets
 from pathlib import Path
 from typing import Any
@@ -12,7 +10,6 @@ import filelock
 from hymem.core.errors import (
     EmbedderMismatchError,
     SchemaVersionError,
-    StoreCorruptedError,
     StoreLockedError,
 )
 from hymem.core.time import utcnow
@@ -45,32 +42,6 @@ class WriterLock:
     def release(self) -> None:
         if self._lock.is_locked:
             self._lock.release()
-
-
-def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
-    """Write-then-rename with fsync, so a crash leaves the old file or the new one, never half."""
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(data, fh, ensure_ascii=False, indent=1, default=str)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-
-
-def read_json(path: Path) -> dict[str, Any] | None:
-    """The JSON object in `path`, None when there is no file. Anything else (unreadable, not
-    UTF-8, not JSON, not an object) is a StoreCorruptedError naming the file, which callers
-    that can repair it catch."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError) as exc:  # JSONDecodeError and UnicodeDecodeError included
-        raise StoreCorruptedError(f"cannot read {path}: {exc}") from exc
-    if not isinstance(data, dict):
-        raise StoreCorruptedError(f"{path} does not hold a JSON object")
-    return data
 
 
 def new_meta(schema_version: int, embedder_name: str, dim: int) -> dict[str, Any]:
@@ -129,6 +100,4 @@ __all__ = [
     "meta_from_rows",
     "new_cursor_key",
     "new_meta",
-    "read_json",
-    "write_json_atomic",
 ]

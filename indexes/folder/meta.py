@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from hymem.core.errors import StoreCorruptedError, StoreError
-from hymem.indexes.folder.lock import META_FILE, read_json
+from hymem.indexes.folder.lock import META_FILE
+from hymem.indexes.jsonfile import read_json
 from hymem.indexes.lance.table_state import TableState
 from hymem.indexes.lance.tables import LanceTables
 from hymem.indexes.store.meta import MetaKeeper

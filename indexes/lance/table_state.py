@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from hymem.core.errors import StoreCorruptedError
-from hymem.indexes.folder.lock import read_json, write_json_atomic
+from hymem.indexes.jsonfile import read_json, write_json_atomic
 from hymem.indexes.lance import schema as S
 from hymem.indexes.lance.tables import LanceTables
 

@@ -25,7 +25,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.ipc as ipc
 from hymem.core.errors import StoreCorruptedError
-from hymem.indexes.folder.lock import read_json, write_json_atomic
+from hymem.indexes.jsonfile import read_json, write_json_atomic
 from hymem.indexes.lance.fragments import Fragment
 from hymem.indexes.lexical.index import LEXICAL_SCHEMA_VERSION
 

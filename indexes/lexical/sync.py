@@ -18,7 +18,7 @@ from typing import Any
 from hymem.core.errors import StoreCorruptedError
 from hymem.core.metadata import decode, lexical_tokens
 from hymem.core.types import Level, SummaryStatus
-from hymem.indexes.folder.lock import read_json, write_json_atomic
+from hymem.indexes.jsonfile import read_json, write_json_atomic
 from hymem.indexes.keys import lexical_text
 from hymem.indexes.lance import schema as S
 from hymem.indexes.lance import sql as F

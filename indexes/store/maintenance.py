@@ -36,7 +36,7 @@ from typing import Any
 from hymem.core.errors import StoreError
 from hymem.core.logging import get_logger
 from hymem.core.time import Clock, utcnow
-from hymem.indexes.folder.lock import read_json, write_json_atomic
+from hymem.indexes.jsonfile import read_json, write_json_atomic
 from hymem.indexes.lance import schema as S
 from hymem.indexes.lance.tables import LanceTables
 from hymem.indexes.lexical.feed import LexicalFeed

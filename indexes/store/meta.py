@@ -25,7 +25,7 @@ from hymem.indexes.folder.lock import (
     new_cursor_key,
     new_meta,
 )
-from hymem.indexes.folder.lock import write_json_atomic as _write_json
+from hymem.indexes.jsonfile import write_json_atomic as _write_json
 from hymem.indexes.lance import schema as S
 from hymem.indexes.lance.migrate import can_migrate, migrate
 from hymem.indexes.lance.tables import LanceTables
