@@ -15,9 +15,7 @@ from typing import Any
 from hymem.core.time import to_utc
 from hymem.indexes.lance import schema as S
 from hymem.indexes.lance import sql as F
-
-# (seq, id) for turns, (created_at, id) for segments and summaries.
-PageKey = tuple[int | datetime, str]
+from hymem.indexes.protocol import PageKey
 
 TABLE_OF = {"turn": S.TURNS, "segment": S.SEGMENTS, "summary": S.SUMMARIES}
 ORDER_COLUMN = {"turn": "seq", "segment": "created_at", "summary": "created_at"}

@@ -31,7 +31,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 from hymem.core.filters import Filter
@@ -45,12 +45,12 @@ from hymem.core.types import (
     TurnStatus,
 )
 
-if TYPE_CHECKING:  # paging imports the schema, which imports this module's Vector
-    from hymem.indexes.paging import PageKey
-
 TimeRange = tuple[datetime | None, datetime | None]
 Row = dict[str, Any]
 Vector = Sequence[float] | np.ndarray  # a query vector as the embedder returns it, or a list
+# Where a page of records starts (`hymem.indexes.paging`): (seq, id) for turns, (created_at, id)
+# for segments and summaries.
+PageKey = tuple[int | datetime, str]
 
 # The columns of a search row (`dense_rows`, `hydrate`), per level: what a Hit is built from.
 HIT_COLUMNS: dict[Level, list[str]] = {
@@ -391,6 +391,7 @@ __all__ = [
     "HIT_COLUMNS",
     "SCAN_BATCH_ROWS",
     "LineLog",
+    "PageKey",
     "Row",
     "RowScope",
     "Storage",
