@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hymem.backfill.locomo import LocomoConversation, conversation_messages
 from hymem.core.errors import UserInputError
 from hymem.core.validation import check_user_id
 
@@ -42,10 +43,8 @@ class UserHistory:
         return sum(len(s.messages) for s in self.sessions)
 
 
-def locomo_histories(conversations: Iterable[Any]) -> list[UserHistory]:
-    """LoCoMo conversations (`hymem.evaluation.locomo_data`) as histories."""
-    from hymem.evaluation.locomo_data import conversation_messages
-
+def locomo_histories(conversations: Iterable[LocomoConversation]) -> list[UserHistory]:
+    """LoCoMo conversations (`hymem.backfill.locomo`) as histories."""
     return [
         UserHistory(
             conv.sample_id,

@@ -223,7 +223,7 @@ def ingest_locomo(
 ) -> None:
     """Feed LoCoMo conversations turn by turn (user_id = sample_id), then flush each; with
     `--ray`, backfill them on Ray workers instead (`hymem ingest jsonl` says how)."""
-    from hymem.evaluation.locomo_data import conversation_messages, load_locomo
+    from hymem.backfill.locomo import conversation_messages, load_locomo
 
     convs = load_locomo(path)
     if conversations:

@@ -1,6 +1,7 @@
 """Evaluation harnesses (LoCoMo here, LongMemEval in `longmemeval/`) and the dashboard.
 
-    locomo_data     loading the benchmark file (annotations are never loaded)
+    locomo_data     the old name of `hymem.backfill.locomo`, which loads the benchmark file
+                    (annotations are never loaded)
     metrics         LoCoMo-style F1 / BLEU-1, evidence recall, percentiles, aggregation (pure)
     systems         hymem and its ablations through Memory.ask; baselines in `baselines`
     runner          ingest -> ask -> score, resumable (`run_locomo`, `RunOptions`)

@@ -25,7 +25,7 @@ from hymem.llm.tokens import count_tokens
 
 if TYPE_CHECKING:
     from hymem.api.memory import Memory
-    from hymem.evaluation.locomo_data import LocomoConversation, LocomoQA
+    from hymem.backfill.locomo import LocomoConversation, LocomoQA
 
 Depth = Literal["light", "deep"]
 DEPTHS: tuple[Depth, ...] = ("light", "deep")

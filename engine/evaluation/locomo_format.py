@@ -1,8 +1,6 @@
-"""LoCoMo's own formats, kept out of the core: its session stamps ("1:56 pm on 8 May, 2023")
-and the way its gold answers word relative dates ("the Friday before 15 July 2023").
-
-The core parses general absolute dates (`hymem.core.time`); this strict parser exists so the
-harness reads LoCoMo's stamps exactly, without going through dateparser's heuristics.
+"""How LoCoMo's gold answers word relative dates ("the Friday before 15 July 2023"), kept out
+of the core. (Its session stamps, "1:56 pm on 8 May, 2023", are read with the dataset, by
+`hymem.backfill.locomo`.)
 
 The core's extractive backend words "last Friday", said on Saturday 15 July 2023, as the
 calendar day "14 July 2023" and "last week" as "the week of 1 May 2023". LoCoMo's annotators
@@ -14,11 +12,8 @@ measures the core's own wording. Nothing in the core imports this module."""
 
 from __future__ import annotations
 
-import re
-from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
-from hymem.core.time import parse_timestamp
 from hymem.llm.extractive.temporal import DateMention, format_day
 
 if TYPE_CHECKING:
@@ -27,59 +22,6 @@ if TYPE_CHECKING:
     from hymem.llm.roles import Roles
 
 Phrasing = Literal["locomo", "general"]
-
-# "1:56 pm on 8 May, 2023" / "10:37 am on 27 June, 2023" (LoCoMo session_N_date_time)
-_LOCOMO = re.compile(
-    r"^\s*(?P<h>\d{1,2}):(?P<m>\d{2})\s*(?P<ampm>[ap]\.?m\.?)\s+on\s+"
-    r"(?P<d>\d{1,2})\s+(?P<mon>[A-Za-z]+),?\s+(?P<y>\d{4})\s*$",
-    re.IGNORECASE,
-)
-_MONTHS = {
-    name: i
-    for i, names in enumerate(
-        [
-            ("january", "jan"),
-            ("february", "feb"),
-            ("march", "mar"),
-            ("april", "apr"),
-            ("may",),
-            ("june", "jun"),
-            ("july", "jul"),
-            ("august", "aug"),
-            ("september", "sep", "sept"),
-            ("october", "oct"),
-            ("november", "nov"),
-            ("december", "dec"),
-        ],
-        start=1,
-    )
-    for name in names
-}
-
-
-def parse_locomo_datetime(text: str) -> datetime | None:
-    """LoCoMo's "1:56 pm on 8 May, 2023"; None when the text has another shape."""
-    m = _LOCOMO.match(text)
-    if m is None:
-        return None
-    month = _MONTHS.get(m["mon"].lower())
-    hour, minute = int(m["h"]), int(m["m"])
-    if month is None or not 1 <= hour <= 12:
-        return None
-    if m["ampm"].lower().startswith("p") and hour != 12:
-        hour += 12
-    elif m["ampm"].lower().startswith("a") and hour == 12:
-        hour = 0
-    try:
-        return datetime(int(m["y"]), month, int(m["d"]), hour, minute)
-    except ValueError:
-        return None
-
-
-def parse_session_time(text: str) -> datetime:
-    """A LoCoMo session stamp, or any timestamp hymem accepts; UserInputError otherwise."""
-    found = parse_locomo_datetime(text) if isinstance(text, str) else None
-    return found if found is not None else parse_timestamp(text)
 
 
 def locomo_date_phrasing(mention: DateMention) -> str | None:
@@ -110,7 +52,5 @@ def phrased_roles(config: MemoryConfig, embedder: Embedder, phrasing: Phrasing) 
 __all__ = [
     "Phrasing",
     "locomo_date_phrasing",
-    "parse_locomo_datetime",
-    "parse_session_time",
     "phrased_roles",
 ]

@@ -11,16 +11,16 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hymem.backfill.locomo import conversation_messages
 from hymem.core.errors import LLMUnavailable
 from hymem.core.logging import get_logger
 from hymem.core.types import AddResult, Usage
-from hymem.evaluation.locomo_data import conversation_messages
 from hymem.evaluation.progress import make_progress
 from pydantic import BaseModel
 
 if TYPE_CHECKING:
     from hymem.api.memory import Memory
-    from hymem.evaluation.locomo_data import LocomoConversation
+    from hymem.backfill.locomo import LocomoConversation
 
 log = get_logger("hymem.evaluation.locomo_ingest")
 

@@ -34,7 +34,7 @@ from hymem.llm.tokens import count_tokens
 
 if TYPE_CHECKING:
     from hymem.api.memory import Memory
-    from hymem.evaluation.locomo_data import LocomoConversation, LocomoQA
+    from hymem.backfill.locomo import LocomoConversation, LocomoQA
     from hymem.llm.roles import ContextItem
     from hymem.search.hybrid import SearchMode
 

@@ -13,10 +13,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hymem.backfill.locomo import load_locomo
 from hymem.core.config import MemoryConfig
 from hymem.core.errors import ConfigError, UserInputError
 from hymem.core.logging import get_logger
-from hymem.evaluation.locomo_data import load_locomo
 from hymem.evaluation.locomo_format import Phrasing, phrased_roles
 from hymem.evaluation.locomo_ingest import flush_user, ingest_all, ingest_conversation
 from hymem.evaluation.manifest import build_manifest, check_resumable
@@ -40,8 +40,8 @@ from pydantic import BaseModel, Field
 
 if TYPE_CHECKING:
     from hymem.api.memory import Memory
+    from hymem.backfill.locomo import LocomoConversation, LocomoQA
     from hymem.embed.embedders import Embedder
-    from hymem.evaluation.locomo_data import LocomoConversation, LocomoQA
     from hymem.llm.roles import Roles
 
 log = get_logger("hymem.evaluation.runner")

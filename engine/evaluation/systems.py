@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field
 
 if TYPE_CHECKING:
     from hymem.api.memory import Memory
-    from hymem.evaluation.locomo_data import LocomoConversation, LocomoQA
+    from hymem.backfill.locomo import LocomoConversation, LocomoQA
 
 Path = Literal["light", "deep", "none"]
 LIGHT_ROLES = ("light_answer",)

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 from hymem import Memory, MemoryConfig
+from hymem.backfill.locomo import conversation_messages, load_locomo
 from hymem.core.types import AddResult, TurnStatus
-from hymem.evaluation.locomo_data import conversation_messages, load_locomo
 
 from tests.fixtures_ingest import LOCOMO_MINI
 

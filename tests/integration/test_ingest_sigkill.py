@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 from hymem import Memory, MemoryConfig
+from hymem.backfill.locomo import conversation_messages, load_locomo
 from hymem.core.types import TurnStatus
 from hymem.embed.embedders import HashingEmbedder
-from hymem.evaluation.locomo_data import conversation_messages, load_locomo
 
 from tests.fixtures_ingest import LOCOMO_MINI
 
@@ -26,7 +26,7 @@ CHILD = textwrap.dedent(
     import sys
     from hymem import Memory, MemoryConfig
     from hymem.embed.embedders import HashingEmbedder
-    from hymem.evaluation.locomo_data import conversation_messages, load_locomo
+    from hymem.backfill.locomo import conversation_messages, load_locomo
 
     store, fixture = sys.argv[1], sys.argv[2]
     cfg = MemoryConfig.defaults(embedder="hashing", buffer_tokens=96)

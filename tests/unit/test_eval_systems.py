@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hymem.backfill.locomo import parse_locomo
 from hymem.core.errors import ConfigError, UserInputError
 from hymem.core.types import RoleUsage, Usage
 from hymem.evaluation.baselines import top_k_indices
-from hymem.evaluation.locomo_data import parse_locomo
 from hymem.evaluation.manifest import check_resumable
 from hymem.evaluation.runner import eligible_questions, select_conversations
 from hymem.evaluation.systems import ALL_SYSTEMS, build_systems, to_dia_id, usage_split

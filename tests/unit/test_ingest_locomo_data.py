@@ -7,13 +7,13 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
-from hymem.core.errors import UserInputError
-from hymem.evaluation.locomo_data import (
+from hymem.backfill.locomo import (
     LocomoTurn,
     conversation_messages,
     load_locomo,
     parse_locomo,
 )
+from hymem.core.errors import UserInputError
 
 from tests.fixtures_ingest import LOCOMO_MINI
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import UTC, date, datetime, timedelta, timezone
 
 import pytest
+from hymem.backfill.locomo import parse_locomo_datetime
 from hymem.core.errors import UserInputError
 from hymem.core.time import format_line_time, parse_timestamp
-from hymem.evaluation.locomo_format import parse_locomo_datetime
 
 
 @pytest.mark.parametrize(
