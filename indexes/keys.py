@@ -6,7 +6,7 @@ shares no word with the fact itself. So each summary carries `context`, the tail
 line before its first source line, and the lexical index holds the summary's text and its
 context together. The context is a key only: it is never shown, returned or summarised.
 
-Measured on LoCoMo's development conversations (benchmarks/RESULTS.md): the tail of the line
+Measured on LoCoMo's development conversations: the tail of the line
 before lifts hybrid summary recall@10 by about six points; the whole line does the same on
 LoCoMo's short turns, but a LongMemEval assistant reply runs to hundreds of words, so the tail
 is capped at `CONTEXT_WORDS`.

@@ -118,7 +118,7 @@ class SummaryRecord(_Record):
     created_at: datetime
     updated_at: datetime
     metadata: dict[str, MetaValue] = Field(default_factory=dict)  # its segment's
-    # Schema 5 (issue 30). The memory this version belongs to: every version of one memory
+    # Schema 5. The memory this version belongs to: every version of one memory
     # shares it (the first version's id), so an agent keeps the id it was given across
     # updates. `valid_from` is when the fact was said (its source turns' time); `valid_to`,
     # set only when a newer value of the same fact superseded it, when that one was said.
@@ -238,7 +238,7 @@ class AddResult(BaseModel):
     summarise_fallbacks: list[str] = Field(default_factory=list)
     usage: Usage = Field(default_factory=Usage)
     backend: str = ""  # "extractive" or the model spec, so results are never mislabelled
-    # Write-time consolidation (issue 30): summaries this call merged into an older one, older
+    # Write-time consolidation: summaries this call merged into an older one, older
     # summaries a newer value superseded, and summaries stored already ended (older values).
     merged: list[str] = Field(default_factory=list)
     superseded: list[str] = Field(default_factory=list)

@@ -1,7 +1,7 @@
 """Memory that stays true: which summaries state the same fact, and which a newer value replaces.
 
-At write time each new summary is compared with the user's few nearest active summaries
-(issue 30). Without a model, this package decides only the clear cases: the same subject and
+At write time each new summary is compared with the user's few nearest active summaries, not
+only at sleep. Without a model, this package decides only the clear cases: the same subject and
 relation with a different value (where someone lives or works, their job, age, counts,
 favourites, partner, a planned move or their next trip) supersedes the old summary, and a
 summary stating the same fact as a neighbour merges into it. The text is read clause by clause,

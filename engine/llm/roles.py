@@ -1,11 +1,14 @@
-"""The seven roles every model call goes through, as one protocol with two implementations:
+"""The seven roles every model call goes through: what the write path, the read path, sleep and
+the evaluations ask of a model, as the `Roles` protocol with two implementations:
 
-* `PromptedRoles(backend, ...)`  renders prompts/*.md, calls a ChatBackend (openai:/hf:),
-  validates the JSON reply against prompts' pydantic schema, repairs, then falls back.
+* `PromptedRoles(backend, ...)`  renders prompts/*.md, calls a ChatBackend (openai:, hf:,
+  gguf:, local), validates the JSON reply against prompts' pydantic schema, repairs, then
+  falls back.
 * `ExtractiveRoles(embedder)`    no model: deterministic, honest heuristics per role.
 
-CONTRACT (filled in by the LLM-layer work; scheduler, ingest, sleep and evaluation code
-against it). Role names used in usage accounting and traces are the `Role` values.
+Each role's inputs are defined here and its outputs beside the prompts (`hymem.prompts.schemas`,
+re-exported here); every call returns a `RoleResult` with its usage and whether a fallback
+stood in. Role names used in usage accounting and traces are the `Role` values.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The audit (issue 30): how far a user's memory can be trusted, measured from the store alone.
+"""The audit: how far a user's memory can be trusted, measured from the store alone.
 
 Per user it reports how well each active summary is supported by the turns it cites, which
 active summaries say the same thing twice, which state two values of one single-valued fact,

@@ -4,7 +4,7 @@ candidate pool of summary hits and segment hits in one ranked list.
 Several summaries often come from one turn (a long reply keeps up to four facts), so the light
 path's top k could stand for only a few turns. `distinct_sources` skips a hit whose source turns
 earlier hits already cover, reading down a slightly deeper list, so k summaries stand for as
-many turns as they can (+1 point of LoCoMo evidence recall@10, benchmarks/RESULTS.md).
+many turns as they can (+1 point of LoCoMo evidence recall@10).
 
 A Level-2 segment can end up with no Level-1 summary: a summariser may find nothing worth
 keeping in it (a greeting, a one-line reply), or the builder drops facts already seen in the

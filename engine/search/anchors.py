@@ -9,7 +9,7 @@ the plain search returned: a name the memory is full of. The light path then ran
 question without its anchors (the aspect) and favours hits that name an anchor, instead of
 letting the name decide the ranking.
 
-Measured on LoCoMo's development conversations with `benchmarks/lab_rerank.py` (RESULTS.md).
+Measured on LoCoMo's development conversations before the light path kept it.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ was tuned on TREC runs 1,000 deep; hymem fuses lists of max(2k, 20) candidates, 
 flattens the ranks so far that merely appearing in both lists outranks being first in one (rank
 20 in both, 2/80, beats rank 1 in one, 1/61). k = 20 keeps a strong single-retriever hit in play:
 on LoCoMo's development conversations it lifted summary evidence recall@10 by 3.6 points over
-k = 60 (5 to 20 were within a point of each other; benchmarks/RESULTS.md).
+k = 60 (5 to 20 were within a point of each other).
 """
 
 from __future__ import annotations

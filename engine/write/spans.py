@@ -14,10 +14,9 @@ sentence, token vectors read in context. A summary's vector here is the normalis
 This is late chunking (Günther et al., 2024) plus the rewrite's words. On LoCoMo's development
 questions, dense-only sentence retrieval found 56.7 % of evidence turns at 10 this way against
 58.5 % when the rewritten sentence is embedded again, and 34.1 % with the span alone (names
-matter: LoCoMo's questions name the person). The end-to-end figures are in
-benchmarks/RESULTS.md. A summary whose source cannot be found in its turn (a compressed turn,
-a sentence past the model's 256-word-piece input, an LLM summariser's rewording) is embedded
-as text, as before.
+matter: LoCoMo's questions name the person). A summary whose source cannot be found in its
+turn (a compressed turn, a sentence past the model's 256-word-piece input, an LLM summariser's
+rewording) is embedded as text, as before.
 """
 
 from __future__ import annotations

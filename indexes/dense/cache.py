@@ -9,7 +9,7 @@ columns a hit shows (text, its segment or turns), loaded on the user's first sea
 kept fresh by the writer's own commits (`upsert`) or dropped when a write cannot be applied as a
 delta (`invalidate`). Serving the winners' rows from here, not by an `id IN (...)` query, is
 what keeps hybrid search near its floor: at 100k summaries each LanceDB lookup of 20 ids cost
-10-20 ms, as much as the query embedding (profile in benchmarks/RESULTS.md).
+10-20 ms, as much as the query embedding.
 
 Memory is bounded: entries are evicted least-recently-searched first past `budget_bytes`, and a
 user whose rows alone would not fit is searched through LanceDB (its ANN index) instead. A

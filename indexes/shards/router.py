@@ -131,8 +131,8 @@ class ShardedStore:
         parallel wave, every shard this process has searched. Each shard would otherwise catch
         itself up on its next search: with searches spread over S shards that is S catch-ups,
         one in a search's path each time, where the wave costs one catch-up's latency per
-        `refresh_s` (measured: search p50 162-756 ms without it at 2-8 workers and 16 shards,
-        `benchmarks/object_store.py`). Only searched shards: a worker whose searches are its
+        `refresh_s` (measured: search p50 162-756 ms without it at 2-8 workers and 16
+        shards). Only searched shards: a worker whose searches are its
         write path's (the consolidation's neighbours of its own users) caught up every shard of
         the store before, and with 64 shards those reads doubled the requests per add. A shard
         searched for the first time catches itself up. A search that finds a wave running goes

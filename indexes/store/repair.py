@@ -66,7 +66,8 @@ def well_formed(entry: dict[str, Any]) -> bool:
             and _strs(entry.get("summary_ids"))
             and isinstance(turns, dict)
             and all(isinstance(s, str | None) for s in turns.values())
-            # folded status changes (journals before issue 30's fold have neither key)
+            # the write-time consolidation's status changes, folded into this commit (journals
+            # written by hymem 0.3.0 and earlier have neither key)
             and _changes(entry.get("changes", []))
             and _priors(entry.get("prior", []))
         )
