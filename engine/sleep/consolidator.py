@@ -31,13 +31,9 @@ from hymem.manage.editor import restore_version
 from hymem.sleep.decide import Ask, DecisionRunner, Snapshot, build_snapshot
 from hymem.sleep.fact_pass import FactPassReport, fact_pass
 from hymem.sleep.journal import JournalEntry, SleepJournal
-from hymem.sleep.plan import (
-    Decision,
-    PlannedChange,
-    plan_changes,
-    with_vectors,
-)
+from hymem.sleep.plan import PlannedChange, plan_changes, with_vectors
 from hymem.sleep.resummarise import ResummariseReport, resummarise_pass
+from hymem.write.decisions import Decision
 from hymem.write.guard import WriteGuard
 from pydantic import BaseModel, Field
 

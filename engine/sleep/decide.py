@@ -25,8 +25,9 @@ from hymem.llm.cache import cache_owner
 from hymem.llm.roles import ContextItem, RoleResult, Roles, UpdateOutput
 from hymem.sleep.journal import JournalEntry, SleepJournal, queue_key
 from hymem.sleep.metadata_groups import metadata_queues
-from hymem.sleep.plan import Decision, ancestors, normalise_decision, root_of
+from hymem.sleep.plan import ancestors, root_of
 from hymem.sleep.queues import DEFAULT_BLOCK_BYTES, QueueCost, build_update_queues, temporal_ranks
+from hymem.write.decisions import Decision, normalise_decision
 
 log = get_logger("hymem.sleep.decide")
 

@@ -13,7 +13,7 @@ from hymem.core.metadata import canonical
 from hymem.core.types import StatusChange, SummaryRecord, SummaryStatus
 from hymem.facts import Decision
 from hymem.indexes.lexical.analysis import content_terms
-from hymem.sleep.plan import version_id
+from hymem.write.decisions import version_id
 
 
 @dataclass
