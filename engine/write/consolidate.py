@@ -1,8 +1,8 @@
 """Consolidation at write time: a flush's new summaries against the user's active ones.
 
-Before issue 30 a repeated or changed fact stayed active beside the old one until a sleep (and
-only if one ran), so every flush added duplicates and "I moved to Porto" was served beside "I
-live in Lisbon". Now, as a flush commits, each new summary is compared with a few of the
+Were it left to sleep, a repeated or changed fact would stay active beside the old one (and
+sleep may never run): every flush would add duplicates, and "I moved to Porto" would be served
+beside "I live in Lisbon". So, as a flush commits, each new summary is compared with a few of the
 user's active summaries (and the flush's other new ones): its nearest neighbours by vector
 (`NEIGHBOURS`, the candidate search sleep uses, bounded) and the ones stating the same fact
 (`SummaryRecord.fact_key`, read by key, so a changed value is found even when its wording is far
