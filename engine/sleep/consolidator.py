@@ -27,11 +27,11 @@ from hymem.core.types import SummaryRecord, SummaryStatus, Usage
 from hymem.embed.embedders import Embedder
 from hymem.indexes.protocol import Storage
 from hymem.llm.roles import Roles, RolesProvider
-from hymem.manage.editor import restore_version
 from hymem.sleep.decide import Ask, DecisionRunner, Snapshot, build_snapshot
 from hymem.sleep.fact_pass import FactPassReport, fact_pass
 from hymem.sleep.journal import JournalEntry, SleepJournal
 from hymem.sleep.plan import PlannedChange, plan_changes, with_vectors
+from hymem.sleep.restore import restore_version
 from hymem.sleep.resummarise import ResummariseReport, resummarise_pass
 from hymem.write.decisions import Decision
 from hymem.write.guard import WriteGuard
@@ -280,7 +280,7 @@ class Consolidator:
 
     def restore(self, summary_id: str, *, user_id: str) -> SummaryRecord:
         """Make a superseded or deleted version its memory's one active version, retiring
-        what replaced it (`hymem.manage.editor.restore_version`).
+        what replaced it (`hymem.sleep.restore.restore_version`).
 
         The journal gets an override so the next sleep, on the same inputs, does not redo the
         merge or delete that was undone.
