@@ -13,6 +13,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from hymem.api.delegate import managed
 from hymem.api.memory_args import (
     check_request_id,
     exc_free,
@@ -36,7 +37,6 @@ from hymem.indexes.protocol import Storage
 from hymem.llm import LazyRoles
 from hymem.llm.cache import cache_owner
 from hymem.llm.roles import Roles
-from hymem.manage.delegate import managed
 from hymem.manage.editor import Editor
 from hymem.manage.manager import Manager
 from hymem.ops.calls import Observers, observed

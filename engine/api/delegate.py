@@ -5,23 +5,30 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar
+from typing import Concatenate, ParamSpec, Protocol, TypeVar
 
 from hymem.manage.manager import Manager
 from hymem.ops.calls import observed
-
-if TYPE_CHECKING:
-    from hymem.api.memory import Memory
 
 P = ParamSpec("P")
 R = TypeVar("R")
 
 
-def managed(method: Callable[Concatenate[Manager, P], R]) -> Callable[Concatenate[Memory, P], R]:
+class Managing(Protocol):
+    """What a generated method needs of the object it is a method of (the `Memory`)."""
+
+    _manager: Manager
+
+    def _check_open(self) -> None: ...
+
+
+def managed(
+    method: Callable[Concatenate[Manager, P], R],
+) -> Callable[Concatenate[Managing, P], R]:
     """The `Memory` method of a `Manager` method: same name, parameters and docstring; it
     refuses a closed Memory, then hands the call to the Memory's manager unchanged."""
 
-    def call(self: Memory, /, *args: P.args, **kwargs: P.kwargs) -> R:
+    def call(self: Managing, /, *args: P.args, **kwargs: P.kwargs) -> R:
         self._check_open()
         return method(self._manager, *args, **kwargs)
 
@@ -31,4 +38,4 @@ def managed(method: Callable[Concatenate[Manager, P], R]) -> Callable[Concatenat
     return observed(method.__name__)(call)
 
 
-__all__ = ["managed"]
+__all__ = ["Managing", "managed"]
