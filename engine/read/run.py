@@ -19,7 +19,7 @@ import threading
 import time
 from collections.abc import Generator, Iterator, Sequence
 from contextlib import AbstractContextManager, ExitStack, contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol, TypeVar
 
 import numpy as np
@@ -65,7 +65,6 @@ from hymem.read.scheduler import (
     Step,
 )
 from hymem.read.segments import read_segments
-from hymem.read.traces import RoundIds
 from hymem.search.anchors import capitalised, find_anchors
 from hymem.search.hybrid import Ranked
 from hymem.search.scope import SearchScope
@@ -100,6 +99,33 @@ class VectorSearcher(Protocol):
 def to_item(hit: Hit) -> ContextItem:
     """A hit as a role sees it: id, text and its dates."""
     return ContextItem(id=hit.id, text=hit.text, time_start=hit.time_start, time_end=hit.time_end)
+
+
+@dataclass
+class RoundIds:
+    """What one round retrieved and read, by id (hits kept for the answer's evidence)."""
+
+    summary_ids: list[str] = field(default_factory=list)  # light top-k
+    candidate_ids: list[str] = field(default_factory=list)  # deep top-N
+    selected_ids: list[str] = field(default_factory=list)  # chosen by event selection
+    segment_ids: list[str] = field(default_factory=list)  # Level-2 read by the deep answer
+    turn_ids: list[str] = field(default_factory=list)  # turns covered by those segments
+    light_hits: list[Hit] = field(default_factory=list)
+    candidates: list[Hit] = field(default_factory=list)
+    selected: list[Hit] = field(default_factory=list)
+    segments: list[Hit] = field(default_factory=list)
+    answered_light: bool = False  # the deep answer failed and the light answer stood in
+
+    def ids(self) -> dict[str, list[str]]:
+        return {
+            "summary_ids": self.summary_ids,
+            "candidate_ids": self.candidate_ids,
+            "selected_ids": self.selected_ids,
+            "segment_ids": self.segment_ids,
+            "turn_ids": self.turn_ids,
+            # the light path's summaries stand for these turns (their source_turn_ids)
+            "summary_turn_ids": list(dict.fromkeys(t for h in self.light_hits for t in h.turn_ids)),
+        }
 
 
 class Run:

@@ -12,13 +12,13 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 from hymem.core.errors import HymemError
 from hymem.core.logging import get_logger
 from hymem.core.time import Clock, utcnow
-from hymem.core.types import Answer, Hit
+from hymem.core.types import Answer
 
 if TYPE_CHECKING:
     from hymem.indexes.protocol import Storage
@@ -39,33 +39,6 @@ TRACE_WRITE_ERRORS: tuple[type[BaseException], ...] = (
     TypeError,
     LookupError,
 )
-
-
-@dataclass
-class RoundIds:
-    """What one round retrieved and read, by id (hits kept for the answer's evidence)."""
-
-    summary_ids: list[str] = field(default_factory=list)  # light top-k
-    candidate_ids: list[str] = field(default_factory=list)  # deep top-N
-    selected_ids: list[str] = field(default_factory=list)  # chosen by event selection
-    segment_ids: list[str] = field(default_factory=list)  # Level-2 read by the deep answer
-    turn_ids: list[str] = field(default_factory=list)  # turns covered by those segments
-    light_hits: list[Hit] = field(default_factory=list)
-    candidates: list[Hit] = field(default_factory=list)
-    selected: list[Hit] = field(default_factory=list)
-    segments: list[Hit] = field(default_factory=list)
-    answered_light: bool = False  # the deep answer failed and the light answer stood in
-
-    def ids(self) -> dict[str, list[str]]:
-        return {
-            "summary_ids": self.summary_ids,
-            "candidate_ids": self.candidate_ids,
-            "selected_ids": self.selected_ids,
-            "segment_ids": self.segment_ids,
-            "turn_ids": self.turn_ids,
-            # the light path's summaries stand for these turns (their source_turn_ids)
-            "summary_turn_ids": list(dict.fromkeys(t for h in self.light_hits for t in h.turn_ids)),
-        }
 
 
 def build_trace(
