@@ -3,8 +3,10 @@
     locomo_data     the old name of `hymem.backfill.locomo`, which loads the benchmark file
                     (annotations are never loaded)
     metrics         LoCoMo-style F1 / BLEU-1, evidence recall, percentiles, aggregation (pure)
-    systems         hymem and its ablations through Memory.ask; baselines in `baselines`
-    runner          ingest -> ask -> score, resumable (`run_locomo`, `RunOptions`)
+    systems         hymem and its ablations through Memory.ask; baselines in `baselines`;
+                    `lineup` builds them by name
+    runner          ingest -> ask -> score, resumable (`run_locomo`, `RunOptions`); which
+                    conversations and questions it asks is `questions`
     predictions     predictions.jsonl (and other keyed JSONL logs), appended per finished item
     pool            answering questions concurrently, a bounded number in flight
     report          summary.json and the Table-1-shaped report.md (pure)

@@ -22,6 +22,7 @@ from hymem.evaluation.flat import FlatIndex, Ranker
 from hymem.evaluation.locomo_budget import question_budgets, summarise_budgets, turn_index
 from hymem.evaluation.metrics import CATEGORY_NAMES, evidence_recall, mean
 from hymem.evaluation.progress import make_progress
+from hymem.evaluation.questions import eligible_questions
 from hymem.evaluation.retrieval_cache import (
     RetrievalCache,
     RetrievalQuestion,
@@ -102,8 +103,6 @@ def evaluate_retrieval(
     "budget": matched-budget summary, "budget_questions": its per-question rows}. A question
     `cache` holds under its conversation's current fingerprint is not searched again; one
     scored now is put there."""
-    from hymem.evaluation.runner import eligible_questions
-
     per_conv = [
         (
             conv,

@@ -9,7 +9,7 @@ timing.jsonl and the report (`timing`)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +17,7 @@ from hymem.backfill.locomo import load_locomo
 from hymem.core.config import MemoryConfig
 from hymem.core.errors import ConfigError, UserInputError
 from hymem.core.logging import get_logger
+from hymem.evaluation.lineup import build_systems
 from hymem.evaluation.locomo_format import Phrasing, phrased_roles
 from hymem.evaluation.locomo_ingest import flush_user, ingest_all, ingest_conversation
 from hymem.evaluation.manifest import build_manifest, check_resumable
@@ -28,12 +29,12 @@ from hymem.evaluation.predictions import (
     PredictionRecord,
     read_predictions,
 )
+from hymem.evaluation.questions import eligible_questions, select_conversations
 from hymem.evaluation.systems import (
     ALL_SYSTEMS,
     System,
     SystemResult,
     answer_fields,
-    build_systems,
 )
 from hymem.evaluation.timing import StageClock, append_timing, read_timing
 from pydantic import BaseModel, Field
@@ -76,43 +77,6 @@ class RunResult(BaseModel):
     retrieval_reused: int = 0  # ... and those it took from retrieval_questions.jsonl
     stages: dict[str, float] = Field(default_factory=dict)  # seconds per stage (`timing`)
     summary: dict[str, Any]
-
-
-def select_conversations(
-    convs: Sequence[LocomoConversation], wanted: Sequence[str]
-) -> list[LocomoConversation]:
-    if not wanted:
-        return list(convs)
-    by_id = {c.sample_id: c for c in convs}
-    missing = [w for w in wanted if w not in by_id]
-    if missing:
-        raise UserInputError(
-            f"conversation(s) {missing} not in the dataset; it has {', '.join(by_id)}"
-        )
-    return [by_id[w] for w in dict.fromkeys(wanted)]
-
-
-def eligible_questions(
-    conv: LocomoConversation,
-    *,
-    adversarial: bool,
-    limit: int | None,
-    per_category: int | None = None,
-) -> list[tuple[int, LocomoQA]]:
-    """(index in the conversation's qa list, qa) for categories 1-4 (and 5 when asked): the
-    first `per_category` of each category (all when None), then the first `limit` of those,
-    in the conversation's order."""
-    cats = {1, 2, 3, 4, 5} if adversarial else {1, 2, 3, 4}
-    out = [(i, qa) for i, qa in enumerate(conv.qa) if qa.category in cats]
-    if per_category is not None:
-        taken: dict[int, int] = {}
-        kept = []
-        for i, qa in out:
-            taken[qa.category] = taken.get(qa.category, 0) + 1
-            if taken[qa.category] <= per_category:
-                kept.append((i, qa))
-        out = kept
-    return out[:limit] if limit is not None else out
 
 
 def score(

@@ -13,7 +13,6 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from hymem.core.errors import UserInputError
 from hymem.core.types import Answer, Hit, Level, Usage
 from hymem.llm.tokens import count_tokens
 from pydantic import BaseModel, Field
@@ -183,29 +182,6 @@ def answer_result(ans: Answer, wall_ms: float, turn_ids: list[str]) -> SystemRes
         trace_id=ans.trace_id,
         fallbacks=list(ans.fallbacks),
     )
-
-
-def build_systems(names: Iterable[str]) -> list[Any]:
-    """Systems by name, in the given order; UserInputError names the unknown ones."""
-    from hymem.evaluation.baselines import FullContextSystem, NaiveRagSystem
-
-    factories: dict[str, Any] = {
-        "hymem": lambda: HymemSystem("hymem", depth="auto"),
-        "light-only": lambda: HymemSystem("light-only", depth="light"),
-        "deep-only": lambda: HymemSystem("deep-only", depth="deep"),
-        "no-reflection": lambda: HymemSystem("no-reflection", depth="auto", max_iterations=0),
-        "full-context": FullContextSystem,
-        "naive-rag-k3": lambda: NaiveRagSystem(3),
-        "naive-rag-k5": lambda: NaiveRagSystem(5),
-        "naive-rag-k10": lambda: NaiveRagSystem(10),
-    }
-    names = [n.strip() for n in names if n.strip()]
-    unknown = [n for n in names if n not in factories]
-    if unknown or not names:
-        raise UserInputError(
-            f"unknown system(s) {unknown or names!r}: choose from {', '.join(factories)}"
-        )
-    return [factories[n]() for n in dict.fromkeys(names)]
 
 
 ALL_SYSTEMS = (

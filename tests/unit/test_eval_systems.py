@@ -8,9 +8,10 @@ from hymem.backfill.locomo import parse_locomo
 from hymem.core.errors import ConfigError, UserInputError
 from hymem.core.types import RoleUsage, Usage
 from hymem.evaluation.baselines import top_k_indices
+from hymem.evaluation.lineup import build_systems
 from hymem.evaluation.manifest import check_resumable
-from hymem.evaluation.runner import eligible_questions, select_conversations
-from hymem.evaluation.systems import ALL_SYSTEMS, build_systems, to_dia_id, usage_split
+from hymem.evaluation.questions import eligible_questions, select_conversations
+from hymem.evaluation.systems import ALL_SYSTEMS, to_dia_id, usage_split
 
 RAW = [
     {
