@@ -1,10 +1,30 @@
 """The direction of imports between layers, read from the source (no import runs).
 
-    hymem.indexes  (storage)   may use only the shared leaves below, never hymem.search
-    hymem.search   (retrieval) never reaches the read/write/sleep/manage paths or the facades
-    leaves: hymem.core.types, errors, time, logging, filters, metadata (import only each other)
+hymem is built in layers. A module imports from its own package and from the layers below its
+package's, never from a layer above it or beside it, and no module reaches itself again through
+its imports (no import cycle, however long). Bottom to top:
 
-and only the store-opening modules (indexes/open.py, indexes/folder/open.py,
+    1. hymem.core           the shared vocabulary: types, errors, config, time, logging,
+                            tracing, filters, metadata, validation, webhook endpoints
+    2. hymem.prompts, hymem.embed, hymem.facts, hymem.indexes
+    3. hymem.llm
+    4. hymem.search
+    5. hymem.write, hymem.read
+    6. hymem.sleep, hymem.backfill
+    7. hymem.imports
+    8. hymem.manage
+    9. hymem.ops
+   10. hymem.api
+   11. hymem.serve, hymem.evaluation, hymem.adapters
+   12. hymem.cli, hymem.client
+   13. hymem                the package itself (`hymem/__init__.py`, and any module beside it
+                            such as a deprecated alias): what users import
+
+Every module belongs to one of them (a new package must be placed here first), and inside a
+package (hymem.indexes with its subpackages is one) modules import each other freely but never
+in a circle.
+
+And only the store-opening modules (indexes/open.py, indexes/folder/open.py,
 indexes/objects/open.py) know which concrete store they built: nothing else imports
 hymem.indexes.objects.store or asks `isinstance` of a concrete store class, and only
 indexes/open.py calls the per-kind openers.
@@ -24,20 +44,26 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-ENGINE, INDEXES = ROOT / "engine", ROOT / "indexes"
+ENGINE, INDEXES, PROMPTS = ROOT / "engine", ROOT / "indexes", ROOT / "prompts"
 
-LEAVES = frozenset(
-    {
-        "hymem.core",  # the package itself imports nothing; its modules are checked one by one
-        "hymem.core.types",
-        "hymem.core.errors",
-        "hymem.core.time",
-        "hymem.core.logging",
-        "hymem.core.filters",
-        "hymem.core.metadata",
-    }
+# The module docstring's list, bottom to top: a package imports only its own modules and those
+# of the layers before its own.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("hymem.core",),
+    ("hymem.prompts", "hymem.embed", "hymem.facts", "hymem.indexes"),
+    ("hymem.llm",),
+    ("hymem.search",),
+    ("hymem.write", "hymem.read"),
+    ("hymem.sleep", "hymem.backfill"),
+    ("hymem.imports",),
+    ("hymem.manage",),
+    ("hymem.ops",),
+    ("hymem.api",),
+    ("hymem.serve", "hymem.evaluation", "hymem.adapters"),
+    ("hymem.cli", "hymem.client"),
+    ("hymem",),
 )
-ABOVE_SEARCH = ("read", "write", "sleep", "manage", "serve", "cli", "evaluation", "api")
+LAYER_OF = {package: n for n, layer in enumerate(LAYERS) for package in layer}
 CONCRETE_STORE_MODULES = frozenset(
     {"hymem.indexes.store.store", "hymem.indexes.objects.store", "hymem.indexes.memory.store"}
 )
@@ -81,6 +107,8 @@ class Source:
 def _module_name(path: Path) -> str:
     if path.is_relative_to(INDEXES):
         parts = ["hymem", "indexes", *path.relative_to(INDEXES).with_suffix("").parts]
+    elif path.is_relative_to(PROMPTS):
+        parts = ["hymem", "prompts", *path.relative_to(PROMPTS).with_suffix("").parts]
     else:
         parts = ["hymem", *path.relative_to(ENGINE).with_suffix("").parts]
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
@@ -120,76 +148,130 @@ def imports(source: Source) -> list[Import]:
     return [i for i in found if i.module == "hymem" or i.module.startswith("hymem.")]
 
 
-def _within(name: str, prefix: str) -> bool:
-    return name == prefix or name.startswith(prefix + ".")
-
-
-def _hymem_modules(imp: Import) -> set[str]:
-    """The hymem modules an import reaches: `from hymem.core import types` reaches hymem.core.types;
-    `from hymem.core.types import Level` reaches hymem.core.types; `import hymem` reaches hymem."""
-    if imp.module == "hymem" and imp.names:
-        return {f"hymem.{n}" for n in imp.names}
-    return {imp.module}
-
-
 INDEX_SOURCES = _sources(INDEXES)
 ENGINE_SOURCES = _sources(ENGINE)
-ALL_SOURCES = INDEX_SOURCES + ENGINE_SOURCES
+ALL_SOURCES = INDEX_SOURCES + ENGINE_SOURCES + _sources(PROMPTS)
+MODULES = frozenset(s.module for s in ALL_SOURCES)
+PACKAGES = frozenset(s.module for s in ALL_SOURCES if _is_package(s))
+
+
+def package_of(module: str) -> str:
+    """The layered package a module belongs to: `hymem.<first name>` for a module of a
+    subpackage, else (the package's own `__init__`, a module beside it) `hymem` itself."""
+    first = ".".join(module.split(".")[:2])
+    return first if first in PACKAGES else "hymem"
+
+
+def reached(imp: Import, modules: frozenset[str] = MODULES) -> set[str]:
+    """The modules of hymem an import runs: `from hymem.indexes import paging` reaches
+    hymem.indexes.paging, `from hymem.core.types import Level` hymem.core.types and
+    `from hymem import __version__` the package hymem. A target that is no module (a stale
+    name) counts as the nearest module above it."""
+    out: set[str] = set()
+    for target in [f"{imp.module}.{n}" for n in imp.names] or [imp.module]:
+        if target not in modules:
+            target = imp.module
+        while target not in modules and "." in target:
+            target = target.rpartition(".")[0]
+        out.add(target)
+    return out
+
+
+def upward_imports(sources: list[Source], modules: frozenset[str] = MODULES) -> list[str]:
+    """Each import that reaches a package of the same layer or of a higher one than its own
+    (a package's own modules aside), as "module (file:line) imports target"."""
+    bad: list[str] = []
+    for s in sources:
+        own = package_of(s.module)
+        for imp in imports(s):
+            for target in sorted(reached(imp, modules)):
+                other = package_of(target)
+                if other != own and LAYER_OF.get(other, -1) >= LAYER_OF[own]:
+                    bad.append(f"{s.where(imp.line)} imports {target}")
+    return bad
+
+
+def import_cycles(sources: list[Source], modules: frozenset[str] = MODULES) -> list[str]:
+    """Each set of modules that reach each other through their imports (Tarjan's strongly
+    connected components), with the imports that close the circle."""
+    edges: dict[str, dict[str, str]] = {s.module: {} for s in sources}
+    for s in sources:
+        for imp in imports(s):
+            for target in reached(imp, modules):
+                if target != s.module and target in edges:
+                    edges[s.module].setdefault(target, s.where(imp.line))
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[str] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in edges[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component: list[str] = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                members = set(component)
+                found.append(
+                    " <-> ".join(sorted(members))
+                    + "".join(
+                        f"\n    {where} imports {w}"
+                        for u in sorted(members)
+                        for w, where in sorted(edges[u].items())
+                        if w in members
+                    )
+                )
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return found
 
 
 def test_the_scan_sees_the_layers() -> None:
     """Guards the test itself: the folders hold what the rules below speak of."""
-    modules = {s.module for s in ALL_SOURCES}
-    assert {"hymem.indexes.protocol", "hymem.search.hybrid", "hymem.api.memory"} <= modules
-    assert modules >= LEAVES
+    assert {"hymem.indexes.protocol", "hymem.search.hybrid", "hymem.api.memory"} <= MODULES
+    assert {"hymem", "hymem.core.config", "hymem.prompts.schemas"} <= MODULES
     assert any(imports(s) for s in INDEX_SOURCES)
 
 
-def test_storage_imports_only_storage_and_the_shared_leaves() -> None:
-    bad = [
-        f"{s.where(imp.line)} imports {target}"
-        for s in INDEX_SOURCES
-        for imp in imports(s)
-        for target in sorted(_hymem_modules(imp))
-        if not _within(target, "hymem.indexes") and target not in LEAVES
+def test_the_docstring_lists_the_layers() -> None:
+    """The numbered list above is LAYERS, so it can be quoted (the README's layout) as it is."""
+    listed = [
+        tuple(name.strip() for name in line.split(".", 1)[1].split("  ")[0].split(","))
+        for line in (__doc__ or "").splitlines()
+        if line.strip()[:1].isdigit()
     ]
-    assert not bad, "hymem.indexes reaches above storage:\n" + "\n".join(bad)
+    assert listed == list(LAYERS)
 
 
-def test_storage_never_imports_search() -> None:
-    bad = [
-        f"{s.where(imp.line)} imports {imp}"
-        for s in INDEX_SOURCES
-        for imp in imports(s)
-        if any(_within(target, "hymem.search") for target in imp.targets())
-    ]
-    assert not bad, "hymem.indexes imports hymem.search:\n" + "\n".join(bad)
+def test_every_package_has_a_layer() -> None:
+    unplaced = sorted({package_of(m) for m in MODULES} - set(LAYER_OF))
+    assert not unplaced, f"packages missing from LAYERS (and the docstring): {unplaced}"
 
 
-def test_the_shared_leaves_import_only_each_other() -> None:
-    bad = [
-        f"{s.where(imp.line)} imports {target}"
-        for s in ENGINE_SOURCES
-        if s.module in LEAVES
-        for imp in imports(s)
-        for target in sorted(_hymem_modules(imp))
-        if target not in LEAVES
-    ]
-    assert not bad, "a shared leaf module reaches into hymem:\n" + "\n".join(bad)
+def test_imports_only_point_down() -> None:
+    bad = upward_imports(ALL_SOURCES)
+    assert not bad, "imports of a layer above or beside the module's own:\n" + "\n".join(bad)
 
 
-def test_search_does_not_reach_the_paths_above_it() -> None:
-    above = [f"hymem.{name}" for name in ABOVE_SEARCH]
-    search = [s for s in ENGINE_SOURCES if _within(s.module, "hymem.search")]
-    assert search, "no hymem.search modules found"
-    bad = [
-        f"{s.where(imp.line)} imports {target}"
-        for s in search
-        for imp in imports(s)
-        for target in sorted(_hymem_modules(imp))
-        if any(_within(target, a) for a in above)
-    ]
-    assert not bad, "hymem.search imports from a layer above it:\n" + "\n".join(bad)
+def test_no_import_cycles() -> None:
+    cycles = import_cycles(ALL_SOURCES)
+    assert not cycles, "modules that import each other:\n" + "\n".join(cycles)
 
 
 def _concrete_store_classes() -> set[str]:
@@ -316,17 +398,46 @@ def test_the_import_reader_resolves_every_form() -> None:
         "if TYPE_CHECKING:\n"
         "    from hymem.read.reader import Reader\n"
         "def f() -> None:\n"
-        "    import hymem.sleep.consolidator\n",
+        "    import hymem.sleep.consolidator\n"
+        "    from hymem import __version__\n",
     )
-    reached = {t for imp in imports(src) for t in _hymem_modules(imp)}
-    assert reached == {
-        "hymem.indexes.store",
-        "hymem.indexes.lance",
+    assert {t for imp in imports(src) for t in reached(imp)} == {
+        "hymem.indexes.store.records",
+        "hymem.indexes.lance.sql",
         "hymem.search",
         "hymem.read.reader",
         "hymem.sleep.consolidator",
+        "hymem",
     }
     assert "hymem.indexes.store.records" in {t for imp in imports(src) for t in imp.targets()}
+
+
+def test_the_layer_check_refuses_upward_and_sideways_imports() -> None:
+    modules = MODULES | {"hymem.core.probe", "hymem.write.probe"}
+    core = _fake("engine/core/probe.py", "def f() -> None:\n    from hymem.ops import calls\n")
+    write = _fake(
+        "engine/write/probe.py",
+        "from hymem.core import types\nfrom hymem.write import guard\nimport hymem.read.run\n",
+    )
+    assert upward_imports([core, write], modules) == [
+        "hymem.core.probe (engine/core/probe.py:2) imports hymem.ops.calls",
+        "hymem.write.probe (engine/write/probe.py:3) imports hymem.read.run",
+    ]
+
+
+def test_the_cycle_check_sees_a_circle_through_a_type_only_import() -> None:
+    a = _fake("engine/read/a.py", "from hymem.read.b import B\n")
+    b = _fake(
+        "engine/read/b.py",
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from hymem.read.c import C\n",
+    )
+    c = _fake("engine/read/c.py", "def f() -> None:\n    from hymem.read import a\n")
+    alone = _fake("engine/read/d.py", "from hymem.read.a import A\n")
+    modules = frozenset({"hymem.read.a", "hymem.read.b", "hymem.read.c", "hymem.read.d"})
+    [cycle] = import_cycles([a, b, c, alone], modules)
+    assert cycle.splitlines()[0] == "hymem.read.a <-> hymem.read.b <-> hymem.read.c"
+    assert "hymem.read.c (engine/read/c.py:2) imports hymem.read.a" in cycle
+    assert "hymem.read.d" not in cycle
 
 
 def test_the_isinstance_check_sees_names_and_module_aliases() -> None:
