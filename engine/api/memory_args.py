@@ -39,7 +39,7 @@ def with_overrides(
         return MemoryConfig(**overrides)
     if not overrides:
         return config
-    return type(config)(**{**config.model_dump(), **overrides})  # validated: ConfigError
+    return config.updated(**overrides)
 
 
 def exc_free() -> bool:

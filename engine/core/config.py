@@ -371,6 +371,13 @@ class MemoryConfig(BaseSettings):
                 raise ValueError(f"{name}={getattr(self, name)} is larger than max_k={self.max_k}")
         return self
 
+    def updated(self, **changes: Any) -> MemoryConfig:
+        """A copy with `changes`, validated as a whole (ConfigError). Settings left at their
+        defaults stay unset, so a default that depends on the backend (a local model's longer
+        deadline) still applies to the copy."""
+        checked = type(self)(**{**dict(self), **changes})
+        return self.model_copy(update={name: getattr(checked, name) for name in changes})
+
     @classmethod
     def defaults(cls, **overrides: Any) -> MemoryConfig:
         """A config from the given values and built-in defaults only, ignoring HYMEM_* vars."""

@@ -112,9 +112,10 @@ def score(
 
 
 def judge_config(config: MemoryConfig, spec: str) -> MemoryConfig:
-    """The run's configuration with the judge's model; ConfigError on a bad spec."""
+    """The run's configuration with the judge's model; ConfigError on a bad spec. A local
+    judge gets the local deadline, as the run's own local model does."""
     try:
-        return type(config)(**{**dict(config), "llm": spec})
+        return config.updated(llm=spec)
     except ConfigError as exc:
         raise ConfigError(f"invalid --judge {spec!r}: {exc}") from None
 

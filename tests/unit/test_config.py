@@ -26,3 +26,19 @@ def test_tunable_defaults_env_override_and_bounds(
     assert getattr(MemoryConfig.defaults(), name) == default  # defaults() ignores the env
     with pytest.raises(ConfigError):
         MemoryConfig.defaults(**{name: 0})
+
+
+def test_an_updated_config_keeps_unset_defaults_unset() -> None:
+    """`Memory(path, config=MemoryConfig(...), llm="local")` copied every field as if chosen,
+    so the local model kept the 60 s remote deadline instead of the local one."""
+    from hymem.api.memory_args import with_overrides
+    from hymem.llm import LOCAL_TIMEOUT_S, local_deadline
+
+    base = MemoryConfig.defaults(buffer_tokens=256)
+    local = with_overrides(base, llm="local", embedder="hashing")
+    assert (local.llm, local.embedder, local.buffer_tokens) == ("local", "hashing", 256)
+    assert local_deadline(local).llm_timeout_s == LOCAL_TIMEOUT_S
+    chosen = with_overrides(MemoryConfig.defaults(llm_timeout_s=90), llm="local", embedder=None)
+    assert local_deadline(chosen).llm_timeout_s == 90
+    with pytest.raises(ConfigError):
+        base.updated(k=10_000)  # still validated as a whole: k over max_k

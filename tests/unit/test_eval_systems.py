@@ -106,6 +106,19 @@ def test_judge_config_swaps_only_the_model_and_rejects_bad_specs() -> None:
         judge_config(cfg, "gpt-4")
 
 
+def test_a_local_judge_gets_the_local_deadline_unless_the_run_set_one() -> None:
+    """Copying every field marked the default 60 s deadline as chosen, so a local judge queued
+    behind the run's own model calls gave up after 60 s ("no free request slot")."""
+    from hymem.core.config import MemoryConfig
+    from hymem.evaluation.runner import judge_config
+    from hymem.llm import LOCAL_TIMEOUT_S, local_deadline
+
+    judge = judge_config(MemoryConfig.defaults(embedder="hashing"), "local")
+    assert local_deadline(judge).llm_timeout_s == LOCAL_TIMEOUT_S
+    chosen = judge_config(MemoryConfig.defaults(embedder="hashing", llm_timeout_s=90), "local")
+    assert local_deadline(chosen).llm_timeout_s == 90
+
+
 def test_a_run_resumes_across_a_setting_added_at_its_default() -> None:
     from hymem.core.config import MemoryConfig
     from hymem.evaluation.manifest import check_resumable

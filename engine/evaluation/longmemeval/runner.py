@@ -134,7 +134,7 @@ def run_longmemeval(
     _write_skipped(out, dataset, questions)
     _write_selection(out, questions)
     if config.max_k < MAX_SEARCH_K:  # hymem's rankings go as deep as the haystack needs
-        config = type(config)(**{**config.model_dump(), "max_k": MAX_SEARCH_K})
+        config = config.updated(max_k=MAX_SEARCH_K)
     # The flat dense baseline embeds the same user turns the write path just embedded.
     memo = MemoEmbedder(
         embedder or resolve_embedder(config.embedder, batch_size=config.embed_batch_size)
