@@ -97,7 +97,8 @@ def mask(f: Filter, meta_ids: np.ndarray, metas: Sequence[Mapping[str, MetaValue
     ok = np.fromiter((f.matches(m) for m in metas), dtype=bool, count=len(metas))
     if not len(ok):
         return np.zeros(len(meta_ids), dtype=bool)
-    return ok[meta_ids]
+    rows: np.ndarray = ok[meta_ids]
+    return rows
 
 
 __all__ = [

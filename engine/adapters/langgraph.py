@@ -27,7 +27,7 @@ import hashlib
 import json
 from collections.abc import Iterable
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from hymem.core.errors import UserInputError
 from langgraph.store.base import (
@@ -49,6 +49,8 @@ MARK = "lg_store"  # metadata flag of every item's memories
 FIELD = "lg_f_"  # metadata key prefix of a value's other fields
 _OPS = {"$eq": "eq", "$ne": "ne", "$gt": "gt", "$gte": "gte", "$lt": "lt", "$lte": "lte"}
 PAGE = 200
+
+ItemT = TypeVar("ItemT", bound=Item)  # Item, or SearchItem with its score
 
 
 class HymemStore(BaseStore):
@@ -137,7 +139,9 @@ class HymemStore(BaseStore):
             return None
         return self._item(Item, held[0], namespace)
 
-    def _item(self, cls: Any, record: Any, namespace: tuple[str, ...], **extra: Any) -> Any:
+    def _item(
+        self, cls: type[ItemT], record: Any, namespace: tuple[str, ...], **extra: Any
+    ) -> ItemT:
         """The item a summary (or a search hit on one) of an item's turn stands for: its value
         read back from that turn and the summary's metadata."""
         memory = self.memory.get(record.id, user_id=record.user_id)

@@ -89,9 +89,9 @@ def silence_third_party() -> None:
         hf_logging.disable_progress_bar()
         hf_logging.set_verbosity_error()
     elif "huggingface_hub" in sys.modules:
-        from huggingface_hub import utils as hub_utils
+        from huggingface_hub.utils.tqdm import disable_progress_bars
 
-        hub_utils.disable_progress_bars()
+        disable_progress_bars()
 
 
 def mute_pending_warning() -> None:

@@ -17,7 +17,7 @@ import functools
 import inspect
 from collections.abc import Callable, Coroutine
 from types import TracebackType
-from typing import Any, Concatenate, ParamSpec, TypeVar, get_type_hints
+from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, get_type_hints
 
 import httpx
 from hymem.api.memory import Memory
@@ -36,26 +36,30 @@ DEFAULT_MAX_RETRY_WAIT = 30.0  # seconds; a longer Retry-After is cut to this
 
 P = ParamSpec("P")
 R = TypeVar("R")
+T = TypeVar("T")
 
 
-class _Endpoint:
-    """One `Memory` method served over REST: how to ask for it and how to read the answer."""
+class _Endpoint(Generic[R]):
+    """One `Memory` method served over REST: how to ask for it and how to read its answer into
+    `R`, the method's return type."""
 
     def __init__(self, name: str, route: Route, signature: inspect.Signature, returns: Any) -> None:
         self.name = name
         self.route = route
         self.signature = signature
-        self.adapter: TypeAdapter[Any] = TypeAdapter(returns)
+        # `returns` is the method's return annotation, resolved at runtime: the type `R` names.
+        self.adapter: TypeAdapter[R] = TypeAdapter(returns)
 
-    @classmethod
-    def of(cls, method: Callable[..., Any]) -> _Endpoint:
+    @staticmethod
+    def of(method: Callable[..., T]) -> _Endpoint[T]:
         name = method.__name__
-        return cls(name, ROUTES[name], inspect.signature(method), get_type_hints(method)["return"])
+        hints = get_type_hints(method)
+        return _Endpoint(name, ROUTES[name], inspect.signature(method), hints["return"])
 
     def request(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Outgoing:
         return self.route.build(self.signature, args, kwargs)
 
-    def parse(self, response: httpx.Response) -> Any:
+    def parse(self, response: httpx.Response) -> R:
         if not response.is_success:
             raise error_from(response, f"{self.name}()")
         try:
@@ -67,7 +71,7 @@ class _Endpoint:
 
 
 _SELF_ONLY = inspect.Signature([inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY)])
-_HEALTH = _Endpoint("health", HEALTH, _SELF_ONLY, dict[str, Any])
+_HEALTH: _Endpoint[dict[str, Any]] = _Endpoint("health", HEALTH, _SELF_ONLY, dict[str, Any])
 
 
 class _Base:
@@ -185,7 +189,7 @@ class Client(_Base):
         """The server's `/healthz`: `{"status": "ok", "read_only": ...}`."""
         return self._run(_HEALTH, (), {})
 
-    def _run(self, endpoint: _Endpoint, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    def _run(self, endpoint: _Endpoint[T], args: tuple[Any, ...], kwargs: dict[str, Any]) -> T:
         self._check_open()
         out = endpoint.request(args, kwargs)
 
@@ -255,7 +259,9 @@ class AsyncClient(_Base):
         """The server's `/healthz`: `{"status": "ok", "read_only": ...}`."""
         return await self._run(_HEALTH, (), {})
 
-    async def _run(self, endpoint: _Endpoint, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    async def _run(
+        self, endpoint: _Endpoint[T], args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> T:
         self._check_open()
         out = endpoint.request(args, kwargs)
 

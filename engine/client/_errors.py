@@ -103,7 +103,7 @@ def retry_after(response: httpx.Response, attempt: int) -> float:
             return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
         except (TypeError, ValueError):
             pass
-    return 0.5 * 2 ** max(0, attempt - 1)
+    return 0.5 * 2.0 ** max(0, attempt - 1)
 
 
 def _library_class(name: str) -> type[E.HymemError] | None:

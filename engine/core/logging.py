@@ -64,7 +64,7 @@ def get_logger(name: str) -> structlog.stdlib.BoundLogger:
     return logger
 
 
-class _Handler(logging.StreamHandler):
+class _Handler(logging.StreamHandler[TextIO]):
     """The handler `configure_logging` installs; marked so a second call replaces it."""
 
 

@@ -146,7 +146,7 @@ def numbers(meta: Mapping[str, MetaValue]) -> list[tuple[str, float]]:
 
 def sortable(x: float) -> int:
     """An unsigned 64-bit key whose order is the order of the floats (NaN aside)."""
-    (bits,) = struct.unpack(">Q", struct.pack(">d", x + 0.0))
+    bits = int.from_bytes(struct.pack(">d", x + 0.0), "big")
     return bits ^ 0xFFFF_FFFF_FFFF_FFFF if bits >> 63 else bits | (1 << 63)
 
 

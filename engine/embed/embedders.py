@@ -76,7 +76,8 @@ def _normalise(mat: np.ndarray) -> np.ndarray:
     """Unit rows so cosine similarity is a dot product; zero rows stay zero."""
     norms = np.linalg.norm(mat, axis=1, keepdims=True)
     norms[norms == 0.0] = 1.0
-    return (mat / norms).astype(np.float32, copy=False)
+    unit: np.ndarray = (mat / norms).astype(np.float32, copy=False)
+    return unit
 
 
 class HashingEmbedder:
@@ -162,11 +163,15 @@ def quiet_loading() -> Iterator[None]:
     stderr and every CLI call's; hymem reports loading itself. Only the block is quiet, through
     transformers' own switches (`disable_progress_bar`, `set_verbosity_error`): an application's
     settings are left as it made them."""
-    from huggingface_hub import utils as hub_utils
+    from huggingface_hub.utils.tqdm import (
+        are_progress_bars_disabled,
+        disable_progress_bars,
+        enable_progress_bars,
+    )
     from transformers.utils import logging as hf_logging
 
     bars, verbosity = hf_logging.is_progress_bar_enabled(), hf_logging.get_verbosity()
-    hub_off = hub_utils.are_progress_bars_disabled()
+    hub_off = are_progress_bars_disabled()
     hf_logging.disable_progress_bar()  # turns the hub's off too
     hf_logging.set_verbosity_error()
     try:
@@ -175,8 +180,8 @@ def quiet_loading() -> Iterator[None]:
         hf_logging.set_verbosity(verbosity)
         if bars:
             hf_logging.enable_progress_bar()  # turns the hub's on too
-        if hub_utils.are_progress_bars_disabled() != hub_off:
-            (hub_utils.disable_progress_bars if hub_off else hub_utils.enable_progress_bars)()
+        if are_progress_bars_disabled() != hub_off:
+            (disable_progress_bars if hub_off else enable_progress_bars)()
 
 
 class SentenceTransformerEmbedder:

@@ -113,7 +113,8 @@ def _benchmark(run: Path) -> str | None:
     manifest = run / "manifest.json"
     if not manifest.exists():
         return None
-    return json.loads(manifest.read_text(encoding="utf-8")).get("benchmark")
+    benchmark: str | None = json.loads(manifest.read_text(encoding="utf-8")).get("benchmark")
+    return benchmark
 
 
 def record_model(run: Path) -> type[AnswerRecord]:

@@ -68,7 +68,7 @@ def summarise_schema(model: type[BaseModel], segments: Sequence[SegmentInput]) -
     with at most two facts per line of its segment and each fact's text bounded."""
     schema = base_schema(model)
     defs = schema["$defs"]
-    summary = defs.pop("SegmentSummary")
+    summary: Schema = defs.pop("SegmentSummary")
     fact = defs["FactItem"]
     fact["properties"]["text"]["maxLength"] = MAX_FACT_TEXT
     longest = max((len(s.lines) for s in segments), default=1)

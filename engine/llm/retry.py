@@ -49,7 +49,7 @@ class RetryPolicy:
     def backoff(self, retry_number: int, retry_after: float | None, rng: random.Random) -> float:
         """Seconds to wait before retry `retry_number` (1-based): exponential plus jitter, and
         never less than the server's Retry-After."""
-        base = min(self.max_backoff_s, self.initial_backoff_s * 2 ** (retry_number - 1))
+        base = min(self.max_backoff_s, self.initial_backoff_s * 2.0 ** (retry_number - 1))
         wait = base + rng.uniform(0.0, self.jitter_s)
         if retry_after is not None:
             wait = max(wait, retry_after)

@@ -95,11 +95,12 @@ def observed(
             }
             started = time.perf_counter()
             error: BaseException | None = None
-            result: Any = None
+            result: R | None = None  # for the observers: None when the call raised
             try:
                 with span(f"hymem.{name}", attributes):
-                    result = method(self, *args, **kwargs)
-                return result
+                    value = method(self, *args, **kwargs)
+                result = value
+                return value
             except BaseException as exc:
                 error = exc
                 raise

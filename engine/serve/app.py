@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING
 
 from fastapi import FastAPI, Request, Response
 from fastapi.exceptions import RequestValidationError
@@ -27,24 +27,18 @@ from hymem.core.version import __version__
 from hymem.serve.auth import Binding, KeyRing
 from hymem.serve.errors import ERROR_RESPONSES, WIRE_NAMES, http_error
 from hymem.serve.ops_routes import install_ops
-from hymem.serve.routes import Denied, router
+from hymem.serve.routes import Denied, Settings, router
 from starlette.exceptions import HTTPException as StarletteHTTPException
+
+if TYPE_CHECKING:
+    from hymem.api.memory import Memory
 
 DEFAULT_MAX_BODY_BYTES = 1 << 20  # 1 MiB: a few hundred messages per add
 DOCS_ASSETS_URL = "/docs-assets"  # where /docs and /redoc load Swagger UI's and ReDoc's files
 
 
-class Settings:
-    """What the routes need from the app: the memory and who may call it."""
-
-    def __init__(self, memory: Any, keys: KeyRing, *, open_mode: bool) -> None:
-        self.memory = memory
-        self.keys = keys
-        self.open_mode = open_mode
-
-
 def create_app(
-    memory: Any,
+    memory: Memory,
     keys: KeyRing,
     *,
     open_mode: bool = False,

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from datetime import datetime
-from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Annotated, Literal, TypeVar
 
 import anyio.to_thread
 from hymem.core.errors import HymemError, LLMUnavailable, StoreLockedError
@@ -34,6 +34,7 @@ from mcp.types import ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field
 
 if TYPE_CHECKING:
+    from hymem.api.memory import Memory
     from starlette.applications import Starlette
 
 T = TypeVar("T")
@@ -117,7 +118,7 @@ WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_worl
 EDITS = ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False)
 
 
-def build_mcp_server(memory: Any, user_id: str) -> MCPServer:
+def build_mcp_server(memory: Memory, user_id: str) -> MCPServer:
     """An MCP server over the open `memory` (a `hymem.Memory`) for `user_id` alone. The caller
     owns the memory: it runs the server, then closes the memory once the server has stopped."""
     user = check_user_id(user_id)
@@ -130,7 +131,7 @@ def build_mcp_server(memory: Any, user_id: str) -> MCPServer:
     return server
 
 
-def streamable_http_app(server: MCPServer, memory: Any, *, host: str) -> Starlette:
+def streamable_http_app(server: MCPServer, memory: Memory, *, host: str) -> Starlette:
     """The server's Streamable HTTP app (at /mcp), whose shutdown closes `memory` once the
     SDK's sessions have ended. Closing here, inside uvicorn's graceful shutdown, is the only
     sure place: after a SIGTERM uvicorn re-raises the signal once it has stopped, so code after
@@ -148,7 +149,7 @@ def streamable_http_app(server: MCPServer, memory: Any, *, host: str) -> Starlet
     return app
 
 
-def _add_write_tools(server: MCPServer, memory: Any, user: str) -> None:
+def _add_write_tools(server: MCPServer, memory: Memory, user: str) -> None:
     @server.tool(annotations=WRITES)
     async def add_memory(
         messages: Annotated[list[Message], Field(min_length=1, description="turns, in order")],
@@ -179,7 +180,7 @@ def _add_write_tools(server: MCPServer, memory: Any, user: str) -> None:
         return await _run(add)
 
 
-def _add_read_tools(server: MCPServer, memory: Any, user: str) -> None:
+def _add_read_tools(server: MCPServer, memory: Memory, user: str) -> None:
     @server.tool(annotations=READS)
     async def search_memory(
         query: Annotated[str, Field(description="what to look for")],
@@ -225,7 +226,7 @@ def _add_read_tools(server: MCPServer, memory: Any, user: str) -> None:
         return await _run(lambda: memory.ask(question, user_id=user, depth=depth, k=k, as_of=as_of))
 
 
-def _add_manage_tools(server: MCPServer, memory: Any, user: str) -> None:
+def _add_manage_tools(server: MCPServer, memory: Memory, user: str) -> None:
     @server.tool(annotations=READS)
     async def get_memory(memory_id: MemoryId) -> MemoryItem:
         """One memory with its versions, the turns it rests on and its raw dialogue."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, cast
 from urllib.parse import quote, unquote
 
 from fastapi import APIRouter, Depends, Header, Query, Request
@@ -21,10 +21,10 @@ from hymem.core.errors import UserInputError
 from hymem.core.types import AddResult, Answer, Hit, SummaryRecord
 from hymem.manage.audit import AuditReport
 from hymem.manage.erase import ErasureReport
-from hymem.manage.models import MemoryItem, Page
+from hymem.manage.models import MemoryItem, Page, RecordLevel, StatusFilter
 from hymem.manage.profile import DEFAULT_PROFILE_TOKENS, Profile
 from hymem.read.replay import Replay
-from hymem.serve.auth import Binding
+from hymem.serve.auth import Binding, KeyRing
 from hymem.serve.models import (
     AddRequest,
     AskRequest,
@@ -37,6 +37,9 @@ from hymem.serve.models import (
 from hymem.sleep.consolidator import SleepReport
 from starlette.routing import Match
 from starlette.types import Scope
+
+if TYPE_CHECKING:
+    from hymem.api.memory import Memory
 
 
 class IdRoute(APIRoute):
@@ -76,6 +79,21 @@ router = APIRouter(route_class=IdRoute)
 ALL_USERS = Binding("", prefix=True)
 
 
+class Settings:
+    """What the routes need from the app: the memory and who may call it."""
+
+    def __init__(self, memory: Memory, keys: KeyRing, *, open_mode: bool) -> None:
+        self.memory = memory
+        self.keys = keys
+        self.open_mode = open_mode
+
+
+def settings_of(request: Request) -> Settings:
+    """The app's `Settings` (`app.create_app` puts them in Starlette's untyped app state)."""
+    settings: Settings = request.app.state.hymem
+    return settings
+
+
 class Denied(Exception):
     """401 (no or unknown key) or 403 (a key for other users); see `app.create_app`."""
 
@@ -85,7 +103,7 @@ class Denied(Exception):
 
 
 def caller(request: Request, authorization: Annotated[str | None, Header()] = None) -> Binding:
-    settings = request.app.state.hymem
+    settings = settings_of(request)
     if settings.open_mode:
         return ALL_USERS
     scheme, _, token = (authorization or "").partition(" ")
@@ -99,17 +117,17 @@ Caller = Annotated[Binding, Depends(caller)]
 UserQuery = Annotated[str, Query(description="the user the call acts for")]
 
 
-def memory_for(request: Request, key: Binding, user_id: str | None) -> Any:
+def memory_for(request: Request, key: Binding, user_id: str | None) -> Memory:
     """The memory, once `key` may act for `user_id` (None: every user, an admin key only)."""
     allowed = key == ALL_USERS if user_id is None else key.allows(user_id)
     if not allowed:
         raise Denied(403, "this API key may not act for that user")
-    return request.app.state.hymem.memory
+    return settings_of(request).memory
 
 
 @router.get("/healthz")
 def healthz(request: Request) -> dict[str, Any]:
-    memory = request.app.state.hymem.memory
+    memory = settings_of(request).memory
     return {"status": "ok", "read_only": memory.store.read_only}
 
 
@@ -156,10 +174,12 @@ def list_memories(
     run_id: str | None = None,
 ) -> Page:
     mem = memory_for(request, key, user_id)
+    # The query's strings go on unchecked: Memory checks them (a UserInputError, 400, names a
+    # wrong one) as it checks a library caller's.
     return mem.get_all(
         user_id=user_id,
-        level=level,
-        status=status,
+        level=cast(RecordLevel, level),
+        status=cast(StatusFilter | None, status),
         limit=limit,
         cursor=cursor,
         filters=_json_filter(filters),

@@ -65,7 +65,7 @@ def _offline_counter(tokenizer: Any) -> Any:
 def _build_prompt_compressor(model_path: str, device: str) -> Any:
     from llmlingua import PromptCompressor
 
-    class _OfflinePromptCompressor(PromptCompressor):
+    class _OfflinePromptCompressor(PromptCompressor):  # type: ignore[misc]  # llmlingua is untyped
         def __init__(self, model_name: str, device_map: str) -> None:
             # Mirrors PromptCompressor.__init__ (llmlingua 0.2.2) with use_llmlingua2=True,
             # minus the tiktoken download; see the module docstring.

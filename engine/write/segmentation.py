@@ -47,7 +47,8 @@ def adjacent_similarities(vectors: Sequence[Sequence[float]] | np.ndarray) -> li
     mat = np.asarray(vectors, dtype=np.float64)
     if len(mat) < 2:
         return []
-    return np.einsum("ij,ij->i", mat[:-1], mat[1:]).tolist()
+    sims: list[float] = np.einsum("ij,ij->i", mat[:-1], mat[1:]).tolist()
+    return sims
 
 
 def similarity_boundaries(sims: Sequence[float], tau: float) -> set[int]:

@@ -25,11 +25,13 @@ from hymem.indexes.protocol import TimeRange
 GEMV_MAX = 3
 
 
-def hit_rows(entry: Entry, user_id: str, ids: Sequence[str], *, summary: bool) -> dict[str, dict]:
+def hit_rows(
+    entry: Entry, user_id: str, ids: Sequence[str], *, summary: bool
+) -> dict[str, dict[str, Any]]:
     """The rows of `ids` the entry holds, with the columns LanceDB would return for a hit
     (`protocol.HIT_COLUMNS`); ids it does not hold are left out, as a lookup would. Times
     are converted in one numpy call per column (per row, they were a third of the time)."""
-    out: dict[str, dict] = {}
+    out: dict[str, dict[str, Any]] = {}
     with entry.lock:
         n = entry.n
         found = [(item, at) for item in ids if (at := entry.pos.get(item)) is not None and at < n]

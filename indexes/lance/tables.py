@@ -257,7 +257,8 @@ class LanceTables:
         columns: Sequence[str] | None = None,
         limit: int | None = None,
     ) -> list[dict[str, Any]]:
-        return self.query(name, where, columns, limit).to_pylist()
+        rows: list[dict[str, Any]] = self.query(name, where, columns, limit).to_pylist()
+        return rows
 
     def batches(
         self, name: str, where: str | None, columns: Sequence[str] | None, batch_size: int

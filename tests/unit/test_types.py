@@ -1,12 +1,14 @@
-"""mypy is part of the test run: engine/, indexes/ and prompts/ type-check clean, so CI fails on a
-type error the same way it fails on a bug. The check itself is scripts/typecheck.py (the
-configuration is pyproject.toml's [tool.mypy]); a warm cache makes a rerun take seconds."""
+"""mypy is part of the test run: engine/, indexes/ and prompts/ type-check clean under --strict,
+so CI fails on a type error the same way it fails on a bug. The check itself is
+scripts/typecheck.py (the configuration is pyproject.toml's [tool.mypy]); a warm cache makes a
+rerun take seconds."""
 
 from __future__ import annotations
 
 import importlib.util
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -26,6 +28,18 @@ def test_mypy_clean() -> None:
         text=True,
     )
     assert res.returncode == 0, res.stdout + res.stderr
+
+
+def test_the_check_is_strict() -> None:
+    """hymem ships py.typed: users' checkers read its annotations, so they are held to --strict."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["mypy"]
+    assert config.get("strict") is True
+    relaxed = [
+        override["module"]
+        for override in config.get("overrides", [])
+        if set(override) - {"module", "ignore_missing_imports"}
+    ]
+    assert relaxed == [], "per-module relaxations of --strict"
 
 
 def test_every_type_ignore_says_why() -> None:

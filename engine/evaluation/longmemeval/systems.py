@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Literal
 from hymem.core.errors import UserInputError
 from hymem.core.types import Hit, Level
 from hymem.evaluation.baselines import answer_with
-from hymem.evaluation.longmemeval.flat import FlatIndex, Granularity, Ranker, flat_index
+from hymem.evaluation.longmemeval.flat import FlatIndex, Granularity, Ranker, Unit, flat_index
 from hymem.evaluation.longmemeval.metrics import (
     KS,
     Evidence,
@@ -101,9 +101,9 @@ class QuestionRetriever:
         self.mem = mem
         self.question = question
         self._rrf_k = rrf_k
-        self._flat: dict[Granularity, FlatIndex] = {}
+        self._flat: dict[Granularity, FlatIndex[Unit]] = {}
 
-    def flat(self, granularity: Granularity) -> FlatIndex:
+    def flat(self, granularity: Granularity) -> FlatIndex[Unit]:
         if granularity not in self._flat:
             self._flat[granularity] = flat_index(
                 self.question, granularity, self.mem.embedder, self._rrf_k

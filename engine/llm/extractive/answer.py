@@ -220,7 +220,7 @@ def extract_answer(question: str, cand: Candidate, phrasing: DatePhrasing | None
                 return place
     elif qtype == "who":
         qstems = question_stems(question)
-        names = [
+        names: list[str] = [
             n
             for n in _NAME.findall(text)
             if n.lower() not in STOPWORDS

@@ -78,7 +78,8 @@ class CachedEmbedder:
         if not texts:
             return np.zeros(0, dtype=np.float32)
         mat = self.embed([query, *texts])
-        return mat[1:] @ mat[0]
+        cosines: np.ndarray = mat[1:] @ mat[0]
+        return cosines
 
 
 def _covered(term: str, have: set[str], short_names: frozenset[str]) -> bool:

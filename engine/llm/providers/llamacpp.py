@@ -281,13 +281,14 @@ def grammar_text(json_schema: dict[str, Any] | None) -> str:
 
     if json_schema is None:
         return JSON_GBNF
-    return json_schema_to_gbnf(json.dumps(json_schema)).replace(_LOOSE_CHAR, _JSON_CHAR)
+    grammar: str = json_schema_to_gbnf(json.dumps(json_schema))  # unannotated upstream
+    return grammar.replace(_LOOSE_CHAR, _JSON_CHAR)
 
 
 def _grammar(json_schema: dict[str, Any] | None, role: str) -> Any:
     """The llama.cpp grammar for `json_schema`. A schema the converter cannot express is
     hymem's bug, surfaced as such, never silently unconstrained."""
-    from llama_cpp import LlamaGrammar
+    from llama_cpp.llama_grammar import LlamaGrammar
 
     try:
         return LlamaGrammar.from_string(grammar_text(json_schema), verbose=False)
