@@ -150,6 +150,9 @@ class UpdateOutput(BaseModel):
 
 
 class JudgeOutput(BaseModel):
+    # Written before the label: a small model asked for the label alone copies the prompt's
+    # example label whatever the answers say; comparing first makes the label follow from it.
+    reason: str = ""
     label: Literal["CORRECT", "WRONG"]
 
     @field_validator("label", mode="before")

@@ -215,6 +215,7 @@ class PromptedRoles:
             lambda out, _notes: out,
             fallback=None,
             prompt=prompt,
+            constraint=reply_schema.judge_schema(JudgeOutput),
         )
 
     def cumulative_usage(self) -> dict[str, RoleUsage]:

@@ -134,6 +134,14 @@ def update_schema(model: type[BaseModel], newer: Sequence[ContextItem]) -> Schem
     }
 
 
+def judge_schema(model: type[BaseModel]) -> Schema:
+    """The reason, then the label: under a grammar the model writes its comparison first."""
+    schema = base_schema(model)
+    assert list(schema["properties"]) == ["reason", "label"], "judge's fields changed"
+    schema["required"] = ["reason", "label"]
+    return schema
+
+
 def plain_schema(model: type[BaseModel]) -> Schema:
     """A role whose reply names nothing offered: the model's schema as it stands."""
     return copy.deepcopy(base_schema(model))
@@ -144,6 +152,7 @@ __all__ = [
     "MAX_TURNS_PER_FACT",
     "Schema",
     "base_schema",
+    "judge_schema",
     "plain_schema",
     "select_schema",
     "summarise_schema",

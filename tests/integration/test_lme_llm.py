@@ -63,7 +63,7 @@ def test_answers_are_judged_per_question_type(tmp_path: Path, llm_server: Any) -
     assert {p["system"] for p in preds} == {"hymem", "bm25-session"}
     by_q = {(p["system"], p["question_id"]): p for p in preds}
     assert by_q[("hymem", LME_ABSTENTION)]["judge_correct"] is True
-    assert by_q[("hymem", "q_tr_04")]["judge_prompt"] == "judge_lme_temporal@1"
+    assert by_q[("hymem", "q_tr_04")]["judge_prompt"] == "judge_lme_temporal@2"
     assert by_q[("hymem", "q_tr_04")]["judge_correct"] is False
     assert by_q[("hymem", "q_tr_04")]["question_date"] == "2023/10/30 (Mon) 18:20"
     assert by_q[("bm25-session", "q_ms_02")]["context_tokens"] > 0

@@ -78,7 +78,7 @@ def test_every_output_is_written(full_run: tuple[Path, LmeRunResult]) -> None:
     assert (out / "predictions.jsonl").read_text() == ""
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["benchmark"] == "longmemeval"
-    assert manifest["prompt_versions"]["judge_lme_temporal"] == "judge_lme_temporal@1"
+    assert manifest["prompt_versions"]["judge_lme_temporal"] == "judge_lme_temporal@2"
     ingest = json.loads((out / "ingest" / "q_ms_02.json").read_text())
     assert ingest["turns"] == 15 and ingest["backend"] == "extractive"
 

@@ -10,6 +10,7 @@ from hymem.llm.reply_schema import (
     MAX_CONSTRAINED_FACTS,
     MAX_FACT_TEXT,
     MAX_SHORT_TEXT,
+    judge_schema,
     plain_schema,
     select_schema,
     summarise_schema,
@@ -118,3 +119,15 @@ def test_summariser_prompt_shows_the_annotated_lines() -> None:
         [SegmentInput(segment_id="s", lines=["[2023-05-08 13:56] A: see you tomorrow"])]
     )
     assert "#1 [2023-05-08 13:56] A: see you tomorrow [9 May 2023]" in text
+
+
+def test_the_judge_writes_its_reason_before_its_label() -> None:
+    """Asked for the label alone, a 0.5B judge copied the prompt's example label for all 16
+    answers of a LoCoMo sample; a required reason first lets the label follow a comparison."""
+    from hymem.prompts.schemas import JudgeOutput
+
+    schema = judge_schema(JudgeOutput)
+    assert list(schema["properties"]) == ["reason", "label"]
+    assert schema["required"] == ["reason", "label"]
+    assert schema["properties"]["reason"]["maxLength"] == MAX_SHORT_TEXT
+    assert JudgeOutput.model_validate({"label": "WRONG"}).reason == ""  # remote replies as before
