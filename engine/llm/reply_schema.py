@@ -65,22 +65,30 @@ def _ids(values: Sequence[str]) -> Schema:
 def summarise_schema(model: type[BaseModel], segments: Sequence[SegmentInput]) -> Schema:
     """One summary per segment asked about, in the order shown, each naming its segment's id
     (a tuple of fixed ids: a small model otherwise repeats the first id for every segment),
-    with at most two facts per line of its segment and each fact's text bounded."""
+    with at most two facts per line of its segment and each fact's text bounded. Each fact
+    cites at least one line of its own segment: a citation past a shorter segment's last line,
+    or none, left the fact attributed to its whole segment."""
     schema = base_schema(model)
     defs = schema["$defs"]
     summary: Schema = defs.pop("SegmentSummary")
-    fact = defs["FactItem"]
+    fact: Schema = defs.pop("FactItem")
     fact["properties"]["text"]["maxLength"] = MAX_FACT_TEXT
-    longest = max((len(s.lines) for s in segments), default=1)
-    fact["properties"]["turns"]["items"] = {"type": "integer", "minimum": 1, "maximum": longest}
-    fact["properties"]["turns"]["maxItems"] = MAX_TURNS_PER_FACT
     fact["required"] = ["text", "turns"]
+    if not defs:
+        del schema["$defs"]
 
     def one(segment: SegmentInput) -> Schema:
+        lines = max(1, len(segment.lines))
+        own_fact = copy.deepcopy(fact)
+        own_fact["properties"]["turns"].update(
+            items={"type": "integer", "minimum": 1, "maximum": lines},
+            minItems=1,
+            maxItems=min(MAX_TURNS_PER_FACT, lines),
+        )
         own = copy.deepcopy(summary)
         own["properties"]["segment_id"] = {"const": segment.segment_id}
-        bound = min(MAX_CONSTRAINED_FACTS, 2 * max(1, len(segment.lines)))
-        own["properties"]["facts"]["maxItems"] = bound
+        own["properties"]["facts"]["items"] = own_fact
+        own["properties"]["facts"]["maxItems"] = min(MAX_CONSTRAINED_FACTS, 2 * lines)
         own["required"] = ["segment_id", "facts"]
         return own
 

@@ -55,9 +55,13 @@ def test_summarise_names_each_offered_segment_once_in_order_with_bounded_facts()
     # two facts per line of the segment, never past MAX_CONSTRAINED_FACTS
     assert first["properties"]["facts"]["maxItems"] == 6
     assert second["properties"]["facts"]["maxItems"] == MAX_CONSTRAINED_FACTS
-    fact = schema["$defs"]["FactItem"]["properties"]
-    assert fact["text"]["maxLength"] == MAX_FACT_TEXT
-    assert fact["turns"]["items"] == {"type": "integer", "minimum": 1, "maximum": 20}
+    # each fact cites one to eight lines of its own segment, never past its last line
+    for own, lines in ((first, 3), (second, 20)):
+        fact = own["properties"]["facts"]["items"]["properties"]
+        assert fact["text"]["maxLength"] == MAX_FACT_TEXT
+        assert fact["turns"]["items"] == {"type": "integer", "minimum": 1, "maximum": lines}
+        assert fact["turns"]["minItems"] == 1
+        assert fact["turns"]["maxItems"] == min(8, lines)
     # the narrowed schema still accepts what the role's model accepts
     SummariseOutput.model_validate(
         {"segments": [{"segment_id": "seg-a", "facts": [{"text": "x", "turns": [1]}]}]}
