@@ -17,7 +17,7 @@ Calls racing the erase (`Manager.erase_user` holds the user for its whole length
   until the user is erased again: stop serving a user's asks everywhere before erasing them.
   Their commits of the user wait for the user's lease, which the erase holds.
 
-What it guarantees and what it cannot is written in the README ("Erasing a user").
+What it guarantees and what it cannot is written in docs/library.md ("Erasing a user").
 """
 
 from __future__ import annotations

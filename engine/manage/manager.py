@@ -168,7 +168,8 @@ class Manager:
 
     # --- whole users ---------------------------------------------------------------------
     def erase_user(self, user_id: str) -> ErasureReport:
-        """Remove everything of `user_id` from the disk for real (README, "Erasing a user").
+        """Remove everything of `user_id` from the disk for real (docs/library.md, "Erasing a
+        user").
         The user's asks meanwhile raise ErasureInProgressError; adds and flushes wait."""
         check_user_id(user_id)
         if self._store.read_only:

@@ -114,7 +114,7 @@ def repeats_last_call(
     metadata: Mapping[str, object] | None = None,
 ) -> list[TurnRecord] | None:
     """The previous call's turns when this call repeats it, for a caller that names neither
-    its messages nor its request (see README, "Retrying add()"): no message has an id, the
+    its messages nor its request (see docs/errors.md, "Retrying add()"): no message has an id, the
     same session, metadata, speakers and texts in the same order, and the previous call was
     accepted less than `window_s` ago (0, the default, turns this off: equal text alone cannot
     tell a retry from a user who said the same thing again). None: a new call."""

@@ -1,7 +1,7 @@
 """Issue #32 (1): hymem as LangGraph's `BaseStore`, on the real `langgraph` package: put, get,
 search (by query and by filter), delete, list_namespaces and their async twins; namespaces as
 user/agent/run scopes; a small graph with a scripted chat model that stores a fact through the
-store and recalls it in a later run; the REST client in place of a Memory; the README block."""
+store and recalls it in a later run; the REST client in place of a Memory; the docs block."""
 
 from __future__ import annotations
 
@@ -19,8 +19,8 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.store.base import BaseStore, InvalidNamespaceError
 
 from tests.backfill_job import open_memory
+from tests.doc_blocks import DOCS, blocks
 from tests.fixtures_serve import Served
-from tests.readme_blocks import blocks
 
 pytestmark = pytest.mark.integration
 
@@ -139,7 +139,7 @@ def test_a_graph_stores_a_fact_and_recalls_it_in_a_later_run(tmp_path: Path) -> 
 def test_the_readme_block_runs_as_written(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    [block] = blocks("### LangGraph")
+    [block] = blocks("## LangGraph", page=DOCS / "adapters.md")
     monkeypatch.chdir(tmp_path)
-    exec(compile(block, "README.md LangGraph block", "exec"), {"__name__": "__readme__"})
+    exec(compile(block, "docs/adapters.md LangGraph block", "exec"), {"__name__": "__readme__"})
     assert "Porto" in capsys.readouterr().out

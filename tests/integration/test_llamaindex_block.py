@@ -1,7 +1,7 @@
 """Issue #32 (3): hymem as a LlamaIndex memory block, on the real `llama-index-core` (its
 `Memory`, its `MockLLM`): facts from hymem's light path reach the prompt; messages leaving the
 short-term history become hymem turns; the same block works with `AsyncMemory` and with the
-REST `Client`; the README block runs as written."""
+REST `Client`; the docs block runs as written."""
 
 from __future__ import annotations
 
@@ -18,8 +18,8 @@ from llama_index.core.llms import ChatMessage, MockLLM
 from llama_index.core.memory import Memory as ChatMemory
 
 from tests.backfill_job import open_memory
+from tests.doc_blocks import DOCS, blocks
 from tests.fixtures_serve import Served
-from tests.readme_blocks import blocks
 
 pytestmark = pytest.mark.integration
 
@@ -84,7 +84,7 @@ def test_the_block_works_with_async_memory_and_the_rest_client(
 def test_the_readme_block_runs_as_written(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    [block] = blocks("### LlamaIndex")
+    [block] = blocks("## LlamaIndex", page=DOCS / "adapters.md")
     monkeypatch.chdir(tmp_path)
-    exec(compile(block, "README.md LlamaIndex block", "exec"), {"__name__": "__readme__"})
+    exec(compile(block, "docs/adapters.md LlamaIndex block", "exec"), {"__name__": "__readme__"})
     assert "Porto" in capsys.readouterr().out

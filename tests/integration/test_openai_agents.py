@@ -1,7 +1,7 @@
 """Issue #32 (2): hymem in the OpenAI Agents SDK, on the real `openai-agents` runner and the
 real `openai` client against a scripted OpenAI-compatible server on 127.0.0.1: the session
 protocol (get, add, pop, clear) with messages reaching hymem; the memory tools driven by the
-model's tool calls; the REST client in place of a Memory; the README block as written."""
+model's tool calls; the REST client in place of a Memory; the docs block as written."""
 
 from __future__ import annotations
 
@@ -23,11 +23,11 @@ from hymem.embed.embedders import HashingEmbedder
 from openai import AsyncOpenAI, InternalServerError
 
 from tests.backfill_job import open_memory
+from tests.doc_blocks import DOCS, blocks
 from tests.doubles import summarise_reply
 from tests.fixtures_llm import make_scripted_roles
 from tests.fixtures_serve import Served
 from tests.llm_server import ScriptedLLMServer
-from tests.readme_blocks import blocks
 
 pytestmark = pytest.mark.integration
 
@@ -264,10 +264,10 @@ def test_the_readme_block_runs_as_written(
 ) -> None:
     llm.add_rule(match="Ines teaches piano", reply="She teaches piano in Porto.")
     llm.add_rule(tool_call={"name": "search_memory", "arguments": {"query": "sister"}}, times=1)
-    [block] = blocks("### OpenAI Agents SDK")
+    [block] = blocks("## OpenAI Agents SDK", page=DOCS / "adapters.md")
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("OPENAI_BASE_URL", llm.base_url)
     monkeypatch.setenv("OPENAI_API_KEY", "test")
-    exec(compile(block, "README.md OpenAI Agents block", "exec"), {"__name__": "__readme__"})
+    exec(compile(block, "docs/adapters.md OpenAI Agents block", "exec"), {"__name__": "__readme__"})
     assert "She teaches piano in Porto." in capsys.readouterr().out
     assert (tmp_path / "sessions.db").is_file()

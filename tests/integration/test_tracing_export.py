@@ -1,7 +1,7 @@
 """`hymem serve` exports its spans over OTLP/HTTP when the operator asks for it with the
 standard variables (FastAPI sets the SDK up from OTEL_* when FASTAPI_OTEL_AUTO_CONFIGURE=true):
 the request span and hymem's own reach a local collector stand-in, in one trace. And the
-README's SDK example runs as written."""
+docs' SDK example (docs/operations.md) runs as written."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ import httpx
 import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from tests.readme_blocks import blocks
+from tests.doc_blocks import DOCS, blocks
 
 pytestmark = pytest.mark.integration
 
@@ -107,10 +107,10 @@ def test_serve_exports_request_and_memory_spans_over_otlp(tmp_path: Path) -> Non
 
 
 def test_readme_tracing_example_runs_as_written(tmp_path: Path) -> None:
-    """The README's SDK example, in its own process (one global provider per process). The
+    """The docs' SDK example, in its own process (one global provider per process). The
     hashing embedder, through the environment the example's `Memory` reads, spares the
     process a MiniLM load: the spans are what this checks."""
-    (code,) = blocks("### Tracing")
+    (code,) = blocks("## Tracing", page=DOCS / "operations.md")
     env = {**os.environ, "HYMEM_EMBEDDER": "hashing"}
     ran = subprocess.run(
         [sys.executable, "-c", code],

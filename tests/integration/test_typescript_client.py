@@ -48,11 +48,11 @@ def test_the_typescript_client_against_a_live_server(rest_server: Served) -> Non
     assert out["erased"] == 2
 
 
-README = ROOT / "README.md"
+SERVING = ROOT / "docs" / "serving.md"
 
 
 def readme_block() -> str:
-    text = README.read_text(encoding="utf-8")
+    text = SERVING.read_text(encoding="utf-8")
     start = text.index("**From TypeScript.**")
     return text[start:].split("```ts\n", 1)[1].split("```", 1)[0]
 

@@ -417,7 +417,9 @@ def test_any_line_is_imported_or_refused_by_its_line_and_nothing_half_written(
 
 
 def test_the_readme_states_what_import_guarantees() -> None:
-    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    docs = Path(__file__).parents[2] / "docs"
+    pages = ("library.md", "errors.md")
+    readme = "\n".join((docs / page).read_text(encoding="utf-8") for page in pages)
     text = " ".join(readme.split())
     for words in (
         "validates the whole file before its first write",

@@ -250,7 +250,8 @@ def test_the_scan_sees_the_layers() -> None:
 
 
 def test_the_docstring_lists_the_layers() -> None:
-    """The numbered list above is LAYERS, so it can be quoted (the README's layout) as it is."""
+    """The numbered list above is LAYERS, so it can be quoted as it is (the layout in the README
+    and docs/design.md; tests/integration/test_doc_blocks.py checks the quotes)."""
     listed = [
         tuple(name.strip() for name in line.split(".", 1)[1].split("  ")[0].split(","))
         for line in (__doc__ or "").splitlines()

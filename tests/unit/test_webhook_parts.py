@@ -1,5 +1,5 @@
 """Webhooks without a network: Standard Webhooks signing and `verify`, the events each call
-makes, backoff, endpoint validation, the SQLite outbox, and the README's receiver block."""
+makes, backoff, endpoint validation, the SQLite outbox, and the docs' receiver block."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from hymem.ops.webhooks.outbox import Due, Outbox
 from hymem.ops.webhooks.signing import signature
 from hymem.sleep.consolidator import SleepReport
 
-from tests.readme_blocks import blocks
+from tests.doc_blocks import DOCS, blocks
 
 SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"  # the Standard Webhooks spec's test secret
 
@@ -321,15 +321,15 @@ def test_erasure_drops_the_users_settled_rows_and_pruning_old_delivered_ones(
     box.close()
 
 
-# --- the README ----------------------------------------------------------------------------
+# --- the docs -------------------------------------------------------------------------------
 
 
 def test_the_readme_receiver_verifies_refuses_and_deduplicates(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    (code,) = blocks("### Webhooks")
+    (code,) = blocks("## Webhooks", page=DOCS / "operations.md")
     scope: dict[str, object] = {}
-    exec(compile(code, "README.md#webhooks", "exec"), scope)
+    exec(compile(code, "docs/operations.md#webhooks", "exec"), scope)
     receive = scope["receive"]
     assert callable(receive)
     secret = scope["SECRET"]
