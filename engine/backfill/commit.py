@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from hymem.backfill.prepare import PreparedUser
 from hymem.core.errors import UserInputError
 from hymem.core.types import SegmentRecord, SummaryRecord, TurnStatus
-from hymem.indexes.protocol import Storage
+from hymem.indexes.ports import Storage
 
 COMMIT_SEGMENTS = 200  # segments (with their summaries) per journaled commit, as import uses
 

@@ -22,7 +22,7 @@ from hymem.core.errors import HymemError, UserInputError
 from hymem.core.logging import get_logger
 from hymem.core.validation import check_user_id
 from hymem.embed.embedders import Embedder
-from hymem.indexes.protocol import Storage
+from hymem.indexes.ports import Storage
 from hymem.llm.roles import Roles
 from hymem.write.guard import WriteGuard
 from hymem.write.ingestor import Ingestor

@@ -35,7 +35,7 @@ from hymem.core.types import SegmentRecord, SummaryRecord, SummaryStatus
 from hymem.facts import read_fact
 from hymem.facts.text import digits, is_negated
 from hymem.indexes import paging as P
-from hymem.indexes.protocol import Storage
+from hymem.indexes.ports import Storage
 from hymem.llm.extractive.text import STOPWORDS, stem, wordset
 from pydantic import BaseModel, Field, computed_field
 

@@ -40,7 +40,7 @@ from hymem.core.types import (
 )
 from hymem.embed.embedders import Embedder
 from hymem.indexes import paging as P
-from hymem.indexes.protocol import Storage
+from hymem.indexes.ports import Storage
 from hymem.manage.cursor import PageCursors
 from hymem.manage.models import MemoryItem, Page, RecordLevel, StatusFilter
 from hymem.write.guard import WriteGuard

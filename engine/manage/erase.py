@@ -25,7 +25,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from hymem.core.logging import get_logger
-from hymem.indexes.protocol import Storage
+from hymem.indexes.ports import Storage
 from hymem.llm.cache import ResponseCache
 from hymem.sleep.journal import SleepJournal
 from pydantic import BaseModel

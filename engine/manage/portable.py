@@ -37,7 +37,7 @@ from hymem.core.types import SegmentRecord, SummaryRecord, TurnRecord, TurnStatu
 from hymem.core.validation import check_user_id
 from hymem.core.version import __version__
 from hymem.embed.embedders import Embedder
-from hymem.indexes.protocol import Storage
+from hymem.indexes.ports import Storage
 from hymem.manage.import_check import FORMAT_VERSION, ImportCheck
 from hymem.write.pooling import pooled_vector
 from pydantic import BaseModel

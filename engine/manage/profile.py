@@ -16,7 +16,7 @@ from datetime import datetime
 
 from hymem.core.errors import UserInputError
 from hymem.core.types import SummaryRecord
-from hymem.indexes.protocol import Storage
+from hymem.indexes.ports import Storage
 from hymem.llm.tokens import count_tokens
 from pydantic import BaseModel, Field, computed_field
 

@@ -24,7 +24,7 @@ from hymem.core.logging import get_logger
 from hymem.core.time import Clock, utcnow
 from hymem.core.types import Answer, Hit
 from hymem.embed.embedders import Embedder
-from hymem.indexes.protocol import Storage
+from hymem.indexes.ports import Storage
 from hymem.llm.roles import RolesProvider
 from hymem.read.budget import Budget
 from hymem.read.fence import EraseFence

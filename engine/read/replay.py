@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from hymem.core.errors import NotFoundError
 from hymem.core.types import SummaryRecord, SummaryStatus
-from hymem.indexes.protocol import Storage
+from hymem.indexes.ports import Storage
 from hymem.read.params import AskParams, ask_params
 from hymem.read.trace_record import Trace, traces_from_rows
 from pydantic import BaseModel, Field

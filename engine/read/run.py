@@ -28,7 +28,8 @@ from hymem.core.logging import get_logger
 from hymem.core.tracing import set_attributes, span
 from hymem.core.types import Hit, Level, RoleUsage, Usage
 from hymem.embed.embedders import Embedder
-from hymem.indexes.protocol import Row, Storage, Vector
+from hymem.indexes.ports import Storage
+from hymem.indexes.protocol import Row, Vector
 from hymem.llm.extractive.backend import ExtractiveRoles
 from hymem.llm.pool import map_concurrent
 from hymem.llm.roles import (

@@ -10,7 +10,7 @@ from datetime import datetime
 
 from hymem.core.logging import get_logger
 from hymem.core.types import Hit, Level, SegmentRecord
-from hymem.indexes.protocol import Storage
+from hymem.indexes.ports import Storage
 from hymem.llm.tokens import count_tokens
 
 log = get_logger(__name__)

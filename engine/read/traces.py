@@ -21,7 +21,7 @@ from hymem.core.time import Clock, utcnow
 from hymem.core.types import Answer
 
 if TYPE_CHECKING:
-    from hymem.indexes.protocol import Storage
+    from hymem.indexes.ports import Storage
     from hymem.read.budget import Budget
     from hymem.read.run import Run
     from hymem.read.scheduler import ScheduleResult

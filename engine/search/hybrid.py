@@ -33,7 +33,8 @@ from hymem.core.logging import get_logger
 from hymem.core.types import Hit, Level, SummaryStatus
 from hymem.core.validation import MAX_K, MAX_QUERY_CHARS
 from hymem.embed.embedders import Embedder
-from hymem.indexes.protocol import Row, RowScope, Storage, Vector
+from hymem.indexes.ports import Storage
+from hymem.indexes.protocol import Row, RowScope, Vector
 from hymem.search.fusion import DEFAULT_RRF_K, reciprocal_rank_fusion
 from hymem.search.scope import SearchMode, SearchScope, search_scope
 from hymem.search.versions import one_version_each

@@ -25,7 +25,7 @@ from hymem.core.logging import get_logger
 from hymem.core.time import Clock, utcnow
 from hymem.core.types import SummaryRecord, SummaryStatus, Usage
 from hymem.embed.embedders import Embedder
-from hymem.indexes.protocol import Storage
+from hymem.indexes.ports import Storage
 from hymem.llm.roles import Roles, RolesProvider
 from hymem.sleep.decide import Ask, DecisionRunner, Snapshot, build_snapshot
 from hymem.sleep.fact_pass import FactPassReport, fact_pass

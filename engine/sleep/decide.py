@@ -20,7 +20,7 @@ from hymem.core.errors import LLMOutputError, LLMUnavailable
 from hymem.core.logging import get_logger
 from hymem.core.time import Clock, to_utc_or_none, utcnow
 from hymem.core.types import StatusChange, SummaryRecord, SummaryStatus, Usage
-from hymem.indexes.protocol import Storage
+from hymem.indexes.ports import Storage
 from hymem.llm.cache import cache_owner
 from hymem.llm.roles import ContextItem, RoleResult, Roles, UpdateOutput
 from hymem.sleep.journal import JournalEntry, SleepJournal, queue_key

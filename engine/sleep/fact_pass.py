@@ -25,7 +25,7 @@ from datetime import datetime
 from hymem.core.metadata import canonical
 from hymem.core.types import StatusChange, SummaryStatus
 from hymem.facts import fact_key
-from hymem.indexes.protocol import Storage
+from hymem.indexes.ports import Storage
 from hymem.write.consolidate import WriteConsolidation
 from hymem.write.consolidation_plan import Consolidated
 from pydantic import BaseModel

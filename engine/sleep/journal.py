@@ -25,7 +25,7 @@ from typing import Literal
 
 from hymem.core.logging import get_logger
 from hymem.indexes.memory.lines import MemoryLines
-from hymem.indexes.protocol import LineLog
+from hymem.indexes.ports import LineLog
 from pydantic import BaseModel, ValidationError
 
 log = get_logger("hymem.sleep.journal")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from hymem.core.errors import NotFoundError, VersionConflictError
 from hymem.core.types import StatusChange, SummaryRecord, SummaryStatus
-from hymem.indexes.protocol import Storage
+from hymem.indexes.ports import Storage
 
 
 def restore_version(store: Storage, user_id: str, version_id: str) -> SummaryRecord:

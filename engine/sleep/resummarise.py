@@ -21,7 +21,7 @@ from hymem.core.errors import LLMError, VersionConflictError
 from hymem.core.logging import get_logger
 from hymem.core.types import RoleUsage, StatusChange, SummaryRecord, SummaryStatus
 from hymem.facts import fact_key
-from hymem.indexes.protocol import Storage
+from hymem.indexes.ports import Storage
 from hymem.llm.roles import Roles, SegmentInput
 from hymem.write.records import build_summaries, summary_id
 from pydantic import BaseModel

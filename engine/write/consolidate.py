@@ -52,7 +52,8 @@ from hymem.core.types import (
 )
 from hymem.embed.embedders import Embedder
 from hymem.facts import Candidate, Decision, decide, fact_key
-from hymem.indexes.protocol import ACTIVE_ONLY, RowScope, Storage
+from hymem.indexes.ports import Storage
+from hymem.indexes.protocol import ACTIVE_ONLY, RowScope
 from hymem.llm.roles import ContextItem, RolesProvider
 from hymem.write.consolidation_plan import Consolidated, Plan, same_scope, similar_within
 from hymem.write.decisions import normalise_decision

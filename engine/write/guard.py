@@ -22,7 +22,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from hymem.indexes.protocol import Storage
+from hymem.indexes.ports import Storage
 
 StaleHandler = Callable[[str], None]
 

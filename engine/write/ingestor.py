@@ -40,7 +40,7 @@ from hymem.core.types import AddResult, RoleUsage, SegmentRecord, TurnRecord, Tu
 from hymem.core.validation import check_session_id
 from hymem.embed.embedders import Embedder
 from hymem.facts import fact_key
-from hymem.indexes.protocol import Storage
+from hymem.indexes.ports import Storage
 from hymem.llm.extractive.backend import ExtractiveRoles
 from hymem.llm.roles import RoleResult, Roles, RolesProvider, SegmentInput, SummariseOutput
 from hymem.write.blas import one_blas_thread

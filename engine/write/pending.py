@@ -16,7 +16,7 @@ from datetime import datetime
 from hymem.core.errors import UserInputError
 from hymem.core.metadata import canonical
 from hymem.core.types import TurnRecord, TurnStatus
-from hymem.indexes.protocol import Storage
+from hymem.indexes.ports import Storage
 from hymem.write.buffer import Unplanned
 from hymem.write.messages import NormalisedMessage
 

@@ -31,13 +31,12 @@ from hymem.core.types import (
     TurnStatus,
 )
 from hymem.indexes.paging import PageKey
+from hymem.indexes.ports import LineLog, Storage
 from hymem.indexes.protocol import (
     ACTIVE_ONLY,
     SCAN_BATCH_ROWS,
-    LineLog,
     Row,
     RowScope,
-    Storage,
     Vector,
 )
 from hymem.indexes.shards.placement import shard_of
