@@ -2,14 +2,15 @@
 concern. A component is typed with the ports it uses and nothing else:
 
     Turns          get_turns, next_seq, append_turns                      (turns.py)
-    Records        get_segments, get_summaries, iter_summaries, page       (records.py)
+    Records        users, get_segments, get_summaries, iter_summaries,     (records.py)
+                   page
     DenseSearch    dense_rows, dense_search, dense_search_many, hydrate    (search.py)
     LexicalSearch  lexical_unavailable, lexical_search, reindex            (search.py)
     Commits        read_only, writing, commit_segments,                    (commits.py)
                    apply_summary_changes, withdraw, erase_user
     TraceLog       read_only, write_trace, read_traces                     (logs.py)
     SleepLog       sleep_log -> LineLog                                    (logs.py)
-    Admin          path, read_only, meta, users, counts, optimize,         (admin.py)
+    Admin          path, read_only, meta, counts, optimize,                (admin.py)
                    catch_up, replica_lag_s, close
 
 e.g. the searcher takes `DenseSearch` and `LexicalSearch`, the write-path guard `Commits`.

@@ -1,4 +1,4 @@
-"""`Admin`: the store as a whole -- where it lives, what it was built with, what it holds,
+"""`Admin`: the store as a whole -- where it lives, what it was built with, how much it holds,
 maintenance, other writers, and closing it."""
 
 from __future__ import annotations
@@ -22,10 +22,6 @@ class Admin(Protocol):
 
     def meta(self) -> dict[str, Any]:
         """schema_version, embedder, dim, created_at: what the store was built with."""
-        ...
-
-    def users(self) -> list[str]:
-        """Sorted ids of users that have turns or summaries."""
         ...
 
     def counts(self, user_id: str | None = None) -> dict[str, int]:

@@ -14,6 +14,10 @@ from hymem.indexes.protocol import ACTIVE_ONLY, SCAN_BATCH_ROWS, PageKey
 class Records(Protocol):
     """Reads of stored records; none of them searches (`DenseSearch`, `LexicalSearch`)."""
 
+    def users(self) -> list[str]:
+        """Sorted ids of users that have turns or summaries."""
+        ...
+
     def get_segments(self, user_id: str, ids: Sequence[str]) -> list[SegmentRecord]:
         """Segments in the order of `ids` (repeats and unknown ids skipped), without vectors."""
         ...
