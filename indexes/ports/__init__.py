@@ -48,6 +48,23 @@ from hymem.indexes.ports.records import Records
 from hymem.indexes.ports.search import DenseSearch, LexicalSearch
 from hymem.indexes.ports.turns import Turns
 
+PORTS: tuple[type, ...] = (
+    Turns,
+    Records,
+    DenseSearch,
+    LexicalSearch,
+    Commits,
+    TraceLog,
+    SleepLog,
+    Admin,
+)
+
+
+def members(*ports: type) -> frozenset[str]:
+    """The public members (methods and properties) the given ports declare, e.g. what a
+    generic wrapper of a port (a router, a guard) must serve."""
+    return frozenset(n for port in ports for n in vars(port) if not n.startswith("_"))
+
 
 @runtime_checkable
 class Storage(
@@ -57,6 +74,7 @@ class Storage(
 
 
 __all__ = [
+    "PORTS",
     "Admin",
     "Commits",
     "DenseSearch",
@@ -67,4 +85,5 @@ __all__ = [
     "Storage",
     "TraceLog",
     "Turns",
+    "members",
 ]
