@@ -1,8 +1,11 @@
 """Storage: where hymem keeps memories, and nothing about how they are searched or answered.
 
-One `Storage` protocol (`protocol.py`) with two kinds behind it, assembled by `open.py`:
+Small ports, one Protocol per concern (`ports/`), with every kind of store behind them,
+assembled by `open.py`:
 
-    protocol.py        the Storage protocol every store keeps, and its shared row types
+    ports/             the ports (turns, records, dense and lexical search, commits, traces,
+                       the sleep journal, admin) and `Storage`, their sum
+    protocol.py        the ports' shared vocabulary: `RowScope`, row and vector types
     open.py            the one factory: a folder, an object-store URI or an in-memory twin
     location.py        where a store lives (folder or s3/gs/az URI) and its cache slot
     paging.py, keys.py, filter_compile.py   pure helpers every store shares

@@ -13,7 +13,7 @@ from pathlib import Path
 from hymem.indexes.folder.open import open_folder_store
 from hymem.indexes.location import StoreLocation, parse_location
 from hymem.indexes.objects.open import RemoteSettings, open_object_store
-from hymem.indexes.protocol import Storage
+from hymem.indexes.ports import Storage
 from hymem.indexes.shards.open import open_sharded, shard_count
 from hymem.indexes.store.maintenance import VECTOR_INDEX_MIN_ROWS
 from hymem.indexes.store.store import Store

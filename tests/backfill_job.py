@@ -12,7 +12,7 @@ from typing import Any
 from hymem import Memory, MemoryConfig
 from hymem.backfill.histories import Session, UserHistory
 from hymem.embed.embedders import HashingEmbedder
-from hymem.indexes.protocol import Storage
+from hymem.indexes.ports import Storage
 
 DIM = 64
 PETS = ["cat", "dog", "parrot", "hamster", "tortoise", "ferret"]

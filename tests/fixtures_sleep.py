@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from hymem.core.types import SegmentRecord, SummaryRecord
 from hymem.embed.embedders import Embedder, HashingEmbedder
-from hymem.indexes.protocol import Storage
+from hymem.indexes.ports import Storage
 
 from tests.fixtures_store import RecordingStore
 

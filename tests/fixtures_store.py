@@ -36,7 +36,8 @@ from hymem.indexes.lance import schema as S
 from hymem.indexes.memory.store import InMemoryStore
 from hymem.indexes.objects.open import RemoteSettings
 from hymem.indexes.open import open_store as open_any_store
-from hymem.indexes.protocol import RowScope, Storage
+from hymem.indexes.ports import Storage
+from hymem.indexes.protocol import RowScope
 from hymem.indexes.shards.router import ShardedStore
 from hymem.indexes.store.store import Store
 

@@ -33,7 +33,7 @@ from hymem.core.time import utcnow
 from hymem.core.types import AddResult, Answer, Hit, Level
 from hymem.core.validation import check_k, check_store_path, check_user_id
 from hymem.embed.embedders import Embedder, resolve_embedder
-from hymem.indexes.protocol import Storage
+from hymem.indexes.ports import Storage
 from hymem.llm import LazyRoles
 from hymem.llm.cache import cache_owner
 from hymem.llm.roles import Roles

@@ -19,7 +19,7 @@ from hymem.indexes.folder.lock import META_FILE
 from hymem.indexes.location import StoreLocation, is_remote_uri, parse_location
 from hymem.indexes.objects.open import RemoteSettings
 from hymem.indexes.open import open_memory_store
-from hymem.indexes.protocol import Storage
+from hymem.indexes.ports import Storage
 from hymem.write.ingestor import Ingestor
 
 # Its own logger, so an application that reports pending turns itself (the CLI) can mute it.

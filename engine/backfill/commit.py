@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import graphlib
 from dataclasses import dataclass
+from typing import Protocol
 
 from hymem.backfill.prepare import PreparedUser
 from hymem.core.errors import UserInputError
 from hymem.core.types import SegmentRecord, SummaryRecord, TurnStatus
-from hymem.indexes.protocol import Storage
+from hymem.indexes.ports import Commits, Turns
 
 COMMIT_SEGMENTS = 200  # segments (with their summaries) per journaled commit, as import uses
 
@@ -32,7 +33,11 @@ class Committed:
     summaries: int
 
 
-def already_stored(store: Storage, user_id: str, turn_count: int) -> bool:
+class BackfillStore(Turns, Commits, Protocol):
+    """What a backfill commit touches: the user's turns appended, its rows committed."""
+
+
+def already_stored(store: BackfillStore, user_id: str, turn_count: int) -> bool:
     """Whether a user's history is already in the store, whole (an earlier run's): as many
     turns as the history has, none pending. Checked before preparing, to skip the work."""
     turns = store.get_turns(user_id)
@@ -73,7 +78,7 @@ def _owner_first(
     return [[by_id[sid] for sid in order]]
 
 
-def commit_prepared(store: Storage, prepared: PreparedUser) -> Committed:
+def commit_prepared(store: BackfillStore, prepared: PreparedUser) -> Committed:
     """Write `prepared` (the caller holds the user's right to write)."""
     user = prepared.user_id
     held = {t.id for t in store.get_turns(user)}

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from hymem.backfill.commit import already_stored, commit_prepared
+from hymem.backfill.commit import BackfillStore, already_stored, commit_prepared
 from hymem.backfill.histories import UserHistory
 from hymem.backfill.prepare import PreparedUser, Preparer
 from hymem.backfill.ray_pool import prepared_on_ray
@@ -22,7 +22,6 @@ from hymem.core.errors import HymemError, UserInputError
 from hymem.core.logging import get_logger
 from hymem.core.validation import check_user_id
 from hymem.embed.embedders import Embedder
-from hymem.indexes.protocol import Storage
 from hymem.llm.roles import Roles
 from hymem.write.guard import WriteGuard
 from hymem.write.ingestor import Ingestor
@@ -55,7 +54,7 @@ class Backfill:
 
     def __init__(
         self,
-        store: Storage,
+        store: BackfillStore,
         embedder: Embedder,
         config: MemoryConfig,
         *,

@@ -35,8 +35,8 @@ from hymem.core.types import SegmentRecord, SummaryRecord, SummaryStatus
 from hymem.facts import read_fact
 from hymem.facts.text import digits, is_negated
 from hymem.indexes import paging as P
-from hymem.indexes.protocol import Storage
 from hymem.llm.extractive.text import STOPWORDS, stem, wordset
+from hymem.manage.ports import AuditStore
 from pydantic import BaseModel, Field, computed_field
 
 # A summary below this support has most of its claim terms missing from its sources: more
@@ -270,7 +270,7 @@ def _chunks(ids: Iterable[str]) -> Iterable[list[str]]:
         yield unique[i : i + READ_CHUNK]
 
 
-def _turn_lines(store: Storage, user_id: str, ids: Iterable[str]) -> dict[str, str]:
+def _turn_lines(store: AuditStore, user_id: str, ids: Iterable[str]) -> dict[str, str]:
     """The held turns among `ids`, as "Speaker: text" lines by id."""
     lines: dict[str, str] = {}
     for chunk in _chunks(ids):
@@ -294,7 +294,7 @@ class _Links:
         return [self.turns[t] for t in ids if t in self.turns]
 
 
-def _read_links(store: Storage, user_id: str, batch: Sequence[SummaryRecord]) -> _Links:
+def _read_links(store: AuditStore, user_id: str, batch: Sequence[SummaryRecord]) -> _Links:
     segments: dict[str, list[str]] = {}
     for chunk in _chunks(r.segment_id for r in batch):
         segments |= {s.id: s.turn_ids for s in store.get_segments(user_id, chunk)}
@@ -302,7 +302,7 @@ def _read_links(store: Storage, user_id: str, batch: Sequence[SummaryRecord]) ->
     return _Links(segments, _turn_lines(store, user_id, wanted))
 
 
-def _unlinked_segments(store: Storage, user_id: str) -> list[str]:
+def _unlinked_segments(store: AuditStore, user_id: str) -> list[str]:
     """Ids (sorted) of the user's segments listing a turn the store does not hold."""
     missing: list[str] = []
     after: P.PageKey | None = None
@@ -316,7 +316,7 @@ def _unlinked_segments(store: Storage, user_id: str) -> list[str]:
         after = P.key_of("segment", page[-1].model_dump())
 
 
-def audit_user(store: Storage, user_id: str, *, batch_size: int = AUDIT_BATCH) -> UserAudit:
+def audit_user(store: AuditStore, user_id: str, *, batch_size: int = AUDIT_BATCH) -> UserAudit:
     """One user's audit. Every summary version is read in batches (for its links); only the
     active ones are kept, without vectors, for the duplicate and contradiction checks."""
     active: list[SummaryRecord] = []
@@ -351,8 +351,8 @@ def audit_user(store: Storage, user_id: str, *, batch_size: int = AUDIT_BATCH) -
     )
 
 
-def audit_store(store: Storage, user_id: str | None = None) -> AuditReport:
-    """The audit of one user, or of every user the store holds (`Storage.users()`)."""
+def audit_store(store: AuditStore, user_id: str | None = None) -> AuditReport:
+    """The audit of one user, or of every user the store holds (`Records.users()`)."""
     users = [user_id] if user_id is not None else store.users()
     return AuditReport(users=[audit_user(store, u) for u in users])
 

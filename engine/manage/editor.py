@@ -40,9 +40,9 @@ from hymem.core.types import (
 )
 from hymem.embed.embedders import Embedder
 from hymem.indexes import paging as P
-from hymem.indexes.protocol import Storage
 from hymem.manage.cursor import PageCursors
 from hymem.manage.models import MemoryItem, Page, RecordLevel, StatusFilter
+from hymem.manage.ports import EditStore
 from hymem.write.guard import WriteGuard
 from pydantic import SecretStr
 
@@ -80,7 +80,7 @@ class Editor:
 
     def __init__(
         self,
-        store: Storage,
+        store: EditStore,
         embedder: Embedder,
         *,
         guard: WriteGuard,

@@ -25,7 +25,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from hymem.core.logging import get_logger
-from hymem.indexes.protocol import Storage
+from hymem.indexes.ports import Commits
 from hymem.llm.cache import ResponseCache
 from hymem.sleep.journal import SleepJournal
 from pydantic import BaseModel
@@ -46,7 +46,7 @@ class ErasureReport(BaseModel):
 
 
 def erase_user(
-    store: Storage, user_id: str, *, journal: SleepJournal, cache_dir: str | Path | None
+    store: Commits, user_id: str, *, journal: SleepJournal, cache_dir: str | Path | None
 ) -> ErasureReport:
     sleep_entries = journal.forget_user(user_id)
     cached = ResponseCache(cache_dir).forget_user(user_id) if cache_dir else 0

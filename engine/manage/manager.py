@@ -45,7 +45,7 @@ from hymem.read.trace_record import Trace, traces_from_rows
 if TYPE_CHECKING:
     from hymem.core.config import MemoryConfig
     from hymem.embed.embedders import Embedder
-    from hymem.indexes.protocol import Storage
+    from hymem.indexes.ports import Storage
     from hymem.manage.editor import Editor
     from hymem.read.reader import Reader
     from hymem.sleep.auto import AutoSleep

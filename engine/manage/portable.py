@@ -37,8 +37,8 @@ from hymem.core.types import SegmentRecord, SummaryRecord, TurnRecord, TurnStatu
 from hymem.core.validation import check_user_id
 from hymem.core.version import __version__
 from hymem.embed.embedders import Embedder
-from hymem.indexes.protocol import Storage
 from hymem.manage.import_check import FORMAT_VERSION, ImportCheck
+from hymem.manage.ports import EditStore
 from hymem.write.pooling import pooled_vector
 from pydantic import BaseModel
 
@@ -67,7 +67,7 @@ class ImportReport(BaseModel):
     summaries: int = 0
 
 
-def _records(store: Storage, user_id: str, level: str) -> Iterator[Record]:
+def _records(store: EditStore, user_id: str, level: str) -> Iterator[Record]:
     after = None
     while True:
         page = store.page(user_id, level, after=after, limit=PAGE)
@@ -78,7 +78,7 @@ def _records(store: Storage, user_id: str, level: str) -> Iterator[Record]:
         after = (last.seq if isinstance(last, TurnRecord) else last.created_at, last.id)
 
 
-def export_user(store: Storage, user_id: str, out: Path) -> ExportReport:
+def export_user(store: EditStore, user_id: str, out: Path) -> ExportReport:
     """Written to `out.tmp` and renamed, so `out` is complete or absent."""
     report = ExportReport(user_id=user_id, path=str(out))
     tmp = out.with_name(out.name + ".tmp")
@@ -146,12 +146,12 @@ def read_export(path: Path, user_id: str | None) -> tuple[str, dict[str, list[An
 
 
 def import_file(
-    store: Storage, embedder: Embedder, path: Path, *, user_id: str | None
+    store: EditStore, embedder: Embedder, path: Path, *, user_id: str | None
 ) -> ImportReport:
     """All or nothing: the whole file is checked before the first write (`read_export`), so
     what can still fail is the store or the embedder. Turns are written pending and become
     stored only in the commit of their segment, so no turn is ever stored without one. A
-    failure during the writes withdraws exactly what this run wrote (`Storage.withdraw`):
+    failure during the writes withdraws exactly what this run wrote (`Commits.withdraw`):
     the store is as it was before it, including what an earlier, interrupted import of the
     same file had left (segments already there are not written again)."""
     target, found = read_export(path, user_id)
@@ -185,7 +185,7 @@ def import_file(
 
 
 def _write(
-    store: Storage,
+    store: EditStore,
     embedder: Embedder,
     target: str,
     found: dict[str, list[Any]],

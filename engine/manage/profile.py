@@ -4,7 +4,7 @@ It is a view over what the write path and sleep already keep true, not a summary
 call: every summary stating a single-valued fact carries its `fact_key` ("subject|relation",
 set when it is written, and again when sleep rewrites it), and write-time consolidation leaves
 one active summary per fact (`hymem.write.consolidate`). So the profile is one filtered read of
-the user's active, keyed summaries (`Storage.get_summaries(keyed=True)`), ordered by fact and
+the user's active, keyed summaries (`Records.get_summaries(keyed=True)`), ordered by fact and
 cut to a token budget. A newer value replaces the old one in the profile the moment it is
 written; should two values of one fact be active (a crash before consolidation, or a change
 the model-free reader leaves for sleep), the one said last is shown.
@@ -16,7 +16,7 @@ from datetime import datetime
 
 from hymem.core.errors import UserInputError
 from hymem.core.types import SummaryRecord
-from hymem.indexes.protocol import Storage
+from hymem.indexes.ports import Records
 from hymem.llm.tokens import count_tokens
 from pydantic import BaseModel, Field, computed_field
 
@@ -58,7 +58,7 @@ def check_profile_tokens(max_tokens: object) -> int:
     return max_tokens
 
 
-def build_profile(store: Storage, user_id: str, max_tokens: int) -> Profile:
+def build_profile(store: Records, user_id: str, max_tokens: int) -> Profile:
     """The user's current keyed facts, one per fact key, in key order, within `max_tokens`."""
     latest: dict[str, SummaryRecord] = {}
     for rec in store.get_summaries(user_id, keyed=True):

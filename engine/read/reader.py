@@ -24,11 +24,11 @@ from hymem.core.logging import get_logger
 from hymem.core.time import Clock, utcnow
 from hymem.core.types import Answer, Hit
 from hymem.embed.embedders import Embedder
-from hymem.indexes.protocol import Storage
 from hymem.llm.roles import RolesProvider
 from hymem.read.budget import Budget
 from hymem.read.fence import EraseFence
 from hymem.read.params import AskParams
+from hymem.read.ports import ReadStore
 from hymem.read.replay import Replay, find_trace, replay_params, side
 from hymem.read.run import Run, VectorSearcher
 from hymem.read.scheduler import ScheduleResult, schedule
@@ -46,7 +46,7 @@ class Reader:
 
     def __init__(
         self,
-        store: Storage,
+        store: ReadStore,
         embedder: Embedder,
         searcher: VectorSearcher,
         roles: RolesProvider,

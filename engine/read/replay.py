@@ -19,8 +19,8 @@ from typing import Any, Literal
 
 from hymem.core.errors import NotFoundError
 from hymem.core.types import SummaryRecord, SummaryStatus
-from hymem.indexes.protocol import Storage
 from hymem.read.params import AskParams, ask_params
+from hymem.read.ports import ReplayStore
 from hymem.read.trace_record import Trace, traces_from_rows
 from pydantic import BaseModel, Field
 
@@ -84,7 +84,7 @@ class Replay(BaseModel):
         return [i for i in self.now.read_ids if i not in then]
 
 
-def find_trace(store: Storage, trace_id: str, user_id: str) -> Trace:
+def find_trace(store: ReplayStore, trace_id: str, user_id: str) -> Trace:
     rows = store.read_traces(user_id=user_id, trace_id=trace_id)
     traces = traces_from_rows(rows)
     if not traces:
@@ -106,7 +106,7 @@ def read_ids(trace: Trace) -> tuple[list[str], list[str]]:
     return list(dict.fromkeys(summaries)), list(dict.fromkeys(segments))
 
 
-def side(store: Storage, trace: Trace) -> ReplaySide:
+def side(store: ReplayStore, trace: Trace) -> ReplaySide:
     """A trace's side of the replay: its records read back by id, whatever their status."""
     summary_ids, segment_ids = read_ids(trace)
     found = {s.id: s for s in store.get_summaries(trace.user_id, ids=summary_ids, statuses=None)}

@@ -28,7 +28,7 @@ from hymem.core.logging import get_logger
 from hymem.core.tracing import set_attributes, span
 from hymem.core.types import Hit, Level, RoleUsage, Usage
 from hymem.embed.embedders import Embedder
-from hymem.indexes.protocol import Row, Storage, Vector
+from hymem.indexes.protocol import Row, Vector
 from hymem.llm.extractive.backend import ExtractiveRoles
 from hymem.llm.pool import map_concurrent
 from hymem.llm.roles import (
@@ -49,6 +49,7 @@ from hymem.read.light import (
     light_ranking,
 )
 from hymem.read.params import AskParams
+from hymem.read.ports import SegmentStore
 from hymem.read.scheduler import (
     Cost,
     DeepAnswerOutcome,
@@ -135,7 +136,7 @@ class Run:
         self,
         params: AskParams,
         *,
-        store: Storage,
+        store: SegmentStore,
         embedder: Embedder,
         searcher: VectorSearcher,
         roles: RolesProvider,

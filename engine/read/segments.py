@@ -10,14 +10,14 @@ from datetime import datetime
 
 from hymem.core.logging import get_logger
 from hymem.core.types import Hit, Level, SegmentRecord
-from hymem.indexes.protocol import Storage
 from hymem.llm.tokens import count_tokens
+from hymem.read.ports import SegmentStore
 
 log = get_logger(__name__)
 
 
 def read_segments(
-    store: Storage, user_id: str, chosen: list[Hit], tokens_left: int | None
+    store: SegmentStore, user_id: str, chosen: list[Hit], tokens_left: int | None
 ) -> tuple[list[Hit], int]:
     """The segments `chosen` rests on as time-ordered segment hits (each scored by the best
     summary resting on it), and how many further segments did not fit `tokens_left`
@@ -56,7 +56,7 @@ def segment_hits(records: Iterable[SegmentRecord], score: dict[str, float]) -> l
     ]
 
 
-def own_segments(store: Storage, user_id: str, ids: list[str]) -> list[SegmentRecord]:
+def own_segments(store: SegmentStore, user_id: str, ids: list[str]) -> list[SegmentRecord]:
     """The segments `ids` names that are this user's; a stray row is dropped and logged."""
     records = store.get_segments(user_id, ids) if ids else []
     wanted = set(ids)
@@ -67,7 +67,7 @@ def own_segments(store: Storage, user_id: str, ids: list[str]) -> list[SegmentRe
 
 
 def segments_elsewhere(
-    store: Storage,
+    store: SegmentStore,
     user_id: str,
     chosen: list[Hit],
     own: list[SegmentRecord],

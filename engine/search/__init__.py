@@ -1,2 +1,3 @@
-"""Retrieval over any `Storage`: hybrid search (dense + lexical fused by reciprocal rank) and
-the search scope every caller builds once at the edge."""
+"""Retrieval over a store's search ports (`DenseSearch`, `LexicalSearch`): hybrid search
+(dense + lexical fused by reciprocal rank) and the search scope every caller builds once at
+the edge."""

@@ -11,7 +11,7 @@ index can never serve an orphan. The two branches read the store at two moments,
 corrected in between can come back as its old version from one read and its new one from the
 other: such candidates are read again together and each memory is served once, at the version
 that read holds active (`hymem.search.versions`). While the store's lexical index is unusable
-(`Storage.lexical_unavailable`: damaged, not yet rebuilt) the lexical branch finds nothing, so
+(`LexicalSearch.lexical_unavailable`: damaged, not yet rebuilt) the lexical branch finds nothing, so
 hybrid search is dense only and every hit says so (`Hit.lexical_unavailable`).
 
 One search signature: `find(query, scope, vector=None)` takes a `SearchScope` checked at the
@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from hymem.core.errors import UserInputError
 from hymem.core.filters import Filter
@@ -33,7 +33,8 @@ from hymem.core.logging import get_logger
 from hymem.core.types import Hit, Level, SummaryStatus
 from hymem.core.validation import MAX_K, MAX_QUERY_CHARS
 from hymem.embed.embedders import Embedder
-from hymem.indexes.protocol import Row, RowScope, Storage, Vector
+from hymem.indexes.ports import DenseSearch, LexicalSearch
+from hymem.indexes.protocol import Row, RowScope, Vector
 from hymem.search.fusion import DEFAULT_RRF_K, reciprocal_rank_fusion
 from hymem.search.scope import SearchMode, SearchScope, search_scope
 from hymem.search.versions import one_version_each
@@ -84,12 +85,16 @@ def candidate_depth(k: int, factor: int = DEPTH_FACTOR, floor: int = MIN_CANDIDA
     return max(factor * k, floor)
 
 
+class SearchStore(DenseSearch, LexicalSearch, Protocol):
+    """What the searcher reads: the two search primitives and the rows of their hits."""
+
+
 class HybridSearcher:
     """Model-free retrieval over one `Storage` with one Embedder; safe to share across threads."""
 
     def __init__(
         self,
-        store: Storage,
+        store: SearchStore,
         embedder: Embedder,
         rrf_k: int = DEFAULT_RRF_K,
         *,
@@ -117,7 +122,7 @@ class HybridSearcher:
 
     @classmethod
     def from_config(
-        cls, store: Storage, embedder: Embedder, config: MemoryConfig
+        cls, store: SearchStore, embedder: Embedder, config: MemoryConfig
     ) -> HybridSearcher:
         """The searcher a `Memory` with `config` uses: its fusion, depth, threads and limits."""
         return cls(

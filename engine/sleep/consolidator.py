@@ -25,12 +25,12 @@ from hymem.core.logging import get_logger
 from hymem.core.time import Clock, utcnow
 from hymem.core.types import SummaryRecord, SummaryStatus, Usage
 from hymem.embed.embedders import Embedder
-from hymem.indexes.protocol import Storage
 from hymem.llm.roles import Roles, RolesProvider
 from hymem.sleep.decide import Ask, DecisionRunner, Snapshot, build_snapshot
 from hymem.sleep.fact_pass import FactPassReport, fact_pass
 from hymem.sleep.journal import JournalEntry, SleepJournal
 from hymem.sleep.plan import PlannedChange, plan_changes, with_vectors
+from hymem.sleep.ports import SleepStore
 from hymem.sleep.restore import restore_version
 from hymem.sleep.resummarise import ResummariseReport, resummarise_pass
 from hymem.write.decisions import Decision
@@ -96,7 +96,7 @@ class Consolidator:
 
     def __init__(
         self,
-        store: Storage,
+        store: SleepStore,
         embedder: Embedder,
         roles: RolesProvider,
         config: MemoryConfig,

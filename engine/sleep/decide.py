@@ -20,12 +20,12 @@ from hymem.core.errors import LLMOutputError, LLMUnavailable
 from hymem.core.logging import get_logger
 from hymem.core.time import Clock, to_utc_or_none, utcnow
 from hymem.core.types import StatusChange, SummaryRecord, SummaryStatus, Usage
-from hymem.indexes.protocol import Storage
 from hymem.llm.cache import cache_owner
 from hymem.llm.roles import ContextItem, RoleResult, Roles, UpdateOutput
 from hymem.sleep.journal import JournalEntry, SleepJournal, queue_key
 from hymem.sleep.metadata_groups import metadata_queues
 from hymem.sleep.plan import ancestors, root_of
+from hymem.sleep.ports import SleepStore
 from hymem.sleep.queues import DEFAULT_BLOCK_BYTES, QueueCost, build_update_queues, temporal_ranks
 from hymem.write.decisions import Decision, normalise_decision
 
@@ -120,7 +120,7 @@ class Snapshot:
 
 
 def build_snapshot(
-    store: Storage, user_id: str, config: MemoryConfig, *, block_bytes: int | None = None
+    store: SleepStore, user_id: str, config: MemoryConfig, *, block_bytes: int | None = None
 ) -> Snapshot:
     """Load one user's summaries, note repairs, order them in time and build the queues."""
     records = {r.id: r for r in store.get_summaries(user_id, statuses=None, with_vectors=False)}

@@ -25,7 +25,7 @@ from datetime import datetime
 from hymem.core.metadata import canonical
 from hymem.core.types import StatusChange, SummaryStatus
 from hymem.facts import fact_key
-from hymem.indexes.protocol import Storage
+from hymem.sleep.ports import SleepStore
 from hymem.write.consolidate import WriteConsolidation
 from hymem.write.consolidation_plan import Consolidated
 from pydantic import BaseModel
@@ -41,7 +41,7 @@ class FactPassReport(BaseModel):
 
 
 def fact_pass(
-    store: Storage,
+    store: SleepStore,
     user_id: str,
     clock: Callable[[], datetime],
     *,

@@ -1,6 +1,6 @@
 """The sleep journal: every finished update decision, appended and fsync'd as it completes.
 
-Its lines live in the store (`Storage.sleep_log()`: a fsync'd file in a folder, a table on an
+Its lines live in the store (`SleepLog.sleep_log()`: a fsync'd file in a folder, a table on an
 object store, a list in the in-memory twin), one JSON object per line. A decision is keyed by
 the target summary and a hash of exactly what the model saw (the target's text, its queue's ids
 and texts, the backend label), so:
@@ -25,7 +25,7 @@ from typing import Literal
 
 from hymem.core.logging import get_logger
 from hymem.indexes.memory.lines import MemoryLines
-from hymem.indexes.protocol import LineLog
+from hymem.indexes.ports import LineLog
 from pydantic import BaseModel, ValidationError
 
 log = get_logger("hymem.sleep.journal")

@@ -2,17 +2,17 @@
 
 Sleep's `restore` applies it and journals an override, so the next sleep, on the same inputs,
 does not redo what was undone; like every version change it is a compare-and-swap on the
-versions it read (`Storage.apply_summary_changes(..., expect=...)`).
+versions it read (`Commits.apply_summary_changes(..., expect=...)`).
 """
 
 from __future__ import annotations
 
 from hymem.core.errors import NotFoundError, VersionConflictError
 from hymem.core.types import StatusChange, SummaryRecord, SummaryStatus
-from hymem.indexes.protocol import Storage
+from hymem.sleep.ports import SleepStore
 
 
-def restore_version(store: Storage, user_id: str, version_id: str) -> SummaryRecord:
+def restore_version(store: SleepStore, user_id: str, version_id: str) -> SummaryRecord:
     """Make `version_id` its memory's one active version: reactivate it, and retire every other
     active version of the memory and the active version that replaced it in another memory
     (where a merge carried it), all in one compare-and-swap on the versions read. A tombstone
@@ -53,7 +53,7 @@ def restore_version(store: Storage, user_id: str, version_id: str) -> SummaryRec
 
 
 def _replacement(
-    store: Storage, user_id: str, target: SummaryRecord, versions: list[SummaryRecord]
+    store: SleepStore, user_id: str, target: SummaryRecord, versions: list[SummaryRecord]
 ) -> SummaryRecord | None:
     """The active version `target`'s chain of superseded_by links ends in, when it belongs to
     another memory (a merge); the memory's own active versions are retired anyway."""

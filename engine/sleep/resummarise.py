@@ -21,8 +21,8 @@ from hymem.core.errors import LLMError, VersionConflictError
 from hymem.core.logging import get_logger
 from hymem.core.types import RoleUsage, StatusChange, SummaryRecord, SummaryStatus
 from hymem.facts import fact_key
-from hymem.indexes.protocol import Storage
 from hymem.llm.roles import Roles, SegmentInput
+from hymem.sleep.ports import SleepStore
 from hymem.write.records import build_summaries, summary_id
 from pydantic import BaseModel
 
@@ -49,7 +49,7 @@ class ResummariseReport(BaseModel):
 
 
 def resummarise_pass(
-    store: Storage,
+    store: SleepStore,
     roles: Roles,
     embed: Embed,
     user_id: str,
@@ -123,7 +123,7 @@ def _renamed(records: Sequence[SummaryRecord]) -> list[SummaryRecord]:
 
 
 def _replace(
-    store: Storage,
+    store: SleepStore,
     embed: Embed,
     user_id: str,
     new: list[SummaryRecord],

@@ -21,7 +21,7 @@ keys and adapter store key (`same_scope`); a twin in another scope stays that sc
 * anything else is kept, both left for sleep, which remains the full pass.
 
 The decisions are planned before the flush commits and written in the flush's own journaled
-commit (`Storage.commit_segments(changes=...)`, `folding`): the new summaries go in already
+commit (`Commits.commit_segments(changes=...)`, `folding`): the new summaries go in already
 ended where they retire, survivors' new versions with them, and the older summaries' status
 changes inside the same commit, so a crash or an outage leaves all of it or none (a rollback
 gives the older rows back their status). This is under the versions lock like sleep and
@@ -52,11 +52,12 @@ from hymem.core.types import (
 )
 from hymem.embed.embedders import Embedder
 from hymem.facts import Candidate, Decision, decide, fact_key
-from hymem.indexes.protocol import ACTIVE_ONLY, RowScope, Storage
+from hymem.indexes.protocol import ACTIVE_ONLY, RowScope
 from hymem.llm.roles import ContextItem, RolesProvider
 from hymem.write.consolidation_plan import Consolidated, Plan, same_scope, similar_within
 from hymem.write.decisions import normalise_decision
 from hymem.write.guard import WriteGuard
+from hymem.write.ports import ConsolidationStore
 from hymem.write.recent import RecentSummaries, vouched
 
 log = get_logger("hymem.write.consolidate")
@@ -88,7 +89,7 @@ class WriteConsolidation:
 
     def __init__(
         self,
-        store: Storage,
+        store: ConsolidationStore,
         clock: Callable[[], datetime],
         *,
         roles: RolesProvider | None = None,
@@ -157,7 +158,7 @@ class WriteConsolidation:
         self, user_id: str, summaries: Sequence[SummaryRecord], guard: WriteGuard
     ) -> Iterator[Folded | None]:
         """A flush's consolidation planned before its commit, so the flush writes it in its
-        own journaled commit (`Storage.commit_segments(changes=...)`) instead of a second
+        own journaled commit (`Commits.commit_segments(changes=...)`) instead of a second
         one after it (that second commit cost the write path 20 % on LongMemEval). The
         versions lock is held from the plan to the end of the block. None, and the caller
         commits plainly and hands the summaries to `after_write`: consolidation off, the

@@ -3,7 +3,7 @@ writes (the ingestor, the consolidator, the editor) and to the `Memory` that wir
 
 It joins three things that used to be spread over the facade and callbacks into it:
 
-* the right to write a user for a block (`Storage.writing`: an object store's per-user lease;
+* the right to write a user for a block (`Commits.writing`: an object store's per-user lease;
   a folder's single writer always holds it);
 * what is dropped when that right comes back stale (another worker wrote the user since this
   process did): each component registers what it cached of a user (`on_stale`), and the guard
@@ -22,7 +22,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from hymem.indexes.protocol import Storage
+from hymem.indexes.ports import Commits
 
 StaleHandler = Callable[[str], None]
 
@@ -30,7 +30,7 @@ StaleHandler = Callable[[str], None]
 class WriteGuard:
     """The writes of one store's users: leases, stale caches and the versions lock."""
 
-    def __init__(self, store: Storage) -> None:
+    def __init__(self, store: Commits) -> None:
         self._store = store
         self._on_stale: list[StaleHandler] = []
         # Re-entrant: a restore or correction runs its store writes under the same lock the

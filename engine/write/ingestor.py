@@ -1,6 +1,6 @@
 """The write path: turns -> durable pending turns -> (compression) -> topic segments ->
 short-term buffer -> one summariser call per buffer -> Level-1 summaries linked to Level-2
-segments, committed through `Storage.commit_segments`.
+segments, committed through `Commits.commit_segments`.
 
 Durability: `add` validates the whole call, then writes every turn as `pending` in one
 `append_turns` batch before any model runs. The short-term buffer is the set of pending turns in
@@ -40,7 +40,6 @@ from hymem.core.types import AddResult, RoleUsage, SegmentRecord, TurnRecord, Tu
 from hymem.core.validation import check_session_id
 from hymem.embed.embedders import Embedder
 from hymem.facts import fact_key
-from hymem.indexes.protocol import Storage
 from hymem.llm.extractive.backend import ExtractiveRoles
 from hymem.llm.roles import RoleResult, Roles, RolesProvider, SegmentInput, SummariseOutput
 from hymem.write.blas import one_blas_thread
@@ -51,6 +50,7 @@ from hymem.write.messages import Messages, NormalisedMessage, normalise_messages
 from hymem.write.parts import Prepared, Summarised, commit_attributes
 from hymem.write.pending import PendingTurns, repeats_last_call, repeats_request
 from hymem.write.pooling import pooled_vector
+from hymem.write.ports import WriteStore
 from hymem.write.prepare import BufferPrep
 from hymem.write.records import (
     build_segment,
@@ -80,7 +80,7 @@ class Ingestor:
 
     def __init__(
         self,
-        store: Storage,
+        store: WriteStore,
         embedder: Embedder,
         roles: RolesProvider,
         config: MemoryConfig,

@@ -16,7 +16,7 @@ from datetime import datetime
 from hymem.core.errors import UserInputError
 from hymem.core.metadata import canonical
 from hymem.core.types import TurnRecord, TurnStatus
-from hymem.indexes.protocol import Storage
+from hymem.indexes.ports import Turns
 from hymem.write.buffer import Unplanned
 from hymem.write.messages import NormalisedMessage
 
@@ -24,7 +24,7 @@ from hymem.write.messages import NormalisedMessage
 class PendingTurns:
     """Per user: pending turns in sequence order, and the next free sequence number."""
 
-    def __init__(self, store: Storage) -> None:
+    def __init__(self, store: Turns) -> None:
         self._store = store
         self._turns: dict[str, list[TurnRecord]] = {}
         self._next_seq: dict[str, int] = {}

@@ -8,7 +8,7 @@ consolidation cost the live write path (2.5 s of 122 reads on a LongMemEval hist
 writer already held those rows when it committed them, so it keeps the last few thousand.
 
 A kept copy is trusted only while the store still shows it as written: `vouched` checks each
-against the row the store serves (`Storage.hydrate`, from the dense cache in memory where one
+against the row the store serves (`DenseSearch.hydrate`, from the dense cache in memory where one
 is loaded): active, same text, source turns, memory, validity and metadata. A row changed
 since by anyone (a sleep, another worker, an update, an erasure) no longer matches and is read
 from the store as before, so the copy can make a decision cheaper, never different.
@@ -67,7 +67,7 @@ class RecentSummaries:
 def vouched(
     kept: Mapping[str, SummaryRecord], rows: Mapping[str, Mapping[str, Any]]
 ) -> dict[str, SummaryRecord]:
-    """The kept records whose stored row (`Storage.hydrate`) still says what they say."""
+    """The kept records whose stored row (`DenseSearch.hydrate`) still says what they say."""
     return {i: rec for i, rec in kept.items() if (row := rows.get(i)) and _same(rec, row)}
 
 

@@ -1,7 +1,7 @@
 """Deterministic ids and record construction for the write path (pure: no I/O).
 
 Ids are content hashes so that a re-run after a crash or an LLM failure reproduces the same
-segments and summaries, and `Storage.commit_segments` replaces instead of duplicating:
+segments and summaries, and `Commits.commit_segments` replaces instead of duplicating:
     turn     "t-"   + hash(user_id, session_id, seq, text)   (when the caller gave no id)
              "t-"   + hash(user_id, "request", request_id, position)   (with an add()'s request id)
     segment  "seg-" + hash(user_id, turn ids)

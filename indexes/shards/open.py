@@ -23,7 +23,7 @@ from hymem.core.errors import StoreError
 from hymem.core.logging import get_logger
 from hymem.indexes.location import StoreLocation
 from hymem.indexes.objects.obstore import RemoteObjects
-from hymem.indexes.protocol import Storage
+from hymem.indexes.ports import Storage
 from hymem.indexes.shards.placement import (
     MANIFEST_KEY,
     check_count,

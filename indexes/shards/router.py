@@ -1,10 +1,12 @@
-"""A sharded store: N complete stores behind one `Storage`, each user's calls sent to its shard.
+"""A sharded store: N complete stores behind every port, each user's calls sent to its shard.
 
-Every user-scoped call goes to exactly one shard (`placement.shard_of`), so everything a store
-guarantees for a user (journaled commits, leases, erasure, replicas, validity, filters) holds
-unchanged: it is that shard's own code doing it. Calls about every user (`users`, `counts()`,
-`iter_summaries()`, `read_traces()`, maintenance, catch-up) ask every shard, in parallel where
-each answer is a round trip, and merge the answers in the order the protocol promises.
+One generic router serves every port: a call about one user (`user_of`: its user id, a
+search's `RowScope`, a trace) goes unchanged to exactly one shard (`placement.shard_of`), so
+everything a store guarantees for a user (journaled commits, leases, erasure, replicas,
+validity, filters) holds unchanged: it is that shard's own code doing it. Only the calls that
+split or merge are written out: about every user (`users`, `counts()`, `iter_summaries()`,
+`read_traces()`, maintenance, catch-up), asked of every shard, in parallel where each answer
+is a round trip, and merged in the order the port promises; and `append_turns`, split by user.
 """
 
 from __future__ import annotations
@@ -15,30 +17,20 @@ import threading
 import time
 from collections.abc import Callable, Collection, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any, TypeVar
 
 from hymem.core.errors import StoreClosedError
-from hymem.core.filters import Filter
 from hymem.core.types import (
-    Level,
-    SegmentRecord,
-    StatusChange,
     SummaryRecord,
     SummaryStatus,
     TurnRecord,
-    TurnStatus,
 )
-from hymem.indexes.paging import PageKey
+from hymem.indexes.ports import PORTS, LineLog, Storage, members
 from hymem.indexes.protocol import (
     ACTIVE_ONLY,
     SCAN_BATCH_ROWS,
-    LineLog,
-    Row,
     RowScope,
-    Storage,
-    Vector,
 )
 from hymem.indexes.shards.placement import shard_of
 
@@ -52,6 +44,17 @@ def summed(parts: Sequence[dict[str, int]]) -> dict[str, int]:
         for key, n in part.items():
             total[key] = total.get(key, 0) + n
     return total
+
+
+def user_of(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[str, bool]:
+    """The user a per-user port call is about, and whether it is a search: the call's first
+    argument, which is the user id, a search's `RowScope`, or a trace (its `user_id`)."""
+    first = args[0] if args else kwargs.get("user_id", kwargs.get("scope", kwargs.get("trace")))
+    if isinstance(first, RowScope):
+        return first.user_id, True
+    if isinstance(first, dict):
+        return str(first.get("user_id", "")), False
+    return str(first), False
 
 
 class ShardedLines:
@@ -193,15 +196,25 @@ class ShardedStore:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # --- turns and commits -----------------------------------------------------------------
-    def get_turns(
-        self, user_id: str, *, ids: Sequence[str] | None = None, status: TurnStatus | None = None
-    ) -> list[TurnRecord]:
-        return self.shard(user_id).get_turns(user_id, ids=ids, status=status)
+    # --- calls about one user: routed by `__getattr__` -------------------------------------
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        """Every port member not written out here is about one user: sent, unchanged, to the
+        shard holding that user (`user_of`); a search first keeps the staleness bound
+        (`_refresh`). So a port's new per-user member is served here without a line."""
+        if name not in ROUTED:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
-    def next_seq(self, user_id: str) -> int:
-        return self.shard(user_id).next_seq(user_id)
+        def routed(*args: Any, **kwargs: Any) -> Any:
+            user_id, search = user_of(args, kwargs)
+            if search:
+                self._refresh(user_id)
+            return getattr(self.shard(user_id), name)(*args, **kwargs)
 
+        routed.__name__ = name
+        self.__dict__[name] = routed  # found directly from the next call on
+        return routed
+
+    # --- calls that split or merge across shards -------------------------------------------
     def append_turns(
         self, turns: Sequence[TurnRecord], *, fresh_ids: Collection[str] = ()
     ) -> list[str]:
@@ -213,43 +226,9 @@ class ShardedStore:
             written += self._shards[index].append_turns(part, fresh_ids=fresh_ids)
         return written
 
-    def commit_segments(
-        self,
-        user_id: str,
-        segments: Sequence[SegmentRecord],
-        summaries: Sequence[SummaryRecord],
-        stored_turn_ids: Sequence[str],
-        *,
-        changes: Sequence[StatusChange] = (),
-    ) -> None:
-        self.shard(user_id).commit_segments(
-            user_id, segments, summaries, stored_turn_ids, changes=changes
-        )
-
-    def apply_summary_changes(
-        self,
-        user_id: str,
-        new: Sequence[SummaryRecord],
-        changes: Sequence[StatusChange],
-        *,
-        expect: Sequence[SummaryRecord] | None = None,
-    ) -> None:
-        self.shard(user_id).apply_summary_changes(user_id, new, changes, expect=expect)
-
-    def withdraw(
-        self, user_id: str, turn_ids: Sequence[str], segment_ids: Sequence[str]
-    ) -> dict[str, int]:
-        return self.shard(user_id).withdraw(user_id, turn_ids, segment_ids)
-
-    def erase_user(self, user_id: str) -> dict[str, int]:
-        return self.shard(user_id).erase_user(user_id)
-
     def sleep_log(self) -> LineLog:
         self._check_open()
         return self._sleep_log
-
-    def writing(self, user_id: str) -> AbstractContextManager[bool]:
-        return self.shard(user_id).writing(user_id)
 
     def catch_up(self) -> dict[str, int]:
         done = summed(self._each(lambda s: s.catch_up()))
@@ -260,31 +239,6 @@ class ShardedStore:
         """The most behind shard's."""
         lags = [lag for lag in (s.replica_lag_s() for s in self._shards) if lag is not None]
         return max(lags) if lags else None
-
-    # --- reads ---------------------------------------------------------------------------
-    def get_segments(self, user_id: str, ids: Sequence[str]) -> list[SegmentRecord]:
-        return self.shard(user_id).get_segments(user_id, ids)
-
-    def get_summaries(
-        self,
-        user_id: str,
-        *,
-        ids: Sequence[str] | None = None,
-        statuses: Sequence[SummaryStatus] | None = ACTIVE_ONLY,
-        with_vectors: bool = False,
-        memory_ids: Sequence[str] | None = None,
-        fact_keys: Sequence[str] | None = None,
-        keyed: bool = False,
-    ) -> list[SummaryRecord]:
-        return self.shard(user_id).get_summaries(
-            user_id,
-            ids=ids,
-            statuses=statuses,
-            with_vectors=with_vectors,
-            memory_ids=memory_ids,
-            fact_keys=fact_keys,
-            keyed=keyed,
-        )
 
     def iter_summaries(
         self,
@@ -310,46 +264,6 @@ class ShardedStore:
             return self.shard(user_id).counts(user_id)
         return summed(self._each(lambda s: s.counts()))
 
-    def page(
-        self,
-        user_id: str,
-        level: str,
-        *,
-        after: PageKey | None = None,
-        limit: int = 100,
-        statuses: Sequence[str] | None = None,
-        filters: Filter | None = None,
-    ) -> list[TurnRecord | SegmentRecord | SummaryRecord]:
-        return self.shard(user_id).page(
-            user_id, level, after=after, limit=limit, statuses=statuses, filters=filters
-        )
-
-    # --- search primitives ---------------------------------------------------------------
-    def dense_rows(self, scope: RowScope, vector: Vector, k: int) -> list[Row]:
-        self._refresh(scope.user_id)
-        return self.shard(scope.user_id).dense_rows(scope, vector, k)
-
-    def dense_search(self, scope: RowScope, vector: Vector, k: int) -> list[tuple[str, float]]:
-        self._refresh(scope.user_id)
-        return self.shard(scope.user_id).dense_search(scope, vector, k)
-
-    def dense_search_many(
-        self, scope: RowScope, vectors: Sequence[Vector], k: int
-    ) -> list[list[tuple[str, float]]]:
-        self._refresh(scope.user_id)
-        return self.shard(scope.user_id).dense_search_many(scope, vectors, k)
-
-    def lexical_search(self, scope: RowScope, text: str, k: int) -> list[tuple[str, float]]:
-        self._refresh(scope.user_id)
-        return self.shard(scope.user_id).lexical_search(scope, text, k)
-
-    def hydrate(self, user_id: str, level: Level, ids: Sequence[str]) -> dict[str, Row]:
-        return self.shard(user_id).hydrate(user_id, level, ids)
-
-    # --- traces --------------------------------------------------------------------------
-    def write_trace(self, trace: dict[str, Any]) -> None:
-        self.shard(str(trace.get("user_id", ""))).write_trace(trace)
-
     def read_traces(
         self,
         user_id: str | None = None,
@@ -371,4 +285,7 @@ class ShardedStore:
             store.optimize()
 
 
-__all__ = ["ShardedLines", "ShardedStore", "summed"]
+# The port members `ShardedStore` routes to one user's shard: every one it does not write out.
+ROUTED = members(*PORTS) - {n for n in vars(ShardedStore) if not n.startswith("_")}
+
+__all__ = ["ROUTED", "ShardedLines", "ShardedStore", "summed", "user_of"]

@@ -21,7 +21,7 @@ from hymem.indexes.lance.trace_table import TraceTable
 from hymem.indexes.lance.turn_log import TurnLog
 from hymem.indexes.lexical.feed import LexicalFeed
 from hymem.indexes.lexical.index import LexicalIndex
-from hymem.indexes.protocol import LineLog
+from hymem.indexes.ports import LineLog
 from hymem.indexes.store.access import WriteAccess
 from hymem.indexes.store.commits import CommitWriter
 from hymem.indexes.store.erasure import Eraser

@@ -27,7 +27,7 @@ from hymem.indexes.lance import schema as S
 from hymem.indexes.lance import sql as F
 from hymem.indexes.lance.tables import LanceTables
 from hymem.indexes.lexical.feed import LexicalFeed
-from hymem.indexes.protocol import LineLog
+from hymem.indexes.ports import LineLog
 from hymem.indexes.store.journals import Journals
 
 log = get_logger("hymem.indexes.store.erasure")

@@ -15,7 +15,7 @@ one lock and delegated to the collaborator that knows the concern:
     Compactor     compaction and ANN indexes              (store/maintenance.py)
     WriteAccess   who may write which user                (store/access.py)
 
-Every public method's promise is written once, on `Storage` (`protocol.py`). Storage faults
+Every public method's promise is written once, on its port (`hymem.indexes.ports`). Storage faults
 (a full disk, damaged data, an object store that stops answering) become typed hymem errors
 (`store/faults.py`).
 """
@@ -43,10 +43,10 @@ from hymem.core.types import (
 from hymem.indexes.lance import schema as S
 from hymem.indexes.lance.tables import LanceTables
 from hymem.indexes.paging import PageKey
+from hymem.indexes.ports import LineLog
 from hymem.indexes.protocol import (
     ACTIVE_ONLY,
     SCAN_BATCH_ROWS,
-    LineLog,
     Row,
     RowScope,
     Vector,

@@ -20,7 +20,7 @@ import pytest
 from hymem.api.memory import Memory
 from hymem.core.errors import UserInputError
 from hymem.indexes.memory.store import InMemoryStore
-from hymem.indexes.protocol import Storage
+from hymem.indexes.ports import Storage
 from hymem.manage import cursor as C
 from hymem.manage.editor import Editor
 from hymem.write.guard import WriteGuard

@@ -15,7 +15,7 @@ from hymem.core.config import MemoryConfig
 from hymem.core.filters import Filter
 from hymem.core.time import utcnow
 from hymem.core.types import AddResult
-from hymem.indexes.protocol import Storage
+from hymem.indexes.ports import Storage
 from hymem.llm import LazyRoles
 from hymem.manage.editor import Editor
 from hymem.write.guard import WriteGuard

@@ -15,7 +15,8 @@ import pytest
 from hymem.core.errors import ReadOnlyStoreError, StoreClosedError, UserInputError
 from hymem.core.time import utcnow
 from hymem.core.types import Level, StatusChange, SummaryStatus, TurnStatus
-from hymem.indexes.protocol import RowScope, Storage
+from hymem.indexes.ports import Storage
+from hymem.indexes.protocol import RowScope
 
 from tests.fixtures_store import (
     BASE_TIME,

@@ -8,7 +8,8 @@ from datetime import timedelta
 import pytest
 from hymem.core.errors import CommitConflictError, ReadOnlyStoreError
 from hymem.core.types import Level, StatusChange, SummaryStatus, TurnStatus
-from hymem.indexes.protocol import RowScope, Storage
+from hymem.indexes.ports import Storage
+from hymem.indexes.protocol import RowScope
 
 from tests.fixtures_store import (
     BASE_TIME,

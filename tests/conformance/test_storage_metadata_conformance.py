@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 from hymem.core.filters import Filter
 from hymem.core.types import Level, MetaValue
-from hymem.indexes.protocol import RowScope, Storage
+from hymem.indexes.ports import Storage
+from hymem.indexes.protocol import RowScope
 from hymem.search.hybrid import HybridSearcher
 
 from tests.fixtures_store import EVIL, StorageKit, make_segment, make_summary

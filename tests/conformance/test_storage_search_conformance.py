@@ -11,7 +11,8 @@ import pytest
 from hymem.core.errors import StoreError
 from hymem.core.types import Attribution, Level, SummaryStatus
 from hymem.indexes.memory.store import InMemoryStore
-from hymem.indexes.protocol import HIT_COLUMNS, RowScope, Storage, TimeRange
+from hymem.indexes.ports import Storage
+from hymem.indexes.protocol import HIT_COLUMNS, RowScope, TimeRange
 from hymem.indexes.store.store import Store
 
 from tests.fixtures_store import (

@@ -15,7 +15,7 @@ from hymem.core.config import MemoryConfig
 from hymem.core.errors import CommitConflictError, VersionConflictError
 from hymem.core.time import utcnow
 from hymem.core.types import StatusChange, SummaryRecord, SummaryStatus
-from hymem.indexes.protocol import Storage
+from hymem.indexes.ports import Storage
 from hymem.manage.editor import Editor
 from hymem.search.hybrid import HybridSearcher
 from hymem.sleep.consolidator import Consolidator

@@ -10,7 +10,7 @@ import pytest
 from hymem.core.types import StatusChange, SummaryRecord, SummaryStatus, TurnRecord
 from hymem.embed.embedders import HashingEmbedder
 from hymem.indexes.memory.store import InMemoryStore
-from hymem.indexes.protocol import Storage
+from hymem.indexes.ports import Storage
 from hymem.indexes.store.store import Store
 from hymem.manage.audit import UNSUPPORTED_BELOW, audit_store, audit_user
 

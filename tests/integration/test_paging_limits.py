@@ -15,7 +15,7 @@ from hymem.api.memory import Memory
 from hymem.core.errors import UserInputError
 from hymem.core.types import SegmentRecord, SummaryRecord
 from hymem.indexes.paging import MAX_PAGE
-from hymem.indexes.protocol import Storage
+from hymem.indexes.ports import Storage
 from hymem.manage.editor import Editor
 from hymem.manage.models import Page
 from hymem.serve.mcp_server import build_mcp_server

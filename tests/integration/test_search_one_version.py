@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 from hymem import Memory, MemoryConfig
 from hymem.core.types import Level, SummaryStatus
-from hymem.indexes.protocol import Row, RowScope, Storage, Vector
+from hymem.indexes.ports import Storage
+from hymem.indexes.protocol import Row, RowScope, Vector
 from hymem.search.hybrid import HybridSearcher
 from hymem.search.scope import search_scope
 
