@@ -31,7 +31,7 @@ from hymem.read.fence import EraseFence
 from hymem.read.params import AskParams
 from hymem.read.replay import Replay, find_trace, replay_params, side
 from hymem.read.run import Run, VectorSearcher
-from hymem.read.scheduler import ScheduleResult, schedule
+from hymem.read.scheduler import LightOutcome, ScheduleResult, escalation, schedule
 from hymem.read.trace_record import Trace
 from hymem.read.traces import TraceWriter, build_trace, log_trace
 
@@ -135,13 +135,13 @@ class Reader:
         question, plan = params.question, params.plan
         run = self._run(params)
         hits: list[Hit] = []
+        verdict: LightOutcome | None = None
         if plan.depth != "deep":
             hits = run.light_hits(0, question, plan.k)
-            if plan.depth == "light":
-                return hits
-            verdict, failed = run.light_answer(hits, [])
-            if verdict.output.complete and not failed:  # a stand-in's verdict is no verdict
-                return hits
+            if plan.depth == "auto":  # only auto's verdict decides anything: no model call else
+                verdict = run.light_verdict(0, hits)
+        if escalation(plan.depth, verdict) is None:
+            return hits
         candidates = run.candidates(0, question, plan.n_deep)
         run.select(0, question, candidates, plan.batch, model=True)
         return [*hits, *run.segments(0)]

@@ -415,23 +415,7 @@ class Run:
     def execute(self, step: Step) -> Outcome:
         if isinstance(step, LightStep):
             hits = self.light_hits(step.round, step.query, step.k)
-            res, failed = self.light_answer(hits, list(step.pool))
-            log.debug(
-                "ask.light",
-                round=step.round,
-                complete=res.output.complete,
-                fallback=res.fallback or failed,
-                hits=len(hits),
-            )
-            if res.output.answer.strip():
-                self._light_answers[step.round] = res.output.answer
-            fallback = res.fallback or failed
-            return LightOutcome(
-                res.output.answer,
-                res.output.complete and not fallback,
-                fallback,
-                self.account(res),
-            )
+            return self.light_verdict(step.round, hits, step.pool)
         if isinstance(step, DeepRetrieveStep):
             return RetrieveOutcome(len(self.candidates(step.round, step.query, step.n)))
         if isinstance(step, SelectStep):
@@ -452,6 +436,24 @@ class Run:
             return ReflectOutcome(complete=True, fallback=True)
         return ReflectOutcome(
             ref.output.complete, ref.output.new_question, ref.fallback, self.account(ref)
+        )
+
+    def light_verdict(self, index: int, hits: list[Hit], pool: Sequence[str] = ()) -> LightOutcome:
+        """The light answer over the round's `hits` as the scheduler takes it: an answer a
+        fallback produced is never complete (`hymem.read.scheduler.escalation` decides)."""
+        res, failed = self.light_answer(hits, list(pool))
+        fallback = res.fallback or failed
+        log.debug(
+            "ask.light",
+            round=index,
+            complete=res.output.complete,
+            fallback=fallback,
+            hits=len(hits),
+        )
+        if res.output.answer.strip():
+            self._light_answers[index] = res.output.answer
+        return LightOutcome(
+            res.output.answer, res.output.complete and not fallback, fallback, self.account(res)
         )
 
     def _deep_answer(self, step: DeepAnswerStep) -> DeepAnswerOutcome:
