@@ -4,8 +4,9 @@ trace; `Reader.context` assembles what a path would read.
 A `Reader` is built once per Memory from the parts it reads through: the store (segments,
 trace rows), the embedder (the query vector), the searcher, the roles and the config. Each ask
 comes checked (`hymem.read.params.AskParams`, built at the API edge) and drives
-`hymem.read.scheduler.schedule` with a `hymem.read.run.Run` that executes the steps and holds
-what the ask has retrieved, spent and timed so far (user isolation is enforced there).
+`hymem.read.scheduler.schedule`: `hymem.read.steps.drive` executes its steps against a
+`hymem.read.run.Run`, which holds what the ask has retrieved, spent and timed so far (user
+isolation is enforced there).
 """
 
 from __future__ import annotations
@@ -30,10 +31,12 @@ from hymem.read.budget import Budget
 from hymem.read.fence import EraseFence
 from hymem.read.params import AskParams
 from hymem.read.replay import Replay, find_trace, replay_params, side
-from hymem.read.run import Run, VectorSearcher
+from hymem.read.run import Run
 from hymem.read.scheduler import LightOutcome, ScheduleResult, escalation, schedule
+from hymem.read.steps import drive, light_verdict, select
 from hymem.read.trace_record import Trace
 from hymem.read.traces import TraceWriter, build_trace, log_trace
+from hymem.search.searcher import VectorSearcher
 
 log = get_logger("hymem.read.reader")
 
@@ -113,7 +116,7 @@ class Reader:
         )
         gen = schedule(params.question, params.plan, budget=budget)
         try:
-            result = run.drive(gen)
+            result = drive(run, gen)
         except LLMError as exc:
             run.latency["total"] = (time.perf_counter() - started) * 1000.0
             self._record(trace_for(None, error=exc))
@@ -139,11 +142,11 @@ class Reader:
         if plan.depth != "deep":
             hits = run.light_hits(0, question, plan.k)
             if plan.depth == "auto":  # only auto's verdict decides anything: no model call else
-                verdict = run.light_verdict(0, hits)
+                verdict = light_verdict(run, 0, hits)
         if escalation(plan.depth, verdict) is None:
             return hits
         candidates = run.candidates(0, question, plan.n_deep)
-        run.select(0, question, candidates, plan.batch, model=True)
+        select(run, 0, question, candidates, plan.batch, model=True)
         return [*hits, *run.segments(0)]
 
     def _run(self, params: AskParams) -> Run:
