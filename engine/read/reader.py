@@ -17,7 +17,6 @@ import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
 
 from hymem.core.config import MemoryConfig
 from hymem.core.errors import LLMError
@@ -85,7 +84,7 @@ class Reader:
         past = find_trace(self._store, trace_id, user_id)
         then = side(self._store, past)
         answer, trace = self._ask(replay_params(past, self._config))
-        now = side(self._store, Trace.model_validate(trace))
+        now = side(self._store, trace)
         log.info("ask.replay", trace_id=trace_id, user_id=user_id, now=answer.trace_id)
         return Replay(
             question=past.question,
@@ -96,7 +95,7 @@ class Reader:
             now=now,
         )
 
-    def _ask(self, params: AskParams) -> tuple[Answer, dict[str, Any]]:
+    def _ask(self, params: AskParams) -> tuple[Answer, Trace]:
         cfg = self._config
         budget = Budget(cfg.max_calls_per_ask, cfg.max_tokens_per_ask)
         run = self._run(params)
@@ -177,7 +176,7 @@ class Reader:
         """Write the traces still queued, then stop the trace thread."""
         self._traces.close()
 
-    def _record(self, trace: dict[str, Any]) -> float:
+    def _record(self, trace: Trace) -> float:
         """Log the ask's trace event and queue its row; returns the ms this took. A read-only
         store keeps no trace rows (the event is still logged): the writer process owns them."""
         start = time.perf_counter()
