@@ -1,8 +1,8 @@
 """`Memory`: the facade users hold. It owns the store and the model, checks each call's
-arguments into typed values (`hymem.search.scope`, `hymem.read.params`) and hands it to the
-component that implements it (ingestor, searcher, reader, consolidator, and the `Manager`,
-whose methods it exposes as generated one-line delegations). `__init__` alone knows all the
-parts and builds each with exactly what it uses; none holds the Memory."""
+arguments into typed values (`hymem.search.scope`, `hymem.read.params`, `hymem.write.request`)
+and hands it to the component that implements it (ingestor, searcher, reader, consolidator, and
+the `Manager`, whose methods it exposes as generated one-line delegations). `__init__` alone
+knows all the parts and builds each with exactly what it uses; none holds the Memory."""
 
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ from typing import Any
 
 from hymem.api.delegate import managed
 from hymem.api.memory_args import (
-    check_request_id,
     exc_free,
     open_storage,
     store_location,
@@ -23,13 +22,11 @@ from hymem.api.memory_args import (
     with_flush,
 )
 from hymem.api.memory_args import with_overrides as _with_overrides
-from hymem.backfill.runner import Backfill
+from hymem.api.parts import build_parts
 from hymem.core.config import MemoryConfig
 from hymem.core.errors import ConfigError, StoreClosedError
 from hymem.core.filters import Filter
 from hymem.core.logging import get_logger
-from hymem.core.metadata import with_scopes
-from hymem.core.time import utcnow
 from hymem.core.types import AddResult, Answer, Hit, Level
 from hymem.core.validation import check_k, check_store_path, check_user_id
 from hymem.embed.embedders import Embedder, resolve_embedder
@@ -37,19 +34,15 @@ from hymem.indexes.ports import Storage
 from hymem.llm import LazyRoles
 from hymem.llm.cache import cache_owner
 from hymem.llm.roles import Roles
-from hymem.manage.editor import Editor
 from hymem.manage.manager import Manager
 from hymem.ops.calls import Observers, observed
 from hymem.ops.webhooks.observer import open_webhooks, webhook_outbox
 from hymem.read.params import ask_params
-from hymem.read.reader import Reader
 from hymem.read.scheduler import Depth
 from hymem.search.hybrid import HybridSearcher, SearchMode
-from hymem.sleep.auto import AutoSleep
-from hymem.sleep.consolidator import Consolidator, SleepReport
+from hymem.sleep.consolidator import SleepReport
 from hymem.sleep.journal import SleepJournal
-from hymem.write.guard import WriteGuard
-from hymem.write.ingestor import Ingestor
+from hymem.write.request import add_request
 
 log = get_logger("hymem.api.memory")
 
@@ -95,40 +88,24 @@ class Memory:
             raise
         self._roles = LazyRoles(config, self._embedder, given=roles)
         self._searcher = HybridSearcher.from_config(self._store, self._embedder, config)
-        self._build_parts(config, SleepJournal(self._store.sleep_log()))
+        parts = build_parts(
+            self._store,
+            self._embedder,
+            self._searcher,
+            self._roles,
+            config,
+            journal=SleepJournal(self._store.sleep_log()),
+            sleep=lambda user_id: self.sleep(user_id=user_id),  # observed: its webhook event too
+        )
+        self._guard, self._ingestor, self._reader = parts.guard, parts.ingestor, parts.reader
+        self._consolidator, self._auto_sleep = parts.consolidator, parts.auto_sleep
+        self._manager = parts.manager
         self._closed = False
         if self._webhooks is not None:  # last: rows a crashed process left go out now
             self._observers.add(self._webhooks)
             self._webhooks.start()
         opened = {"llm": config.llm, "embedder": self._embedder.name, "read_only": read_only}
         log.info("memory.open", path=str(self.path), **opened)
-
-    def _build_parts(self, config: MemoryConfig, journal: SleepJournal) -> None:
-        """Each component, built with exactly what it uses; every writer shares one guard."""
-        parts, roles = (self._store, self._embedder), self._roles
-        guard = self._guard = WriteGuard(self._store)
-        self._ingestor = Ingestor(*parts, roles, config, clock=utcnow, guard=guard)
-        self._reader = Reader(*parts, self._searcher, roles, config, clock=utcnow)
-        self._consolidator = Consolidator(
-            *parts, roles, config, journal=journal, clock=utcnow, guard=guard
-        )
-        self._auto_sleep = AutoSleep(
-            config.auto_sleep_after,
-            lambda user_id: self.sleep(user_id=user_id),  # observed: its webhook event too
-        )
-        self._manager = Manager(
-            *parts,
-            config,
-            guard=guard,
-            editor=Editor(*parts, guard=guard, clock=utcnow, cursor_secret=config.cursor_secret),
-            consolidator=self._consolidator,
-            ingestor=self._ingestor,
-            reader=self._reader,
-            auto_sleep=self._auto_sleep,
-            backfill=Backfill(
-                *parts, config, guard=guard, ingestor=self._ingestor, roles=roles.given
-            ),
-        )
 
     # --- lifecycle -----------------------------------------------------------------------
     def __enter__(self) -> Memory:
@@ -221,18 +198,18 @@ class Memory:
         same id with other messages is a `UserInputError`. Without it (or message ids), every
         call is new: the same words said twice are two turns."""
         self._check_open()
-        check_user_id(user_id)
-        request = check_request_id(request_id)
-        meta = with_scopes(metadata, agent_id=agent_id, run_id=run_id)
+        request = add_request(
+            messages,
+            user_id=user_id,
+            session_id=session_id,
+            timestamp=timestamp,
+            metadata=metadata,
+            agent_id=agent_id,
+            run_id=run_id,
+            request_id=request_id,
+        )
         with cache_owner(user_id):
-            result = self._ingestor.add(
-                messages,
-                user_id=user_id,
-                session_id=session_id,
-                timestamp=timestamp,
-                metadata=meta,
-                request_id=request,
-            )
+            result = self._ingestor.add(request)
             if self.config.flush_on_add and result.pending and result.error is None:
                 result = with_flush(result, self._ingestor.flush(user_id=user_id))
         self._auto_sleep.after_store(user_id, result)

@@ -1,7 +1,7 @@
 """What the `Memory` facade decides without a Memory: config shortcuts, where the store lives
 and whether it may be created there, its object-store settings, whether close() runs while an
 error unwinds, and how a flush folds into an add's result. (A call's arguments are checked by
-`hymem.search.scope` and `hymem.read.params`.)"""
+`hymem.search.scope`, `hymem.read.params` and `hymem.write.request`.)"""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from hymem.core.config import MemoryConfig
 from hymem.core.errors import StoreError, UserInputError
 from hymem.core.logging import get_logger
 from hymem.core.types import AddResult
-from hymem.core.validation import check_record_id
 from hymem.embed.embedders import Embedder
 from hymem.indexes.folder.lock import META_FILE
 from hymem.indexes.location import StoreLocation, is_remote_uri, parse_location
@@ -126,27 +125,21 @@ def check_creatable(location: StoreLocation, *, create: bool | None, read_only: 
         )
 
 
-def check_request_id(request_id: object) -> str | None:
-    """An add()'s request id: None (the call names no request), or an id held to a record
-    id's rules (a non-blank string of at most 256 characters, no NUL, encodable), since the
-    turn ids of the call are made from it."""
-    if request_id is None:
-        return None
-    if not isinstance(request_id, str) or not request_id.strip():
-        raise UserInputError("request_id must be a non-empty string, or None")
-    return check_record_id(request_id, "request_id")
-
-
 def with_flush(added: AddResult, flushed: AddResult) -> AddResult:
     """An add's result with the flush that followed it folded in (`flush_on_add`): the add's
     turns, both calls' writes and costs, and what is pending after the flush."""
-    added.segments_written.extend(flushed.segments_written)
-    added.summaries_written.extend(flushed.summaries_written)
-    added.usage.merge(flushed.usage)
-    added.pending = flushed.pending
-    added.error = flushed.error
-    added.backend = flushed.backend or added.backend
-    return added
+    usage = added.usage.model_copy(deep=True)
+    usage.merge(flushed.usage)
+    return added.model_copy(
+        update={
+            "segments_written": [*added.segments_written, *flushed.segments_written],
+            "summaries_written": [*added.summaries_written, *flushed.summaries_written],
+            "usage": usage,
+            "pending": flushed.pending,
+            "error": flushed.error,
+            "backend": flushed.backend or added.backend,
+        }
+    )
 
 
 def warn_if_pending(ingestor: Ingestor, user_id: str, call: str) -> None:
@@ -165,7 +158,6 @@ def warn_if_pending(ingestor: Ingestor, user_id: str, call: str) -> None:
 
 __all__ = [
     "check_creatable",
-    "check_request_id",
     "exc_free",
     "open_storage",
     "remote_settings",

@@ -24,6 +24,7 @@ from hymem.indexes.memory.store import InMemoryStore
 from hymem.llm import LazyRoles
 from hymem.llm.roles import Roles
 from hymem.write.ingestor import Ingestor
+from hymem.write.request import add_request
 
 
 @dataclass
@@ -76,10 +77,12 @@ class Preparer:
         try:
             for session in history.sessions:
                 result = ingestor.add(
-                    session.messages,
-                    user_id=user,
-                    session_id=session.session_id,
-                    timestamp=session.timestamp,
+                    add_request(
+                        session.messages,
+                        user_id=user,
+                        session_id=session.session_id,
+                        timestamp=session.timestamp,
+                    )
                 )
                 if result.error:
                     errors.append(result.error)

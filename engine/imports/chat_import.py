@@ -17,6 +17,7 @@ from pathlib import Path
 
 from hymem.imports.chat_formats import read_chat_export
 from hymem.write.ingestor import Ingestor
+from hymem.write.request import add_request
 from pydantic import BaseModel
 
 
@@ -52,10 +53,12 @@ def import_chat(
     )
     for done, session in enumerate(sessions, 1):
         result = ingestor.add(
-            session.messages,
-            user_id=user_id,
-            session_id=session.session_id,
-            timestamp=session.timestamp,
+            add_request(
+                session.messages,
+                user_id=user_id,
+                session_id=session.session_id,
+                timestamp=session.timestamp,
+            )
         )
         report.new_turns += len(result.new_turn_ids)
         if progress is not None:

@@ -26,9 +26,9 @@ from collections.abc import Sequence
 
 from hymem.core.types import Hit, Level
 from hymem.indexes.lexical.analysis import content_terms
-from hymem.read.light import LIGHT_POOL
 from hymem.read.scheduler import ReadPlan
 from hymem.search.fusion import DEFAULT_RRF_K, reciprocal_rank_fusion
+from hymem.search.light import LIGHT_POOL
 
 LIGHT_EXTRA = 10  # the light path reads this many hits past k to replace repeats
 SNIPPET_LINES = 2  # a segment's best-matching lines shown to the select role

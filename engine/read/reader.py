@@ -4,8 +4,9 @@ trace; `Reader.context` assembles what a path would read.
 A `Reader` is built once per Memory from the parts it reads through: the store (segments,
 trace rows), the embedder (the query vector), the searcher, the roles and the config. Each ask
 comes checked (`hymem.read.params.AskParams`, built at the API edge) and drives
-`hymem.read.scheduler.schedule` with a `hymem.read.run.Run` that executes the steps and holds
-what the ask has retrieved, spent and timed so far (user isolation is enforced there).
+`hymem.read.scheduler.schedule`: `hymem.read.steps.drive` executes its steps against a
+`hymem.read.run.Run`, which holds what the ask has retrieved, spent and timed so far (user
+isolation is enforced there).
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
 
 from hymem.core.config import MemoryConfig
 from hymem.core.errors import LLMError
@@ -30,10 +30,12 @@ from hymem.read.fence import EraseFence
 from hymem.read.params import AskParams
 from hymem.read.ports import ReadStore
 from hymem.read.replay import Replay, find_trace, replay_params, side
-from hymem.read.run import Run, VectorSearcher
-from hymem.read.scheduler import ScheduleResult, schedule
+from hymem.read.run import Run
+from hymem.read.scheduler import LightOutcome, ScheduleResult, escalation, schedule
+from hymem.read.steps import drive, light_verdict, select
 from hymem.read.trace_record import Trace
 from hymem.read.traces import TraceWriter, build_trace, log_trace
+from hymem.search.searcher import VectorSearcher
 
 log = get_logger("hymem.read.reader")
 
@@ -82,7 +84,7 @@ class Reader:
         past = find_trace(self._store, trace_id, user_id)
         then = side(self._store, past)
         answer, trace = self._ask(replay_params(past, self._config))
-        now = side(self._store, Trace.model_validate(trace))
+        now = side(self._store, trace)
         log.info("ask.replay", trace_id=trace_id, user_id=user_id, now=answer.trace_id)
         return Replay(
             question=past.question,
@@ -93,7 +95,7 @@ class Reader:
             now=now,
         )
 
-    def _ask(self, params: AskParams) -> tuple[Answer, dict[str, Any]]:
+    def _ask(self, params: AskParams) -> tuple[Answer, Trace]:
         cfg = self._config
         budget = Budget(cfg.max_calls_per_ask, cfg.max_tokens_per_ask)
         run = self._run(params)
@@ -113,7 +115,7 @@ class Reader:
         )
         gen = schedule(params.question, params.plan, budget=budget)
         try:
-            result = run.drive(gen)
+            result = drive(run, gen)
         except LLMError as exc:
             run.latency["total"] = (time.perf_counter() - started) * 1000.0
             self._record(trace_for(None, error=exc))
@@ -135,15 +137,15 @@ class Reader:
         question, plan = params.question, params.plan
         run = self._run(params)
         hits: list[Hit] = []
+        verdict: LightOutcome | None = None
         if plan.depth != "deep":
             hits = run.light_hits(0, question, plan.k)
-            if plan.depth == "light":
-                return hits
-            verdict, failed = run.light_answer(hits, [])
-            if verdict.output.complete and not failed:  # a stand-in's verdict is no verdict
-                return hits
+            if plan.depth == "auto":  # only auto's verdict decides anything: no model call else
+                verdict = light_verdict(run, 0, hits)
+        if escalation(plan.depth, verdict) is None:
+            return hits
         candidates = run.candidates(0, question, plan.n_deep)
-        run.select(0, question, candidates, plan.batch, model=True)
+        select(run, 0, question, candidates, plan.batch, model=True)
         return [*hits, *run.segments(0)]
 
     def _run(self, params: AskParams) -> Run:
@@ -174,7 +176,7 @@ class Reader:
         """Write the traces still queued, then stop the trace thread."""
         self._traces.close()
 
-    def _record(self, trace: dict[str, Any]) -> float:
+    def _record(self, trace: Trace) -> float:
         """Log the ask's trace event and queue its row; returns the ms this took. A read-only
         store keeps no trace rows (the event is still logged): the writer process owns them."""
         start = time.perf_counter()

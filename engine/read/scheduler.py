@@ -220,7 +220,7 @@ def schedule(
         rec = RoundRecord(index=index, query=query)
         rounds.append(rec)
         stand_in = False  # this round's answer came from a fallback: never complete
-        escalate: EscalationReason | None = "forced" if depth == "deep" else None
+        escalate = escalation(depth, None)  # "forced" for depth deep, decided before reading
 
         if depth != "deep":
             light = _expect((yield LightStep(index, query, k, tuple(pool))), LightOutcome)
@@ -228,8 +228,8 @@ def schedule(
             rec.answer, rec.light_complete = light.answer, light.complete
             complete = light.complete and not light.fallback
             stand_in = light.fallback
-            if not light.complete and depth == "auto":
-                reason: EscalationReason = "fallback" if light.fallback else "verdict"
+            reason = escalation(depth, light)
+            if reason is not None:
                 if budget.affords(1):
                     escalate = reason
                 else:
@@ -293,6 +293,18 @@ def schedule(
         rounds=rounds,
         pool=pool,
     )
+
+
+def escalation(depth: Depth, light: LightOutcome | None) -> EscalationReason | None:
+    """Whether a round reads raw dialogue after its light answer, and why: depth "deep" always
+    ("forced": it asks no light answer); "light" never; "auto" when the light answer is not
+    complete, by its verdict ("verdict") or because a fallback produced it ("fallback").
+    `light` is None where no light answer was asked (it decides nothing then)."""
+    if depth == "deep":
+        return "forced"
+    if depth == "light" or light is None or light.complete:
+        return None
+    return "fallback" if light.fallback else "verdict"
 
 
 _O = TypeVar("_O")

@@ -1,10 +1,11 @@
 """`Trace`: the typed record of one ask, as `Memory.traces()` returns it.
 
-The `traces` table keeps each row as JSON (`hymem.read.traces.build_trace` writes it), so rows
-written by older versions lack fields added since and rows from newer versions, or ones an
-evaluation enriched (`category`, gold answers, scores), carry fields this version does not
-know. Both load: every field but the ids and the time has a default, and unknown fields are
-kept (`model_extra`) rather than refused, so a trace survives a round trip unchanged.
+The reader builds one `Trace` per ask (`hymem.read.traces.build_trace`), and the `traces`
+table keeps it as JSON (`Trace.row`, fields in their declared order). Rows written by older
+versions lack fields added since, and rows from newer versions, or ones an evaluation enriched
+(`category`, gold answers, scores), carry fields this version does not know. Both load: every
+field but the ids and the time has a default, and unknown fields are kept (`model_extra`)
+rather than refused, so a trace survives a round trip unchanged.
 Nested maps may also arrive as JSON text (a trace copied through a CSV or a log line) and a
 `Usage` dump (`{"roles": {...}}`) is accepted for `usage`.
 """
@@ -39,6 +40,12 @@ class TraceRound(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     index: int
+    summary_ids: list[str] = Field(default_factory=list)  # light top-k
+    candidate_ids: list[str] = Field(default_factory=list)  # deep top-N
+    selected_ids: list[str] = Field(default_factory=list)  # chosen by event selection
+    segment_ids: list[str] = Field(default_factory=list)  # Level-2 read by the deep answer
+    turn_ids: list[str] = Field(default_factory=list)  # turns those segments cover
+    summary_turn_ids: list[str] = Field(default_factory=list)  # source turns of the light hits
     query: str = ""
     path: str = "light"  # "light" | "deep"
     light_complete: bool | None = None
@@ -48,12 +55,6 @@ class TraceRound(BaseModel):
     answer: str = ""
     reflect_complete: bool | None = None
     new_question: str | None = None
-    summary_ids: list[str] = Field(default_factory=list)  # light top-k
-    candidate_ids: list[str] = Field(default_factory=list)  # deep top-N
-    selected_ids: list[str] = Field(default_factory=list)  # chosen by event selection
-    segment_ids: list[str] = Field(default_factory=list)  # Level-2 read by the deep answer
-    turn_ids: list[str] = Field(default_factory=list)  # turns those segments cover
-    summary_turn_ids: list[str] = Field(default_factory=list)  # source turns of the light hits
 
 
 class Trace(BaseModel):
@@ -64,7 +65,6 @@ class Trace(BaseModel):
 
     trace_id: str
     user_id: str
-    created_at: datetime  # naive UTC
     question: str = ""
     depth: str = "auto"  # requested: "auto" | "light" | "deep"
     plan: dict[str, Any] | None = None  # the sizes read with (k, n_deep, batch, ...)
@@ -75,7 +75,6 @@ class Trace(BaseModel):
     complete: bool = False
     answer: str = ""
     backend: str = ""
-    filters: dict[str, Any] | None = None  # the metadata filter every retrieval applied
     total_tokens: int = 0
     total_calls: int = 0
     latency_ms_total: float = 0.0
@@ -87,12 +86,14 @@ class Trace(BaseModel):
     notes: list[str] = Field(default_factory=list)
     budget_exhausted: bool = False
     budget_stops: list[str] = Field(default_factory=list)
+    filters: dict[str, Any] | None = None  # the metadata filter every retrieval applied
     summary_ids: list[str] = Field(default_factory=list)  # evidence, by level
     segment_ids: list[str] = Field(default_factory=list)
     turn_ids: list[str] = Field(default_factory=list)
     rounds: list[TraceRound] = Field(default_factory=list)
     error: str | None = None  # "ErrorType: message" when the ask raised
     as_of: datetime | None = None  # the moment the question was asked, when given
+    created_at: datetime  # naive UTC
 
     @field_validator("usage", mode="before")
     @classmethod
@@ -114,6 +115,14 @@ class Trace(BaseModel):
     def extra(self) -> dict[str, Any]:
         """Fields this version does not define (e.g. an evaluation's `category`)."""
         return dict(self.model_extra or {})
+
+    def row(self) -> dict[str, Any]:
+        """The trace as `Storage.write_trace` stores it: plain JSON in the declared order
+        (the fields set, so a failed ask's rounds keep only the ids they had), except
+        `created_at`, a naive UTC datetime the store filters on."""
+        row = self.model_dump(mode="json", exclude_unset=True)
+        row["created_at"] = self.created_at
+        return row
 
 
 def traces_from_rows(rows: Iterable[Mapping[str, Any]]) -> list[Trace]:

@@ -1,10 +1,12 @@
 """Per-ask traces (ARCHITECTURE §8): one row per ask in the `traces` table plus one structlog
 event `ask.trace`. The dashboard and evaluation read them back with `Memory.traces()`.
 
-Every value is plain JSON (str, int, float, bool, None, lists and dicts of those) except
-`created_at`, a naive UTC datetime the store filters on. Writing a trace is best effort: a
-failure is logged as `ask.trace_failed` and never fails the ask it describes. Rows are written
-by a `TraceWriter` thread so the LanceDB append stays off the ask's latency.
+Each ask's trace is built once, typed (`hymem.read.trace_record.Trace`), and stays typed until
+the store takes it as a row (`Trace.row`): every value plain JSON (str, int, float, bool, None,
+lists and dicts of those) except `created_at`, a naive UTC datetime the store filters on.
+Writing a trace is best effort: a failure is logged as `ask.trace_failed` and never fails the
+ask it describes. Rows are written by a `TraceWriter` thread so the LanceDB append stays off
+the ask's latency.
 """
 
 from __future__ import annotations
@@ -13,12 +15,13 @@ import queue
 import threading
 import time
 from dataclasses import asdict
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from hymem.core.errors import HymemError
 from hymem.core.logging import get_logger
 from hymem.core.time import Clock, utcnow
 from hymem.core.types import Answer
+from hymem.read.trace_record import Trace, TraceRound
 
 if TYPE_CHECKING:
     from hymem.indexes.ports import TraceLog
@@ -50,83 +53,86 @@ def build_trace(
     user_id: str,
     depth: str,
     budget: Budget,
-    plan: dict[str, Any] | None = None,
+    plan: dict[str, int | str] | None = None,
     schedule: ScheduleResult | None = None,
     error: BaseException | None = None,
     clock: Clock = utcnow,
-) -> dict[str, Any]:
-    """The trace row of one ask; `answer` is None when the ask failed with `error`."""
+) -> Trace:
+    """The trace of one ask; `answer` is None when the ask failed with `error`."""
     usage = run.usage
     total = usage.total
     rounds = _round_rows(run, schedule)
     final = run.rounds[max(run.rounds)] if run.rounds else None
     evidence = answer.evidence if answer is not None else []
-    return {
-        "trace_id": trace_id,
-        "user_id": user_id,
-        "question": question,
-        "depth": depth,
-        "plan": plan,  # the sizes it read with (k, N, d, T): what a replay asks with again
-        "path": answer.path if answer else None,
-        "escalated": answer.escalated if answer else any(r.get("escalated") for r in rounds),
-        "escalation_reason": answer.escalation_reason if answer else None,
-        "iterations": answer.iterations if answer else len(rounds),
-        "complete": answer.complete if answer else False,
-        "answer": answer.text if answer else "",
-        "backend": run.roles.label,
-        "total_tokens": total.total_tokens,
-        "total_calls": total.calls,
-        "latency_ms_total": run.latency.get("total", 0.0),
-        "usage": {role: u.model_dump() for role, u in usage.roles.items()},
-        "latency_ms": dict(run.latency),
-        "prompt_versions": dict(run.versions),
-        "fallbacks": list(run.fallbacks),
-        "fallback": run.fallback,  # "light" / "extractive": what answered for a failed model
-        "notes": list(run.notes),
-        "budget_exhausted": budget.exhausted,
-        "budget_stops": list(budget.stops),
-        "filters": dict(run.filters.source) if run.filters is not None else None,
-        "summary_ids": [h.id for h in evidence if h.level == "summary"]
-        or (final.summary_ids if final else []),
-        "segment_ids": [h.id for h in evidence if h.level == "segment"],
-        "turn_ids": [t for h in evidence for t in h.turn_ids],
-        "rounds": rounds,
-        "error": f"{type(error).__name__}: {error}" if error is not None else None,
-        "as_of": run.as_of.isoformat() if run.as_of is not None else None,
-        "created_at": clock(),
-    }
+    return Trace.model_validate(
+        {
+            "trace_id": trace_id,
+            "user_id": user_id,
+            "question": question,
+            "depth": depth,
+            "plan": plan,  # the sizes it read with (k, N, d, T): what a replay asks with again
+            "path": answer.path if answer else None,
+            "escalated": answer.escalated if answer else any(r.escalated for r in rounds),
+            "escalation_reason": answer.escalation_reason if answer else None,
+            "iterations": answer.iterations if answer else len(rounds),
+            "complete": answer.complete if answer else False,
+            "answer": answer.text if answer else "",
+            "backend": run.roles.label,
+            "total_tokens": total.total_tokens,
+            "total_calls": total.calls,
+            "latency_ms_total": run.latency.get("total", 0.0),
+            "usage": {role: u.model_dump() for role, u in usage.roles.items()},
+            "latency_ms": dict(run.latency),
+            "prompt_versions": dict(run.versions),
+            "fallbacks": list(run.fallbacks),
+            "fallback": run.fallback,  # "light" / "extractive": what answered for a failed model
+            "notes": list(run.notes),
+            "budget_exhausted": budget.exhausted,
+            "budget_stops": list(budget.stops),
+            "filters": dict(run.filters.source) if run.filters is not None else None,
+            "summary_ids": [h.id for h in evidence if h.level == "summary"]
+            or (final.summary_ids if final else []),
+            "segment_ids": [h.id for h in evidence if h.level == "segment"],
+            "turn_ids": [t for h in evidence for t in h.turn_ids],
+            "rounds": rounds,
+            "error": f"{type(error).__name__}: {error}" if error is not None else None,
+            "as_of": run.as_of,
+            "created_at": clock(),
+        }
+    )
 
 
-def _round_rows(run: Run, schedule: ScheduleResult | None) -> list[dict[str, Any]]:
-    """One row per round the run reached: the ids it retrieved and read, plus what the
-    scheduler recorded about it (absent when the ask failed before the scheduler returned)."""
+def _round_rows(run: Run, schedule: ScheduleResult | None) -> list[TraceRound]:
+    """One record per round the run reached: the ids it retrieved and read, plus what the
+    scheduler recorded about it (unset when the ask failed before the scheduler returned)."""
     records = {r.index: r for r in schedule.rounds} if schedule is not None else {}
-    rows: list[dict[str, Any]] = []
+    rows: list[TraceRound] = []
     for index in sorted(run.rounds):
         rec = records.get(index)
         done = asdict(rec) if rec is not None else {}
-        rows.append({"index": index, **run.rounds[index].ids(), **done})
+        rows.append(TraceRound.model_validate({"index": index, **run.rounds[index].ids(), **done}))
     return rows
 
 
-def write_trace(store: TraceLog, trace: dict[str, Any]) -> float:
+def write_trace(store: TraceLog, trace: Trace) -> float:
     """Write the row now; returns the write's latency in ms. Never raises for a failing store:
     the ask it describes has already succeeded (or failed on its own)."""
     start = time.perf_counter()
     try:
-        store.write_trace(trace)
+        store.write_trace(trace.row())
     except TRACE_WRITE_ERRORS as exc:
-        log.warning("ask.trace_failed", trace_id=trace["trace_id"], error=repr(exc))
+        log.warning("ask.trace_failed", trace_id=trace.trace_id, error=repr(exc))
     return (time.perf_counter() - start) * 1000.0
 
 
-def log_trace(trace: dict[str, Any]) -> None:
+def log_trace(trace: Trace) -> None:
     """The one structlog event per ask: the trace's flat fields, rounds counted."""
+    fields = trace.model_dump(mode="json", exclude_unset=True, exclude={"rounds", "created_at"})
     log.info(
         "ask.trace",
-        **{key: value for key, value in trace.items() if key not in ("rounds", "created_at")},
-        created_at=trace["created_at"].isoformat(),
-        rounds=len(trace["rounds"]),
+        **fields,
+        created_at=trace.created_at.isoformat(),
+        rounds=len(trace.rounds),
     )
 
 
@@ -140,12 +146,12 @@ class TraceWriter:
     """
 
     def __init__(self) -> None:
-        self._queue: queue.Queue[tuple[TraceLog, dict[str, Any]] | None] = queue.Queue()
+        self._queue: queue.Queue[tuple[TraceLog, Trace] | None] = queue.Queue()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self._closed = False
 
-    def submit(self, store: TraceLog, trace: dict[str, Any]) -> None:
+    def submit(self, store: TraceLog, trace: Trace) -> None:
         with self._lock:
             if self._closed:  # late ask racing close(): write inline rather than drop
                 write_trace(store, trace)

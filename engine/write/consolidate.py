@@ -43,7 +43,6 @@ from hymem.core.filters import Filter
 from hymem.core.logging import get_logger
 from hymem.core.metadata import canonical
 from hymem.core.types import (
-    AddResult,
     Level,
     SegmentRecord,
     StatusChange,
@@ -104,23 +103,21 @@ class WriteConsolidation:
         self._written: dict[str, list[SummaryRecord]] = {}
         self._recent = RecentSummaries()  # what this writer committed lately, whole
 
-    def after_write(self, user_id: str, result: AddResult, guard: WriteGuard) -> None:
+    def after_write(self, user_id: str, guard: WriteGuard) -> Consolidated | None:
         """Consolidate what an add/flush committed without folding it in (`folding` found
         the versions lock taken, or its planning failed), after its own commit, under the
-        versions lock (taken before the right to write, as everywhere), and say so in its
-        `result`. A failure here loses nothing (the write is committed): both summaries stay
-        for sleep."""
+        versions lock (taken before the right to write, as everywhere); returns what it
+        changed (None: nothing to do). A failure here loses nothing (the write is
+        committed): both summaries stay for sleep."""
         written = self._written.pop(user_id, None)
         if not (self._on and written):
-            return
+            return None
         try:
             with guard.versions(user_id):
-                done = self.run(user_id, [r.id for r in written], written)
+                return self.run(user_id, [r.id for r in written], written)
         except (HymemError, OSError) as exc:
             log.warning("ingest.consolidation_failed", user_id=user_id, error=str(exc))
-            return
-        result.merged.extend(done.merged)
-        result.superseded.extend([*done.superseded, *done.stale])
+            return None
 
     def committed(self, user_id: str, summaries: Sequence[SummaryRecord]) -> None:
         """Summaries committed without their consolidation folded in (with vectors), so
@@ -135,23 +132,21 @@ class WriteConsolidation:
         segments: Sequence[SegmentRecord],
         summaries: Sequence[SummaryRecord],
         turn_ids: Sequence[str],
-        result: AddResult,
         guard: WriteGuard,
-    ) -> None:
+    ) -> Consolidated | None:
         """A flush's commit, with its consolidation folded in where it can be (`folding`),
-        said on its `result`; otherwise a plain commit, handed to `after_write`."""
+        returned; otherwise a plain commit, handed to `after_write` (None)."""
         with self.folding(user_id, summaries, guard) as folded:
             if folded is None:
                 self._store.commit_segments(user_id, segments, summaries, turn_ids)
                 self.committed(user_id, summaries)
-                return
+                return None
             self._store.commit_segments(
                 user_id, segments, folded.summaries, turn_ids, changes=folded.changes
             )
             self._recent.remember(folded.summaries)
             self._recent.forget(c.summary_id for c in folded.changes)
-        result.merged.extend(folded.done.merged)
-        result.superseded.extend([*folded.done.superseded, *folded.done.stale])
+        return folded.done
 
     @contextmanager
     def folding(

@@ -2,15 +2,13 @@
 short-term buffer -> one summariser call per buffer -> Level-1 summaries linked to Level-2
 segments, committed through `Commits.commit_segments`.
 
-Durability: `add` validates the whole call, then writes every turn as `pending` in one
-`append_turns` batch before any model runs. The short-term buffer is the set of pending turns in
-the store; the writer keeps a view of it (`PendingTurns`) that is reloaded whenever a write
-fails, so a crash can lose nothing. A model summariser that fails on a buffer (unavailable,
-rejected, or no valid reply) never blocks the user's later turns: with `summarise_fallback` (the
-default) the extractive summariser summarises that buffer, and the rest of the call's buffers,
-without asking the model again, so each buffer costs at most one model call (its retries
-inside); its summaries are marked origin "fallback" and its segments listed in
-`AddResult.summarise_fallbacks`. With it off, the turns stay pending for the next call to retry.
+Durability: `add` takes the whole call checked at the edge (`hymem.write.request.AddRequest`)
+and writes every turn as `pending` in one `append_turns` batch before any model runs. The
+short-term buffer is the set of pending turns in the store; the writer keeps a view of it
+(`PendingTurns`) that is reloaded whenever a write fails, so a crash can lose nothing. Flushing
+the buffer (planning, summarising, committing, and what happens when the model summariser
+fails) is `hymem.write.flusher.Flusher`'s; its result and the write-time consolidation's are
+combined into the call's `AddResult` at one point (`hymem.write.parts.add_result`).
 
 Work is done once: a turn is embedded once (when its buffer may flush, not on every add); a
 segment's vector is the normalised mean of its turns' vectors rather than a second embedding of
@@ -30,46 +28,26 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from hymem.core import tracing
 from hymem.core.config import MemoryConfig
-from hymem.core.errors import LLMError, StorageFullError
 from hymem.core.logging import get_logger
-from hymem.core.metadata import Metadata
-from hymem.core.time import Clock, parse_time, utcnow
-from hymem.core.types import AddResult, RoleUsage, SegmentRecord, TurnRecord, TurnStatus
-from hymem.core.validation import check_session_id
+from hymem.core.time import Clock, utcnow
+from hymem.core.types import AddResult, TurnRecord, TurnStatus
 from hymem.embed.embedders import Embedder
-from hymem.facts import fact_key
-from hymem.llm.extractive.backend import ExtractiveRoles
-from hymem.llm.roles import RoleResult, Roles, RolesProvider, SegmentInput, SummariseOutput
+from hymem.llm.roles import RolesProvider
 from hymem.write.blas import one_blas_thread
-from hymem.write.buffer import BufferedSegment, may_flush, plan_due, plan_flush
 from hymem.write.consolidate import WriteConsolidation
+from hymem.write.flusher import Flusher
 from hymem.write.guard import WriteGuard
-from hymem.write.messages import Messages, NormalisedMessage, normalise_messages
-from hymem.write.parts import Prepared, Summarised, commit_attributes
+from hymem.write.parts import Flushed, add_result
 from hymem.write.pending import PendingTurns, repeats_last_call, repeats_request
-from hymem.write.pooling import pooled_vector
 from hymem.write.ports import WriteStore
 from hymem.write.prepare import BufferPrep
-from hymem.write.records import (
-    build_segment,
-    build_summaries,
-    call_turn_ids,
-    pending_records,
-    request_turn_id,
-    summary_sources,
-)
-from hymem.write.segmentation import Span
+from hymem.write.records import call_turn_ids, pending_records, request_turn_id
+from hymem.write.request import AddRequest
 from hymem.write.stripes import UserStripes
 from hymem.write.summary_vectors import SummaryVectors
 
 log = get_logger("hymem.write.ingestor")
-
-# Buffers summarised in one add/flush are committed together (one journaled LanceDB + Tantivy
-# write instead of one per buffer: ~120 ms each, which was a third of a LongMemEval history's
-# ingest). At most this many: a crash before the commit re-summarises at most this many buffers.
-COMMIT_EVERY_BUFFERS = 16
 
 
 class Ingestor:
@@ -100,39 +78,28 @@ class Ingestor:
             store, clock, roles=roles, embedder=embedder, on=config.consolidate_on_write
         )
         self._guard.on_stale(self.forget)  # another worker wrote the user: reload its turns
-        self._fallback: Roles | None = None  # the extractive summariser, built on first need
+        self._flusher = Flusher(
+            embedder,
+            roles,
+            config,
+            pending=self._pending,
+            prep=self._prep,
+            summary_vectors=self._summary_vectors,
+            consolidation=self._consolidation,
+            guard=self._guard,
+        )
 
     # --- public ------------------------------------------------------------------------
-    def add(
-        self,
-        messages: Messages,
-        *,
-        user_id: str,
-        session_id: str = "default",
-        timestamp: object = None,
-        metadata: Metadata | None = None,
-        request_id: str | None = None,
-    ) -> AddResult:
-        """Persist the call's turns as pending, then flush whatever buffers are full.
-        `metadata`, checked by the caller (`hymem.core.metadata.with_scopes`), goes on every
-        turn. `request_id` (checked by the caller) names the call: the same request sent again
-        is recognised by it and stores nothing twice (`repeats_request`)."""
+    def add(self, request: AddRequest) -> AddResult:
+        """Persist the call's turns as pending, then flush whatever buffers are full. The
+        request's metadata goes on every turn; its request id names the call: the same
+        request sent again is recognised by it and stores nothing twice (`repeats_request`)."""
         with one_blas_thread():  # see hymem.write.blas
-            return self._add(messages, user_id, session_id, timestamp, metadata, request_id)
+            return self._add(request)
 
-    def _add(
-        self,
-        messages: Messages,
-        user_id: str,
-        session_id: str,
-        timestamp: object,
-        metadata: Metadata | None,
-        request_id: str | None,
-    ) -> AddResult:
-        check_session_id(session_id)
-        call_time = parse_time(timestamp, "timestamp") if timestamp is not None else self._clock()
-        accepted = normalise_messages(messages, default_time=call_time)
-        meta = dict(sorted((metadata or {}).items()))  # the stored, canonical key order
+    def _add(self, request: AddRequest) -> AddResult:
+        user_id, session_id = request.user_id, request.session_id
+        accepted, meta, request_id = request.messages, request.metadata, request.request_id
         # The stripe keeps this user's adds in order; `_lock` is released around the append,
         # so other users' adds in flight share its commit (`TurnAppends`).
         # The ids a request id makes (for messages without their own), looked up below.
@@ -146,12 +113,11 @@ class Ingestor:
             # stripe and the right to write keep this user's turns as read until the append.
             earlier = self._store.get_turns(user_id, ids=made) if made else []
             with self._lock:
-                retried = self._retried(user_id, session_id, accepted, meta, request_id, earlier)
+                retried = self._retried(request, earlier)
                 if retried is not None:
                     log.info("ingest.retry_recognised", user_id=user_id, turns=len(retried))
-                    result = AddResult(turn_ids=retried, new_turn_ids=[])
-                    self._process(user_id, force=False, result=result)
-                    return result
+                    flushed = self._flusher.flush(user_id, force=False)
+                    return add_result(flushed, turn_ids=retried)
                 seq = self._pending.next_seq(user_id)
                 records = pending_records(
                     user_id, session_id, seq, accepted, self._clock(), meta, request_id
@@ -169,23 +135,18 @@ class Ingestor:
                     turns=len(records),
                     new=len(inserted),
                 )
-                result = AddResult(turn_ids=[r.id for r in records], new_turn_ids=list(inserted))
-                self._process(user_id, force=False, result=result)
-        self._consolidation.after_write(user_id, result, self._guard)
-        return result
+                flushed = self._flusher.flush(user_id, force=False)
+        after = self._consolidation.after_write(user_id, self._guard)
+        return add_result(
+            flushed, after, turn_ids=[r.id for r in records], new_turn_ids=list(inserted)
+        )
 
-    def _retried(
-        self,
-        user_id: str,
-        session_id: str,
-        accepted: list[NormalisedMessage],
-        meta: Metadata,
-        request_id: str | None,
-        earlier: list[TurnRecord],
-    ) -> list[str] | None:
+    def _retried(self, request: AddRequest, earlier: list[TurnRecord]) -> list[str] | None:
         """The turn ids of the earlier add() this call repeats, if it is a retry: of the same
         request id (`earlier`: the stored turns with the request's ids) when it has one; else,
         only where `retry_window_s` turns it on, of the user's previous call by equal text."""
+        user_id, session_id, accepted = request.user_id, request.session_id, request.messages
+        meta, request_id = request.metadata, request.request_id
         if request_id is not None:
             ids = call_turn_ids(user_id, request_id, accepted)
             again = repeats_request(request_id, ids, earlier, session_id, accepted, meta)
@@ -209,10 +170,9 @@ class Ingestor:
                 self._lock,
                 self._reload_on_error(user_id),
             ):
-                result = AddResult()
-                self._process(user_id, force=True, result=result)
-            self._consolidation.after_write(user_id, result, self._guard)
-        return result
+                flushed: Flushed = self._flusher.flush(user_id, force=True)
+            after = self._consolidation.after_write(user_id, self._guard)
+        return add_result(flushed, after)
 
     def pending(self, *, user_id: str) -> list[TurnRecord]:
         """Turns accepted but not yet stored, in acceptance order."""
@@ -251,192 +211,3 @@ class Ingestor:
         except BaseException:
             self._pending.forget(user_id)
             raise
-
-    # --- planning ------------------------------------------------------------------------
-    def _process(self, user_id: str, *, force: bool, result: AddResult) -> None:
-        pending = self._pending.turns(user_id)
-        result.pending = len(pending)
-        result.backend = self._roles().label  # cheap: backends load lazily
-        if not pending:
-            return
-        texts = self._prep.texts(pending)
-        tokens = self._prep.token_counts(pending, texts)
-        if not force and not may_flush(pending, tokens, self._config.buffer_tokens):
-            return
-        every = self._config.plan_every_turns
-        if not force and not plan_due(pending, self._pending.unplanned(user_id), every):
-            return
-        with tracing.span("hymem.embed", {"hymem.turns": len(pending)}):
-            prepared = self._prep.prepare(pending, texts, tokens)
-        with tracing.span("hymem.segment", {"hymem.turns": len(pending)}) as current:
-            spans = self._prep.segment(pending, prepared)
-            current.set_attribute("hymem.segments", len(spans))
-        buffered = [
-            BufferedSegment(
-                tokens=sum(prepared.tokens[i] for i in s.core),
-                session_id=pending[s.start].session_id,
-            )
-            for s in spans
-        ]
-        batches = plan_flush(buffered, buffer_tokens=self._config.buffer_tokens, force=force)
-        self._pending.planned(user_id, stored_any=bool(batches))  # see `plan_due`
-        if not batches:
-            return
-        stored = 0
-        done: list[Summarised] = []
-        for batch in batches:
-            # once the model failed in this call, the rest of its buffers skip it: a model that
-            # timed out once would only time out again, one deadline per buffer
-            part = self._summarise_batch(
-                user_id,
-                pending,
-                prepared,
-                [spans[k] for k in batch],
-                result,
-                model=not result.summarise_fallbacks,
-            )
-            if part is not None:
-                done.append(part)
-            if part is None or len(done) == COMMIT_EVERY_BUFFERS:
-                n = self._commit_or_report(user_id, done, result)
-                stored, done = stored + max(n, 0), []
-                if n < 0:
-                    part = None
-            if part is None:
-                break
-        stored += max(self._commit_or_report(user_id, done, result), 0)
-        result.pending = len(pending) - stored
-
-    def _commit_or_report(self, user_id: str, parts: list[Summarised], result: AddResult) -> int:
-        """`_commit`, except that a full disk is reported like a model outage: the turns stay
-        pending (they are durable already, so the call must not raise as if nothing had been
-        stored), `AddResult.error` says why, and the next add/flush retries. -1 on failure."""
-        try:
-            with tracing.span("hymem.commit", commit_attributes(parts)):
-                return self._commit(user_id, parts, result)
-        except StorageFullError as exc:
-            result.error = str(exc)
-            self._pending.forget(user_id)
-            log.warning("ingest.commit_failed", user_id=user_id, error=str(exc))
-            return -1
-
-    # --- one buffer, one summariser call --------------------------------------------------
-    def _summarise_batch(
-        self,
-        user_id: str,
-        pending: list[TurnRecord],
-        prepared: Prepared,
-        spans: list[Span],
-        result: AddResult,
-        *,
-        model: bool = True,
-    ) -> Summarised | None:
-        """One buffer, one summariser call. On a model failure the extractive summariser
-        stands in (`summarise_fallback`), or, with it off, None: its turns stay pending; the
-        error is on the result and in the log. `model=False`: the extractive one at once."""
-        compressed = self._prep.compressor() is not None
-        segments: list[SegmentRecord] = []
-        inputs: list[SegmentInput] = []
-        core_ids: list[str] = []
-        members: list[tuple[SegmentRecord, list[TurnRecord]]] = []
-        for span in spans:
-            turns = [pending[i] for i in span.all]
-            lines = [prepared.lines[i] for i in span.all]
-            seg = build_segment(user_id, turns, summariser_lines=lines if compressed else None)
-            seg.vector = pooled_vector(prepared.vectors[list(span.all)])
-            segments.append(seg)
-            members.append((seg, turns))
-            inputs.append(
-                SegmentInput(segment_id=seg.id, lines=lines, session_time=turns[0].timestamp)
-            )
-            core_ids.extend(pending[i].id for i in span.core)
-        res = self._summarise(user_id, inputs, len(core_ids), result, model=model)
-        if res is None:
-            return None
-        result.usage.add("summarise", res.usage)
-        summaries = build_summaries(user_id, segments, res.output.segments)
-        if res.fallback:
-            log.warning("ingest.summarise_fallback", user_id=user_id, segments=len(segments))
-            result.summarise_fallbacks.extend(seg.id for seg in segments)
-            for summary in summaries:  # so they can be found and summarised again
-                summary.origin = "fallback"
-        sources = summary_sources(
-            summaries, res.output.segments, {seg.id: seg_turns for seg, seg_turns in members}
-        )
-        return Summarised(segments, summaries, core_ids, sources)
-
-    def _summarise(
-        self,
-        user_id: str,
-        inputs: list[SegmentInput],
-        turns: int,
-        result: AddResult,
-        *,
-        model: bool,
-    ) -> RoleResult[SummariseOutput] | None:
-        """The buffer's summaries: the model's, else (a model failure, or `model=False`) the
-        extractive summariser's flagged as a fallback, else None when the fallback is off."""
-        reason = "the model summariser failed earlier in this call"
-        if model:
-            try:
-                with tracing.span("hymem.summarise", {"hymem.segments": len(inputs)}):
-                    return self._roles().summarise(inputs)
-            except LLMError as exc:
-                reason = f"{type(exc).__name__}: {exc}"
-                log.warning(
-                    "ingest.summarise_failed",
-                    user_id=user_id,
-                    segments=len(inputs),
-                    turns=turns,
-                    error=str(exc),
-                )
-                if not self._config.summarise_fallback:
-                    result.error = str(exc)
-                    return None
-        attributes = {"hymem.segments": len(inputs), "hymem.fallback": "extractive"}
-        with tracing.span("hymem.summarise", attributes) as current:
-            current.set_attribute("hymem.fallback.reason", reason)
-            res = self._extractive().summarise(inputs)
-        return res.model_copy(
-            update={
-                "fallback": True,
-                "fallback_reason": f"extractive summaries: {reason}",
-                "usage": RoleUsage(fallbacks=1),  # no model call: none counted
-            }
-        )
-
-    def _extractive(self) -> Roles:
-        """The extractive roles that stand in for a failing model summariser (cheap; built
-        once, and only when the model first fails)."""
-        if self._fallback is None:
-            self._fallback = ExtractiveRoles(self._embedder)
-        return self._fallback
-
-    def _commit(self, user_id: str, parts: list[Summarised], result: AddResult) -> int:
-        """Embed the summaries of `parts` in one call and commit them in one journaled write;
-        returns the number of turns stored."""
-        if not parts:
-            return 0
-        segments = [s for p in parts for s in p.segments]
-        summaries = [s for p in parts for s in p.summaries]
-        core_ids = [t for p in parts for t in p.core_ids]
-        for s in summaries:  # what write-time supersession and the profile match on
-            s.fact_key = fact_key(s.text)
-        pooled = self._summary_vectors.assign(
-            summaries, {k: v for p in parts for k, v in p.sources.items()}
-        )
-        self._consolidation.commit(user_id, segments, summaries, core_ids, result, self._guard)
-        self._pending.stored(user_id, core_ids)
-        self._prep.drop([(user_id, tid) for tid in core_ids])
-        result.segments_written.extend(s.id for s in segments)
-        result.summaries_written.extend(s.id for s in summaries)
-        log.info(
-            "ingest.committed",
-            user_id=user_id,
-            buffers=len(parts),
-            segments=len(segments),
-            summaries=len(summaries),
-            pooled_vectors=pooled,
-            turns=len(core_ids),
-        )
-        return len(core_ids)

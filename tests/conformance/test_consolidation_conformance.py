@@ -20,6 +20,7 @@ from hymem.llm import LazyRoles
 from hymem.manage.editor import Editor
 from hymem.write.guard import WriteGuard
 from hymem.write.ingestor import Ingestor
+from hymem.write.request import add_request
 
 from tests.fixtures_store import StorageKit
 
@@ -37,7 +38,9 @@ class Writer:
     def say(self, texts: list[str], when: str, session: str, **metadata: Any) -> AddResult:
         turns = [{"speaker": "Dana", "text": t} for t in texts]
         self.ingestor.add(
-            turns, user_id=USER, session_id=session, timestamp=when, metadata=metadata or None
+            add_request(
+                turns, user_id=USER, session_id=session, timestamp=when, metadata=metadata or None
+            )
         )
         return self.ingestor.flush(user_id=USER)
 

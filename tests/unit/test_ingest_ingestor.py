@@ -8,6 +8,7 @@ import pytest
 from hymem.core.errors import InvalidMessageError, LLMUnavailable, StoreError, UserInputError
 from hymem.core.types import SegmentRecord, TurnStatus
 from hymem.write.ingestor import Ingestor
+from hymem.write.request import add_request
 
 from tests.fixtures_ingest import WriteFakes
 from tests.fixtures_store import all_summaries, stored_segments
@@ -45,7 +46,7 @@ def make(**cfg) -> tuple[WriteFakes, Ingestor]:
 
 def test_turns_are_pending_before_any_model_runs() -> None:
     fakes, ing = make(buffer_tokens=10_000)
-    res = ing.add(msgs(3), user_id="u", session_id="s1", timestamp=T0)
+    res = ing.add(add_request(msgs(3), user_id="u", session_id="s1", timestamp=T0))
     assert res.turn_ids == ["m0", "m1", "m2"] and res.new_turn_ids == res.turn_ids
     assert fakes.roles.summarised() == [] and res.pending == 3
     assert [t.id for t in ing.pending(user_id="u")] == ["m0", "m1", "m2"]
@@ -54,7 +55,7 @@ def test_turns_are_pending_before_any_model_runs() -> None:
 
 def test_full_buffer_is_summarised_in_one_call_and_open_segment_waits() -> None:
     fakes, ing = make()
-    res = ing.add(msgs(16), user_id="u", session_id="s1", timestamp=T0)
+    res = ing.add(add_request(msgs(16), user_id="u", session_id="s1", timestamp=T0))
     assert len(fakes.roles.summarised()) == 1
     assert res.segments_written and res.summaries_written
     assert res.pending == len(ing.pending(user_id="u")) > 0
@@ -67,7 +68,7 @@ def test_full_buffer_is_summarised_in_one_call_and_open_segment_waits() -> None:
 
 def test_segment_lines_carry_time_and_speaker() -> None:
     fakes, ing = make()
-    ing.add(msgs(2), user_id="u", session_id="s1", timestamp=T0)
+    ing.add(add_request(msgs(2), user_id="u", session_id="s1", timestamp=T0))
     ing.flush(user_id="u")
     seg = stored_segments(fakes.store, "u")[0]
     assert seg.text.splitlines()[0] == "[2023-05-08 13:56] Bob: talking about topic 0"
@@ -77,16 +78,16 @@ def test_segment_lines_carry_time_and_speaker() -> None:
 
 def test_new_session_flushes_the_previous_sessions_buffer() -> None:
     fakes, ing = make(buffer_tokens=10_000)
-    ing.add(msgs(3), user_id="u", session_id="s1", timestamp=T0)
+    ing.add(add_request(msgs(3), user_id="u", session_id="s1", timestamp=T0))
     assert fakes.roles.summarised() == []
-    res = ing.add(msgs(1, start=3), user_id="u", session_id="s2", timestamp=T0)
+    res = ing.add(add_request(msgs(1, start=3), user_id="u", session_id="s2", timestamp=T0))
     assert len(fakes.roles.summarised()) == 1
     assert stored(fakes) == ["m0", "m1", "m2"] and res.pending == 1
 
 
 def test_flush_forces_everything_in_buffer_sized_calls() -> None:
     fakes, ing = make()
-    ing.add(msgs(5), user_id="u", session_id="s1", timestamp=T0)
+    ing.add(add_request(msgs(5), user_id="u", session_id="s1", timestamp=T0))
     res = ing.flush(user_id="u")
     assert res.pending == 0 and ing.pending(user_id="u") == []
     assert len(stored(fakes)) == 5
@@ -95,7 +96,7 @@ def test_flush_forces_everything_in_buffer_sized_calls() -> None:
 
 def test_summariser_failure_keeps_turns_pending_then_retries() -> None:
     fakes, ing = make(summarise_fallback=False)  # else extractive summaries stand in
-    ing.add(msgs(5), user_id="u", session_id="s1", timestamp=T0)
+    ing.add(add_request(msgs(5), user_id="u", session_id="s1", timestamp=T0))
     fakes.roles.queue("summarise", LLMUnavailable("scripted outage", role="summarise"))
     with capture_events() as events:
         res = ing.flush(user_id="u")
@@ -114,17 +115,17 @@ def test_summariser_failure_keeps_turns_pending_then_retries() -> None:
 
 def test_failure_in_a_later_buffer_keeps_earlier_commits() -> None:
     fakes, ing = make(buffer_tokens=20, summarise_fallback=False)
-    ing.add(msgs(10), user_id="u", session_id="s1", timestamp=T0)
+    ing.add(add_request(msgs(10), user_id="u", session_id="s1", timestamp=T0))
     done = len(stored(fakes))
     fakes.roles.queue("summarise", LLMUnavailable("scripted outage", role="summarise"))
-    ing.add(msgs(10, start=10), user_id="u", session_id="s1", timestamp=T0)
+    ing.add(add_request(msgs(10, start=10), user_id="u", session_id="s1", timestamp=T0))
     assert len(stored(fakes)) == done  # the failing call stops before committing anything
     assert ing.flush(user_id="u").pending == 0 and len(stored(fakes)) == 20
 
 
 def test_store_failure_propagates_and_loses_nothing() -> None:
     fakes, ing = make()
-    ing.add(msgs(3), user_id="u", session_id="s1", timestamp=T0)
+    ing.add(add_request(msgs(3), user_id="u", session_id="s1", timestamp=T0))
     fakes.store.fail["commit_segments"] = StoreError("disk full")
     with pytest.raises(StoreError):
         ing.flush(user_id="u")
@@ -135,10 +136,10 @@ def test_store_failure_propagates_and_loses_nothing() -> None:
 
 def test_re_adding_ids_is_idempotent() -> None:
     fakes, ing = make()
-    ing.add(msgs(3), user_id="u", session_id="s1", timestamp=T0)
+    ing.add(add_request(msgs(3), user_id="u", session_id="s1", timestamp=T0))
     ing.flush(user_id="u")
     segs, sums = stored_segments(fakes.store, "u"), all_summaries(fakes.store)
-    res = ing.add(msgs(3), user_id="u", session_id="s1", timestamp=T0)
+    res = ing.add(add_request(msgs(3), user_id="u", session_id="s1", timestamp=T0))
     assert res.turn_ids == ["m0", "m1", "m2"] and res.new_turn_ids == []
     ing.flush(user_id="u")
     assert stored_segments(fakes.store, "u") == segs and all_summaries(fakes.store) == sums
@@ -150,10 +151,12 @@ def test_default_ids_are_deterministic_and_distinct() -> None:
     for _ in range(2):
         fakes, ing = make()
         res = ing.add(
-            [{"speaker": "a", "text": "same"}, {"speaker": "a", "text": "same"}],
-            user_id="u",
-            session_id="s1",
-            timestamp=T0,
+            add_request(
+                [{"speaker": "a", "text": "same"}, {"speaker": "a", "text": "same"}],
+                user_id="u",
+                session_id="s1",
+                timestamp=T0,
+            )
         )
         ing.flush(user_id="u")
         segs = sorted(s.id for s in stored_segments(fakes.store, "u"))
@@ -166,33 +169,38 @@ def test_invalid_message_writes_nothing_from_the_call() -> None:
     fakes, ing = make()
     bad = [*msgs(3), {"speaker": "x", "text": "  "}]
     with pytest.raises(InvalidMessageError) as err:
-        ing.add(bad, user_id="u", session_id="s1", timestamp=T0)
+        ing.add(add_request(bad, user_id="u", session_id="s1", timestamp=T0))
     assert err.value.index == 3
     assert fakes.store.append_calls == [] and fakes.store.counts()["turns"] == 0
     for kwargs in ({"session_id": ""}, {"session_id": "s", "timestamp": "garbage"}):
         with pytest.raises(UserInputError):
-            ing.add(msgs(1), user_id="u", **kwargs)
+            ing.add(add_request(msgs(1), user_id="u", **kwargs))
     assert fakes.store.counts()["turns"] == 0
 
 
 def test_timestampless_turns_take_the_call_time_or_acceptance_time() -> None:
     _, ing = make(buffer_tokens=10_000)
     ing.add(
-        [{"speaker": "a", "text": "x", "timestamp": "2020-01-01"}, {"speaker": "a", "text": "y"}],
-        user_id="u",
-        session_id="s",
-        timestamp="1:56 pm on 8 May, 2023",
+        add_request(
+            [
+                {"speaker": "a", "text": "x", "timestamp": "2020-01-01"},
+                {"speaker": "a", "text": "y"},
+            ],
+            user_id="u",
+            session_id="s",
+            timestamp="1:56 pm on 8 May, 2023",
+        )
     )
     times = [t.timestamp for t in ing.pending(user_id="u")]
     assert times == [datetime(2020, 1, 1), T0]
     before = datetime.utcnow()
-    ing.add([{"speaker": "a", "text": "z"}], user_id="u", session_id="s")
+    ing.add(add_request([{"speaker": "a", "text": "z"}], user_id="u", session_id="s"))
     assert ing.pending(user_id="u")[-1].timestamp >= before.replace(microsecond=0)
 
 
 def test_overlap_tail_is_context_not_ownership() -> None:
     fakes, ing = make(segment_overlap_turns=1, segment_max_turns=2, buffer_tokens=12)
-    ing.add(msgs(3), user_id="u", session_id="s1", timestamp=T0)
+    ing.add(add_request(msgs(3), user_id="u", session_id="s1", timestamp=T0))
     first = fakes.roles.summarised()[0][0]
     assert len(first.lines) == 3  # two core turns + one turn of overlap
     assert stored(fakes) == ["m0", "m1"]  # the tail turn stays pending for its own segment
@@ -204,8 +212,8 @@ def test_overlap_tail_is_context_not_ownership() -> None:
 
 def test_users_are_isolated() -> None:
     _, ing = make(buffer_tokens=10_000)
-    ing.add(msgs(2), user_id="alice", session_id="s", timestamp=T0)
-    ing.add(msgs(2), user_id="bob", session_id="s", timestamp=T0)
+    ing.add(add_request(msgs(2), user_id="alice", session_id="s", timestamp=T0))
+    ing.add(add_request(msgs(2), user_id="bob", session_id="s", timestamp=T0))
     ing.flush(user_id="alice")
     assert len(ing.pending(user_id="bob")) == 2 and ing.pending(user_id="alice") == []
 
@@ -213,7 +221,7 @@ def test_users_are_isolated() -> None:
 def test_ten_thousand_turns_one_batched_write_then_buffer_sized_calls() -> None:
     fakes, ing = make(buffer_tokens=512, segment_max_turns=12)
     many = [{"speaker": "a", "text": f"turn number {i}"} for i in range(10_000)]
-    res = ing.add(many, user_id="u", session_id="s", timestamp=T0)
+    res = ing.add(add_request(many, user_id="u", session_id="s", timestamp=T0))
     assert fakes.store.append_calls == [10_000]
     res = ing.flush(user_id="u")
     assert res.pending == 0 and len(stored(fakes)) == 10_000
@@ -230,9 +238,9 @@ def test_same_turn_ids_of_two_users_never_share_cached_work() -> None:
     seen: list[str] = []
     embed = fakes.embedder.embed
     fakes.embedder.embed = lambda texts: (seen.extend(texts), embed(texts))[1]  # type: ignore[method-assign]
-    ing.add(msgs(2), user_id="alice", session_id="s", timestamp=T0)
+    ing.add(add_request(msgs(2), user_id="alice", session_id="s", timestamp=T0))
     other = [{"speaker": "Cy", "text": f"bob's own words {i}", "id": f"m{i}"} for i in range(2)]
-    ing.add(other, user_id="bob", session_id="s", timestamp=T0)
+    ing.add(add_request(other, user_id="bob", session_id="s", timestamp=T0))
     ing.flush(user_id="bob")
     assert "bob's own words 0" in seen and "bob's own words 1" in seen
     bob_lines = [ln for call in fakes.roles.summarised() for s in call for ln in s.lines]
@@ -244,9 +252,11 @@ def test_a_full_cache_costs_recomputation_never_correctness() -> None:
     embedded: list[str] = []
     embed = fakes.embedder.embed
     fakes.embedder.embed = lambda texts: (embedded.extend(texts), embed(texts))[1]  # type: ignore[method-assign]
-    ing.add(msgs(2), user_id="u", session_id="s", timestamp=T0)
-    ing.add(msgs(2, start=2), user_id="u", session_id="s", timestamp=T0)  # cache overflows
-    ing.add(msgs(1, start=4), user_id="u", session_id="s", timestamp=T0)
+    ing.add(add_request(msgs(2), user_id="u", session_id="s", timestamp=T0))
+    ing.add(
+        add_request(msgs(2, start=2), user_id="u", session_id="s", timestamp=T0)
+    )  # cache overflows
+    ing.add(add_request(msgs(1, start=4), user_id="u", session_id="s", timestamp=T0))
     assert ing.flush(user_id="u").pending == 0 and len(stored(fakes)) == 5
     turn_texts = [t for t in embedded if t.startswith("talking about")]
     assert len(set(turn_texts)) == 5  # every turn got its vector despite the dropped caches
@@ -258,7 +268,7 @@ def test_one_session_below_th_embeds_nothing_until_it_can_flush() -> None:
     embed = fakes.embedder.embed
     fakes.embedder.embed = lambda texts: (embedded.extend(texts), embed(texts))[1]  # type: ignore[method-assign]
     for i in range(4):
-        res = ing.add(msgs(1, start=i), user_id="u", session_id="s", timestamp=T0)
+        res = ing.add(add_request(msgs(1, start=i), user_id="u", session_id="s", timestamp=T0))
         assert res.pending == i + 1 and not res.segments_written
     assert embedded == []  # no buffer could flush: no turn was embedded yet
     ing.flush(user_id="u")
@@ -277,7 +287,7 @@ def test_segments_are_pooled_from_turn_vectors_never_embedded_again() -> None:
         committed.extend(segs),
         commit(u, segs, *a, **k),
     )[1]
-    ing.add(msgs(3), user_id="u", session_id="s", timestamp=T0)
+    ing.add(add_request(msgs(3), user_id="u", session_id="s", timestamp=T0))
     assert ing.flush(user_id="u").segments_written
     assert committed and not any(seg.text in embedded for seg in committed)
     for seg in committed:
@@ -292,7 +302,7 @@ def test_buffers_of_one_flush_are_committed_together() -> None:
         commits.append(len(segs)),
         commit(u, segs, *a, **k),
     )[1]
-    ing.add(msgs(8), user_id="u", session_id="s", timestamp=T0)
+    ing.add(add_request(msgs(8), user_id="u", session_id="s", timestamp=T0))
     res = ing.flush(user_id="u")
     assert len(fakes.roles.summarised()) > 1  # one summariser call per buffer, as always
     assert len(commits) <= 2  # the add's buffers in one commit, the flush's in another
@@ -322,7 +332,7 @@ def test_one_turn_adds_into_a_full_buffer_embed_in_batches(every: int) -> None:
     fakes, ing = make(buffer_tokens=20, segment_max_turns=6, plan_every_turns=every)
     sizes = embed_batches(fakes)
     for i in range(30):
-        res = ing.add(msgs(1, start=i), user_id="u", session_id="s", timestamp=T0)
+        res = ing.add(add_request(msgs(1, start=i), user_id="u", session_id="s", timestamp=T0))
         assert res.pending == len(ing.pending(user_id="u"))
     if every == 1:
         assert sizes.count(1) > 10  # one turn at a time
@@ -336,7 +346,7 @@ def test_one_turn_adds_into_a_full_buffer_embed_in_batches(every: int) -> None:
 def test_a_new_session_stores_the_last_one_at_once_despite_waiting() -> None:
     fakes, ing = make(buffer_tokens=20, segment_max_turns=50, plan_every_turns=10)
     for i in range(6):  # a full buffer whose one segment stays open
-        ing.add(msgs(1, start=i), user_id="u", session_id="s1", timestamp=T0)
+        ing.add(add_request(msgs(1, start=i), user_id="u", session_id="s1", timestamp=T0))
     assert stored(fakes) == []
-    res = ing.add(msgs(1, start=6), user_id="u", session_id="s2", timestamp=T0)
+    res = ing.add(add_request(msgs(1, start=6), user_id="u", session_id="s2", timestamp=T0))
     assert stored(fakes) == [f"m{i}" for i in range(6)] and res.pending == 1

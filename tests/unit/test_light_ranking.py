@@ -1,12 +1,12 @@
 """Issue #29: the light path's pure parts, anchors (`hymem.search.anchors`) and the fused,
-budget-filled light ranking (`hymem.read.light`), as general rules."""
+budget-filled light ranking (`hymem.search.light`), as general rules."""
 
 from __future__ import annotations
 
 import pytest
 from hymem.core.types import Hit, Level
-from hymem.read.light import fill_tokens, light_ranking
 from hymem.search.anchors import Anchors, capitalised, find_anchors
+from hymem.search.light import Candidate, fill_tokens, light_ranking
 
 
 def _hit(i: str, text: str, turns: list[str], segment: str = "g") -> Hit:
@@ -80,13 +80,16 @@ def test_fill_reads_by_rank_within_the_budget_and_skips_repeated_sources() -> No
     ]  # a first hit over the budget alone is skipped, not read whole
 
 
+def _candidates(texts: dict[str, str], segment_of: dict[str, str]) -> list[Candidate]:
+    return [Candidate(i, text, segment_of.get(i, "")) for i, text in texts.items()]
+
+
 def test_the_light_rank_fuses_segments_aspect_and_the_anchor_named() -> None:
-    texts = {"s1": "Bo likes tea", "s2": "Ann likes art", "s3": "Ann paints with her kids"}
-    anchors = Anchors(("Ann",), "paints")
-    aspect = ["s3", "s1"]
-    named = [i for i in aspect if anchors.named_in(texts[i])]
     segment_of = {"s1": "g1", "s2": "g2"}
-    ranked = light_ranking(["s1", "s2"], ["g2"], aspect, named, segment_of)
+    texts = {"s1": "Bo likes tea", "s2": "Ann likes art", "s3": "Ann paints with her kids"}
+    hybrid = _candidates({i: texts[i] for i in ("s1", "s2")}, segment_of)
+    aspect = _candidates({i: texts[i] for i in ("s3", "s1")}, segment_of)
+    ranked = light_ranking(hybrid, ["g2"], aspect, Anchors(("Ann",), "paints"))
     # s3: first by aspect and first named; s1: first by the question and second by aspect;
     # s2: second by the question, its segment first (at half weight)
     assert [i for i, _ in ranked] == ["s3", "s1", "s2"]
@@ -94,5 +97,6 @@ def test_the_light_rank_fuses_segments_aspect_and_the_anchor_named() -> None:
 
 
 def test_a_summary_whose_segment_was_not_found_takes_no_segment_rank() -> None:
-    ranked = dict(light_ranking(["s1", "s2"], ["g9"], [], [], {"s1": "g1", "s2": "g2"}))
+    hybrid = _candidates({"s1": "a", "s2": "b"}, {"s1": "g1", "s2": "g2"})
+    ranked = dict(light_ranking(hybrid, ["g9"], [], Anchors((), "q")))
     assert ranked["s1"] > ranked["s2"]  # the hybrid order alone

@@ -12,6 +12,7 @@ from hymem.core.types import SummaryRecord, SummaryStatus
 from hymem.embed.embedders import HashingEmbedder
 from hymem.sleep.consolidator import Consolidator
 from hymem.sleep.journal import SleepJournal
+from hymem.write.request import add_request
 
 from tests.doubles import ScriptedRoles
 from tests.fixtures_ingest import WriteFakes
@@ -29,9 +30,13 @@ def _msgs(*texts: str) -> list[dict[str, str]]:
 def test_segments_never_span_a_metadata_change_and_inherit_it() -> None:
     fakes = WriteFakes(segment_tau=-1.0, segment_overlap_turns=2)  # no topic cuts at all
     ing = fakes.ingestor()
-    ing.add(_msgs("we planted tomatoes", "and basil too"), user_id="u", metadata=ALPHA)
-    ing.add(_msgs("the roses need water", "and the hedge a trim"), user_id="u", metadata=BETA)
-    ing.add(_msgs("no metadata here"), user_id="u")
+    ing.add(add_request(_msgs("we planted tomatoes", "and basil too"), user_id="u", metadata=ALPHA))
+    ing.add(
+        add_request(
+            _msgs("the roses need water", "and the hedge a trim"), user_id="u", metadata=BETA
+        )
+    )
+    ing.add(add_request(_msgs("no metadata here"), user_id="u"))
     ing.flush(user_id="u")
     turns = fakes.store.get_turns("u")
     assert [t.metadata for t in turns] == [ALPHA, ALPHA, BETA, BETA, {}]
@@ -49,20 +54,26 @@ def test_segments_never_span_a_metadata_change_and_inherit_it() -> None:
 def test_a_retry_must_repeat_the_metadata_to_be_recognised() -> None:
     fakes = WriteFakes(retry_window_s=600)  # the equal-text guess, opted in
     ing = fakes.ingestor()
-    first = ing.add(_msgs("hello there"), user_id="u", metadata={"k": 1})
-    again = ing.add(_msgs("hello there"), user_id="u", metadata={"k": 1})
-    other = ing.add(_msgs("hello there"), user_id="u", metadata={"k": True})
+    first = ing.add(add_request(_msgs("hello there"), user_id="u", metadata={"k": 1}))
+    again = ing.add(add_request(_msgs("hello there"), user_id="u", metadata={"k": 1}))
+    other = ing.add(add_request(_msgs("hello there"), user_id="u", metadata={"k": True}))
     assert again.new_turn_ids == [] and again.turn_ids == first.turn_ids
     assert other.new_turn_ids and other.turn_ids != first.turn_ids
 
 
 def test_a_request_id_sent_again_with_other_metadata_is_refused() -> None:
     ing = WriteFakes().ingestor()
-    first = ing.add(_msgs("hello there"), user_id="u", metadata={"k": 1}, request_id="r")
-    again = ing.add(_msgs("hello there"), user_id="u", metadata={"k": 1}, request_id="r")
+    first = ing.add(
+        add_request(_msgs("hello there"), user_id="u", metadata={"k": 1}, request_id="r")
+    )
+    again = ing.add(
+        add_request(_msgs("hello there"), user_id="u", metadata={"k": 1}, request_id="r")
+    )
     assert again.new_turn_ids == [] and again.turn_ids == first.turn_ids
     with pytest.raises(UserInputError, match="already used"):
-        ing.add(_msgs("hello there"), user_id="u", metadata={"k": True}, request_id="r")
+        ing.add(
+            add_request(_msgs("hello there"), user_id="u", metadata={"k": True}, request_id="r")
+        )
 
 
 def _twin(sid: str, day: int, meta: dict[str, object]) -> SummaryRecord:

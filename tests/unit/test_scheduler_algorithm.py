@@ -7,9 +7,12 @@ from hymem.read.budget import Budget
 from hymem.read.scheduler import (
     DeepAnswerStep,
     DeepRetrieveStep,
+    Depth,
+    LightOutcome,
     LightStep,
     RetrieveOutcome,
     SelectStep,
+    escalation,
     schedule,
 )
 
@@ -141,3 +144,20 @@ def test_later_rounds_carry_earlier_answers_in_the_pool() -> None:
     deep = next(st for st in s.steps if isinstance(st, DeepAnswerStep))
     assert [st.pool for st in lights] == [(), ("a0",)]
     assert deep.pool == ("a0",) and deep.round == 1
+
+
+@pytest.mark.parametrize(
+    ("depth", "outcome", "reason"),
+    [
+        ("deep", None, "forced"),
+        ("light", LightOutcome("?", complete=False), None),
+        ("auto", LightOutcome("a", complete=True), None),
+        ("auto", LightOutcome("?", complete=False), "verdict"),
+        ("auto", LightOutcome("", complete=False, fallback=True), "fallback"),
+        ("auto", None, None),
+    ],
+)
+def test_one_escalation_rule_serves_ask_and_context(
+    depth: Depth, outcome: LightOutcome | None, reason: str | None
+) -> None:
+    assert escalation(depth, outcome) == reason

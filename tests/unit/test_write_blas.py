@@ -6,6 +6,7 @@ from datetime import datetime
 
 import pytest
 from hymem.write.blas import one_blas_thread
+from hymem.write.request import add_request
 from threadpoolctl import threadpool_info
 
 from tests.fixtures_ingest import WriteFakes, turns
@@ -58,7 +59,7 @@ def test_the_write_path_embeds_with_one_blas_thread() -> None:
 
     fakes.embedder.embed = watching  # type: ignore[method-assign]  # a spy on the real one
     ing = fakes.ingestor()
-    ing.add(turns(12), user_id="u", session_id="s", timestamp=datetime(2024, 1, 1))
+    ing.add(add_request(turns(12), user_id="u", session_id="s", timestamp=datetime(2024, 1, 1)))
     ing.flush(user_id="u")
     assert during and all(seen == {1} for seen in during)
     assert max(blas_threads()) >= 2

@@ -12,14 +12,17 @@ four lists by weighted reciprocal rank (`LIGHT_RRF_K`):
 * the same aspect ranking restricted to hits that name an anchor (the person asked about).
 
 Each piece and its alternatives were measured on LoCoMo's development conversations before it
-was kept.
+was kept. The ranking is pure, over typed `Candidate`s; `hymem.search.light_context` reads
+what it ranks through the searcher, and the reader calls that once per light retrieval.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 
 from hymem.core.types import Hit
+from hymem.search.anchors import Anchors
 from hymem.search.fusion import reciprocal_rank_fusion
 
 LIGHT_POOL = 100  # summaries of the question's hybrid search the fusion sees
@@ -29,23 +32,33 @@ LIGHT_RRF_K = 60  # deep lists (100-300): the paper's k keeps their tails from d
 SEGMENT_WEIGHT = 0.5
 
 
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A summary as the light ranking reads it: its id, its text (where anchors are named)
+    and the segment it was taken from."""
+
+    id: str
+    text: str
+    segment_id: str
+
+
 def light_ranking(
-    hybrid: Sequence[str],
+    hybrid: Sequence[Candidate],
     segments: Sequence[str],
-    aspect: Sequence[str],
-    named: Sequence[str],
-    segment_of: Mapping[str, str],
+    aspect: Sequence[Candidate],
+    anchors: Anchors,
 ) -> list[tuple[str, float]]:
-    """Summary ids best first with their fused score, from the four lists as ids: the hybrid
-    ranking, the segment ranking (each hybrid summary at its segment's rank, `segment_of`),
-    the aspect's dense ranking and its anchor-named part. Ids only, so rows are read for the
-    few hits the budget takes, not for every candidate."""
+    """Summary ids best first with their fused score, from the four lists: the hybrid
+    ranking, the segment ranking (segment ids; each hybrid summary at its segment's rank),
+    the aspect's dense ranking, and the part of it that names one of the question's
+    `anchors`. Ids out, so rows are read into hits for the few the budget takes only."""
     seg_rank = {s: n for n, s in enumerate(segments, start=1)}
     by_segment = sorted(
-        (i for i in hybrid if segment_of.get(i) in seg_rank), key=lambda i: seg_rank[segment_of[i]]
+        (c for c in hybrid if c.segment_id in seg_rank), key=lambda c: seg_rank[c.segment_id]
     )
+    named = [c.id for c in aspect if anchors.named_in(c.text)]
     return reciprocal_rank_fusion(
-        [list(hybrid), by_segment, list(aspect), list(named)],
+        [[c.id for c in hybrid], [c.id for c in by_segment], [c.id for c in aspect], named],
         k=LIGHT_RRF_K,
         weights=[1.0, SEGMENT_WEIGHT, 1.0, 1.0],
     )
@@ -82,6 +95,7 @@ __all__ = [
     "LIGHT_RRF_K",
     "LIGHT_SEGMENTS",
     "SEGMENT_WEIGHT",
+    "Candidate",
     "fill_tokens",
     "light_ranking",
 ]
