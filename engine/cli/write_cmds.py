@@ -141,13 +141,22 @@ def add_cmd(
 
 
 def _read_input(path: Path | None) -> str:
-    """The file's text, or stdin's for none or '-'."""
-    if path is None or str(path) == "-":
-        return sys.stdin.read()
+    """The file's text, or stdin's for none or '-': UTF-8, strictly (a byte that is not is a
+    UserInputError naming where, never a U+FFFD stored in its place)."""
+    where = "stdin" if path is None or str(path) == "-" else str(path)
     try:
-        return path.read_text(encoding="utf-8")
+        if path is None or str(path) == "-":
+            stdin = getattr(sys.stdin, "buffer", None)
+            data = stdin.read() if stdin is not None else sys.stdin.read().encode("utf-8")
+        else:
+            data = path.read_bytes()
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UserInputError(
+            f"{where}: not UTF-8 (byte {exc.start}: {exc.reason}); messages are UTF-8 JSON or JSONL"
+        ) from None
     except OSError as exc:
-        raise UserInputError(f"cannot read {path}: {exc}") from exc
+        raise UserInputError(f"cannot read {path}: {exc.strerror or exc}") from exc
 
 
 @app.command("flush")
