@@ -12,6 +12,7 @@ from hymem.core.version import __version__
 
 if TYPE_CHECKING:
     from hymem.api.memory import Memory
+    from hymem.core.config import MemoryConfig
 
 app = HymemTyper(
     name="hymem",
@@ -60,6 +61,15 @@ def hymem(
     ] = False,
 ) -> None:
     """Hybrid dual-granularity memory for LLM agents."""
+
+
+def cli_config(llm: str | None = None, embedder: str | None = None) -> MemoryConfig:
+    """The settings `open_memory` will use (HYMEM_* and these options), without opening
+    anything: a command checks its arguments against them before it opens the memory or
+    loads a model, so a simple mistake is reported at once."""
+    from hymem.api.memory_args import with_overrides
+
+    return with_overrides(None, llm=llm, embedder=embedder)
 
 
 def open_memory(

@@ -56,3 +56,84 @@ def test_add_refuses_latin1_on_stdin_instead_of_storing_a_replacement(tmp_path: 
     done = _cli("add", "-u", "x", "-s", str(tmp_path / "m"), *EMB, stdin=LATIN1)
     assert "stdin: not UTF-8" in _one_error_line(done)
     assert not (tmp_path / "m").exists()  # refused before any memory was opened
+
+
+# --- 9: simple mistakes are reported before anything heavy loads ---------------------------
+
+_HEAVY = ("torch", "sentence_transformers", "transformers")
+_REPORT_HEAVY = (
+    "import atexit, sys; atexit.register(lambda: print('heavy:', "
+    f"[m for m in {_HEAVY!r} if m in sys.modules], file=sys.stderr)); "
+)
+
+
+def _cli_reporting_heavy(*args: str) -> subprocess.CompletedProcess[str]:
+    """`_cli`, and at exit the heavy modules the command had imported, on stderr."""
+    code = _REPORT_HEAVY + "from hymem.cli import main; sys.argv = ['hymem', *sys.argv[1:]]; main()"
+    return subprocess.run(
+        [sys.executable, "-c", code, *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+        timeout=120,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["ask", "", "-u", "big"], "question must be a non-empty"),
+        (["context", " ", "-u", "big"], "question must be a non-empty"),
+        (["search", "x", "-u", "x", "-k", "0"], "k must be a positive integer, got 0"),
+        (["ask", "why?", "-u", "big", "--depth", "far"], "unknown depth 'far'"),
+    ],
+)
+def test_a_bad_argument_is_refused_before_the_memory_opens(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str], message: str
+) -> None:
+    from hymem.cli import app, read_cmds, store_cmds
+    from typer.testing import CliRunner
+
+    def refuse(*_: object, **__: object) -> None:
+        raise AssertionError("the memory was opened before the arguments were checked")
+
+    monkeypatch.setattr(read_cmds, "open_for_ask", refuse)
+    monkeypatch.setattr(read_cmds, "open_memory", refuse)
+    monkeypatch.setattr(store_cmds, "open_memory", refuse)
+    res = CliRunner().invoke(app, [*args, "-s", str(tmp_path / "m")])
+    assert message in str(res.exception), res.exception
+
+
+def test_bad_arguments_fail_fast_without_loading_the_default_embedder(tmp_path: Path) -> None:
+    store = str(tmp_path / "m")  # the default (MiniLM) embedder: no --embedder
+    for args in (["ask", "", "-u", "big"], ["search", "x", "-u", "x", "-k", "0"]):
+        done = _cli_reporting_heavy(*args, "-s", store)
+        assert "hymem: error:" in _one_error_line(done)
+        assert "heavy: []" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize(
+    "code", ["from hymem.cli import main; sys.argv = ['hymem', '--version']; main()",
+             "import hymem.client"]
+)
+def test_version_and_the_client_import_no_model_library(code: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _REPORT_HEAVY + code], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert "heavy: []" in done.stderr, done.stderr
+
+
+# --- 16: error wording ---------------------------------------------------------------------
+
+
+def test_ask_names_its_parameter_question(tmp_path: Path) -> None:
+    from hymem import Memory, MemoryConfig, UserInputError
+
+    with Memory(tmp_path / "m", config=MemoryConfig(embedder="hashing:64"), create=True) as mem:
+        for call in (mem.ask, mem.context):
+            with pytest.raises(UserInputError, match="^question must be a non-empty"):
+                call("", user_id="u")
+        with pytest.raises(UserInputError, match="^query must be a non-empty"):
+            mem.search("", user_id="u")
