@@ -25,7 +25,12 @@ from hymem.core.errors import HymemError
 def main() -> None:
     """Entry point: hymem's own errors print one clear line and exit 2, not a traceback.
     Third-party progress bars stay off except on an interactive `hymem eval`."""
-    from hymem.cli.notes import interactive_eval, mute_pending_warning, silence_third_party
+    from hymem.cli.notes import (
+        cli_wording,
+        interactive_eval,
+        mute_pending_warning,
+        silence_third_party,
+    )
     from hymem.core.logging import configure_logging
 
     configure_logging(os.environ.get("HYMEM_LOG_LEVEL", "warning"))
@@ -35,7 +40,7 @@ def main() -> None:
     try:
         app()
     except HymemError as exc:
-        print(f"hymem: error: {exc}", file=sys.stderr)
+        print(f"hymem: error: {cli_wording(str(exc))}", file=sys.stderr)
         sys.exit(2)
 
 

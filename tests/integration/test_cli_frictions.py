@@ -114,8 +114,11 @@ def test_bad_arguments_fail_fast_without_loading_the_default_embedder(tmp_path: 
 
 
 @pytest.mark.parametrize(
-    "code", ["from hymem.cli import main; sys.argv = ['hymem', '--version']; main()",
-             "import hymem.client"]
+    "code",
+    [
+        "from hymem.cli import main; sys.argv = ['hymem', '--version']; main()",
+        "import hymem.client",
+    ],
 )
 def test_version_and_the_client_import_no_model_library(code: str) -> None:
     done = subprocess.run(
@@ -133,7 +136,53 @@ def test_ask_names_its_parameter_question(tmp_path: Path) -> None:
 
     with Memory(tmp_path / "m", config=MemoryConfig(embedder="hashing:64"), create=True) as mem:
         for call in (mem.ask, mem.context):
-            with pytest.raises(UserInputError, match="^question must be a non-empty"):
+            with pytest.raises(UserInputError, match=r"^question must be a non-empty"):
                 call("", user_id="u")
-        with pytest.raises(UserInputError, match="^query must be a non-empty"):
+        with pytest.raises(UserInputError, match=r"^query must be a non-empty"):
             mem.search("", user_id="u")
+
+
+def test_a_second_writer_in_the_same_process_is_told_it_is_this_process(tmp_path: Path) -> None:
+    from hymem import Memory, MemoryConfig, StoreLockedError
+
+    config = MemoryConfig(embedder="hashing:64")
+    with Memory(tmp_path / "m", config=config, create=True):
+        with pytest.raises(StoreLockedError, match="already open for writing in this process"):
+            Memory(tmp_path / "m", config=config)
+        with Memory(tmp_path / "m", config=config, read_only=True) as reader:
+            assert reader.stats()
+    with Memory(tmp_path / "m", config=config):  # closed: free again
+        pass
+
+
+def test_cli_errors_give_the_cli_way_not_memory_arguments(tmp_path: Path) -> None:
+    from hymem import Memory, MemoryConfig
+
+    missing = tmp_path / "no" / "such" / "m"
+    line = _one_error_line(_cli("add", "--text", "hi", "-u", "u", "-s", str(missing), *EMB))
+    assert f"(create it first: mkdir -p {missing.parent})" in line and "create=True" not in line
+
+    line = _one_error_line(_cli("search", "hi", "-u", "u", "-s", str(tmp_path / "none"), *EMB))
+    assert f"(`hymem add --store {tmp_path / 'none'}`)" in line and "Memory(" not in line
+
+    with Memory(tmp_path / "m", config=MemoryConfig(embedder="hashing:64"), create=True):
+        line = _one_error_line(_cli("flush", "-u", "u", "-s", str(tmp_path / "m"), *EMB))
+    assert "being written by another process; close the other writer" in line
+    assert "read_only=True" not in line
+
+
+def test_s3_without_credentials_is_a_config_error_not_a_retry(
+    s3_store: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hymem import ConfigError, Memory, MemoryConfig, StoreUnavailableError
+
+    from tests.fixtures_s3 import S3Target
+
+    assert isinstance(s3_store, S3Target)
+    for name in [n for n in os.environ if n.startswith("AWS_") and n != "AWS_CA_BUNDLE"]:
+        monkeypatch.delenv(name)
+    options = {k: v for k, v in s3_store.storage_options.items() if "key" not in k}
+    with pytest.raises(ConfigError, match="no credentials for the object store") as caught:
+        Memory(s3_store.uri, config=MemoryConfig(embedder="hashing:64"), storage_options=options)
+    assert not isinstance(caught.value, StoreUnavailableError)
+    assert "retry later" not in str(caught.value)
