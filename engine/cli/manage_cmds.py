@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 from hymem.cli.app import DEFAULT_STORE, EmbedderOpt, StorePath, UserOpt, app, open_memory
+from hymem.cli.notes import unseen_note
 from hymem.cli.sleep_cmds import versions_table
 from hymem.core.types import SegmentRecord, SummaryRecord, TurnRecord
 from hymem.manage.audit import UNSUPPORTED_BELOW, AuditReport
@@ -18,6 +19,7 @@ from rich.console import Console
 from rich.table import Table
 
 _console = Console()
+_err = Console(stderr=True)
 _TITLES = {"summary": "summaries", "segment": "segments", "turn": "turns"}
 
 
@@ -192,8 +194,11 @@ def profile_cmd(
     """The user's current facts, one line each: what an agent puts in its system prompt."""
     with open_memory(store, embedder=embedder, read_only=True) as mem:
         profile = mem.profile(user_id=user, max_tokens=max_tokens)
+        unseen = None if profile.facts else unseen_note(mem, user)
     if not profile.facts:
         _console.print(f"no facts recognised for {user!r} yet (see `hymem list`)")
+        if unseen:  # facts come from stored summaries: pending turns have none yet
+            _err.print(unseen, markup=False, highlight=False)
         return
     typer.echo(profile.text)
     if profile.left_out:

@@ -186,3 +186,22 @@ def test_s3_without_credentials_is_a_config_error_not_a_retry(
         Memory(s3_store.uri, config=MemoryConfig(embedder="hashing:64"), storage_options=options)
     assert not isinstance(caught.value, StoreUnavailableError)
     assert "retry later" not in str(caught.value)
+
+
+# --- 13: profile after an add says its turn is pending ------------------------------------
+
+
+def test_profile_right_after_an_add_names_the_pending_turn(tmp_path: Path) -> None:
+    from hymem.cli import app
+    from typer.testing import CliRunner
+
+    runner, store = CliRunner(), str(tmp_path / "m")
+    text = "I live in Lisbon and I have two cats."
+    res = runner.invoke(app, ["add", "-u", "ann", "--text", text, "-s", store, *EMB])
+    assert res.exit_code == 0, res.output
+    res = runner.invoke(app, ["profile", "-u", "ann", "-s", store, *EMB])
+    assert res.exit_code == 0, res.output
+    assert "no facts recognised for 'ann' yet" in res.stdout
+    err = " ".join(res.stderr.split())
+    assert "1 turn of ann is pending: not searchable until flushed" in err
+    assert "`hymem flush -u ann` stores it now" in err
