@@ -138,7 +138,12 @@ def audit_cmd(
     embedder: EmbedderOpt = None,
 ) -> None:
     """How healthy each user's memory is: unsupported summaries, duplicates, contradictions,
-    ended facts still served, records without links. Exits 1 when a user is not healthy."""
+    ended facts still served, records without links.
+
+    Exits 1 only when a memory is broken: a contradiction (two current values of one
+    single-valued fact), an ended fact still served, or a record that lost its links.
+    Duplicates and low support are listed for review and exit 0 (`hymem sleep` merges
+    duplicates)."""
     with open_memory(store, embedder=embedder, read_only=True) as mem:
         report = mem.audit(user_id=user)
     if as_json:
