@@ -21,6 +21,10 @@ from hymem.cli import (  # noqa: F401  (importing registers the commands)
 from hymem.cli.app import app
 from hymem.core.errors import HymemError
 
+# The width rich lays tables out in when stdout is not a terminal (it reads COLUMNS when it
+# prints): wide enough for every header of `hymem audit` and `hymem search`.
+PIPED_COLUMNS = 200
+
 
 def main() -> None:
     """Entry point: hymem's own errors print one clear line and exit 2, not a traceback.
@@ -34,6 +38,9 @@ def main() -> None:
     from hymem.core.logging import configure_logging
 
     configure_logging(os.environ.get("HYMEM_LOG_LEVEL", "warning"))
+    piped = not sys.stdout.isatty()  # tables as wide as they need, never cut to 80 columns
+    if piped and not os.environ.get("COLUMNS", "").isdigit():
+        os.environ["COLUMNS"] = str(PIPED_COLUMNS)
     mute_pending_warning()
     if not interactive_eval(sys.argv[1:]):
         silence_third_party()

@@ -205,3 +205,27 @@ def test_profile_right_after_an_add_names_the_pending_turn(tmp_path: Path) -> No
     err = " ".join(res.stderr.split())
     assert "1 turn of ann is pending: not searchable until flushed" in err
     assert "`hymem flush -u ann` stores it now" in err
+
+
+# --- 14: audit of a fresh ingest --------------------------------------------------------------
+
+
+def test_audit_of_a_fresh_ingest_with_a_duplicate_exits_0_and_piped_headers_are_whole(
+    tmp_path: Path,
+) -> None:
+    from hymem import Memory, MemoryConfig
+
+    config = MemoryConfig(embedder="hashing:64", consolidate_on_write=False)
+    with Memory(tmp_path / "m", config=config, create=True) as mem:
+        for session in ("s1", "s2"):  # the same news twice: a duplicate cluster, nothing broken
+            turn = {"speaker": "Melanie", "text": "We adopted a puppy! His name is Max."}
+            mem.add([turn], user_id="ann", session_id=session)
+            mem.flush(user_id="ann")
+        ann = mem.audit(user_id="ann").users[0]
+    assert ann.duplicate_clusters and ann.healthy
+
+    done = _cli("audit", "-s", str(tmp_path / "m"), *EMB, env={"COLUMNS": ""})
+    assert done.returncode == 0, done.stdout + done.stderr
+    for header in ("mean support", "unsupported", "duplicate clusters", "ended but served"):
+        assert header in done.stdout, done.stdout
+    assert "…" not in done.stdout
