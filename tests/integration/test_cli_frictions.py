@@ -229,3 +229,35 @@ def test_audit_of_a_fresh_ingest_with_a_duplicate_exits_0_and_piped_headers_are_
     for header in ("mean support", "unsupported", "duplicate clusters", "ended but served"):
         assert header in done.stdout, done.stdout
     assert "…" not in done.stdout
+
+
+# --- 8: Ctrl-C during an evaluation ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("benchmark", "module", "runner_name"),
+    [
+        ("locomo", "hymem.evaluation.runner", "run_locomo"),
+        ("longmemeval", "hymem.evaluation.longmemeval.runner", "run_longmemeval"),
+    ],
+)
+def test_ctrl_c_during_eval_says_how_to_resume(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, benchmark: str, module: str, runner_name: str
+) -> None:
+    import importlib
+
+    from hymem.cli import app
+    from typer.testing import CliRunner
+
+    def interrupted(*_: object, **__: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(importlib.import_module(module), runner_name, interrupted)
+    out = tmp_path / "run"
+    data = tmp_path / "data.json"
+    data.write_text("[]", encoding="utf-8")
+    res = CliRunner().invoke(app, ["eval", benchmark, str(data), "--out", str(out), *EMB])
+    assert res.exit_code == 130, res.output
+    said = " ".join(res.stderr.split())
+    assert f"interrupted; rerun the same command to resume (with --out {out}" in said
+    assert "Aborted" not in res.output
