@@ -43,6 +43,9 @@ EmbedderOpt = Annotated[
 ]
 
 DEFAULT_STORE = os.environ.get("HYMEM_STORE", "./memdata")
+# How long a command lets the webhook events it made go out before it exits (unless
+# HYMEM_WEBHOOK_DRAIN_S says otherwise): its process is gone before a later delivery could be.
+CLI_WEBHOOK_DRAIN_S = 5.0
 
 
 def _print_version(value: bool) -> None:
@@ -69,7 +72,10 @@ def cli_config(llm: str | None = None, embedder: str | None = None) -> MemoryCon
     loads a model, so a simple mistake is reported at once."""
     from hymem.api.memory_args import with_overrides
 
-    return with_overrides(None, llm=llm, embedder=embedder)
+    config = with_overrides(None, llm=llm, embedder=embedder)
+    if config.webhooks and "webhook_drain_s" not in config.model_fields_set:
+        config = config.updated(webhook_drain_s=CLI_WEBHOOK_DRAIN_S)
+    return config
 
 
 def open_memory(
@@ -85,4 +91,5 @@ def open_memory(
     mistyped `--store` is an error instead of a new empty memory."""
     from hymem.api.memory import Memory
 
-    return Memory(store, llm=llm, embedder=embedder, read_only=read_only, create=create)
+    config = cli_config(llm, embedder)
+    return Memory(store, config=config, read_only=read_only, create=create)

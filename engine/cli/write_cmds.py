@@ -9,7 +9,15 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from hymem.cli.app import DEFAULT_STORE, EmbedderOpt, LlmOpt, StorePath, UserOpt, app
+from hymem.cli.app import (
+    DEFAULT_STORE,
+    EmbedderOpt,
+    LlmOpt,
+    StorePath,
+    UserOpt,
+    app,
+    cli_config,
+)
 from hymem.cli.meta_opts import AgentOpt, MetadataOpt, RunOpt, parse_metadata
 from hymem.cli.notes import pending_note, plural
 from hymem.core.errors import UserInputError
@@ -39,14 +47,11 @@ def _open(
     """A Memory with the CLI's overrides on top of HYMEM_* settings; `create` as in
     `open_memory` (adding creates a memory, flushing or listing needs one)."""
     from hymem.api.memory import Memory
-    from hymem.core.config import MemoryConfig
 
+    config = cli_config(llm, embedder)
     settings = {k: v for k, v in overrides.items() if v is not None}
-    if llm is not None:
-        settings["llm"] = llm
-    if embedder is not None:
-        settings["embedder"] = embedder
-    config = MemoryConfig(**settings)
+    if settings:
+        config = config.updated(**settings)
     return Memory(store, config=config, read_only=read_only, create=create)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -261,3 +262,52 @@ def test_ctrl_c_during_eval_says_how_to_resume(
     said = " ".join(res.stderr.split())
     assert f"interrupted; rerun the same command to resume (with --out {out}" in said
     assert "Aborted" not in res.output
+
+
+# --- 4: webhooks from short-lived commands -------------------------------------------------------
+
+
+def test_cli_add_and_flush_deliver_their_webhook_events_before_exiting(tmp_path: Path) -> None:
+    import json
+
+    from hymem.ops.webhooks.outbox import Outbox
+
+    from tests.webhook_receiver import Receiver
+
+    store = tmp_path / "m"
+    with Receiver() as rx:
+        hook = {"url": rx.url, "secret": "s" * 32, "name": "rx", "allow_private_targets": True}
+        env = {"HYMEM_WEBHOOKS": json.dumps([hook])}
+        text = ["--text", "I moved to Lisbon in March."]
+        done = _cli("add", "-u", "ann", *text, "--flush", "-s", str(store), *EMB, env=env)
+        assert done.returncode == 0, done.stderr
+        assert len(rx.delivered()) == 1  # before the command exited, not at a later open
+        done = _cli("add", "-u", "ann", "--text", "Ana is my sister.", "-s", str(store), *EMB)
+        assert done.returncode == 0, done.stderr
+        done = _cli("flush", "-u", "ann", "-s", str(store), *EMB, env=env)
+        assert done.returncode == 0, done.stderr
+        assert len(rx.delivered()) == 2
+    box = Outbox(store / "webhooks" / "outbox.sqlite3")
+    try:
+        (status,) = box.status()
+    finally:
+        box.close()
+    assert (status.pending, status.delivered) == (0, 2)
+
+
+def test_a_cli_command_whose_receiver_is_down_says_who_delivers_later(tmp_path: Path) -> None:
+    import json
+
+    from tests.webhook_receiver import Receiver
+
+    with Receiver(mode="fail") as rx:
+        hook = {"url": rx.url, "secret": "s" * 32, "name": "rx", "allow_private_targets": True}
+        env = {"HYMEM_WEBHOOKS": json.dumps([hook]), "HYMEM_WEBHOOK_DRAIN_S": "1"}
+        args = ["add", "-u", "ann", "--text", "I moved to Lisbon.", "--flush"]
+        started = time.monotonic()
+        done = _cli(*args, "-s", str(tmp_path / "m"), *EMB, env=env)
+        assert done.returncode == 0, done.stderr
+        assert rx.received  # it was tried before the command exited
+    assert "webhook.pending_at_close" in done.stderr
+    assert "the next process that opens this memory for writing" in done.stderr
+    assert time.monotonic() - started < 60
