@@ -1,19 +1,14 @@
 """Issue 49, item 15: a run with no model never reports "model" calls or tokens. The
-extractive backend's work is counted (what it read and wrote, in tokens), and named as its own."""
+extractive backend's work is counted (what it read and wrote, in tokens), and named as its own.
+The reports' columns are checked in test_eval_report.py and test_lme_report.py."""
 
 from __future__ import annotations
 
 from hymem.cli.sleep_cmds import report_table
 from hymem.evaluation.dashboard_data import Event
 from hymem.evaluation.dashboard_tables import key_numbers_table
-from hymem.evaluation.longmemeval.report import build_summary as lme_summary
-from hymem.evaluation.longmemeval.report import render_report as lme_report
-from hymem.evaluation.report import render_report
 from hymem.sleep.consolidator import SleepReport
 from rich.console import Console
-
-from tests.unit.test_eval_report import summary as locomo_summary
-from tests.unit.test_lme_report import BASE, ROWS
 
 
 def _text(table: object) -> str:
@@ -29,19 +24,6 @@ def test_sleep_on_the_extractive_backend_names_its_own_calls() -> None:
     assert "extractive tokens" in out and "model" not in out.lower()
     out = _text(report_table(SleepReport(backend="openai:gpt-4.1-mini", asked=2)))
     assert "asked the model" in out and "model calls" in out and "model tokens" in out
-
-
-def test_the_locomo_report_of_an_extractive_run_names_extractive_cost() -> None:
-    md = render_report(locomo_summary())
-    assert "Extractive tokens/q" in md
-    assert "| Extractive calls | Extractive tokens |" in md
-    assert "Model calls" not in md and "Model tokens" not in md
-
-
-def test_the_longmemeval_report_of_an_extractive_run_names_extractive_cost() -> None:
-    s = lme_summary(retrieval=ROWS, predictions=[], manifest={"backend": "extractive"}, **BASE)
-    md = lme_report(s)
-    assert "| Extractive calls | Extractive tokens |" in md and "Model calls" not in md
 
 
 def test_dashboard_key_numbers_say_whose_tokens() -> None:
