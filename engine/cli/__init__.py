@@ -38,7 +38,8 @@ def main() -> None:
     from hymem.core.logging import configure_logging
 
     configure_logging(os.environ.get("HYMEM_LOG_LEVEL", "warning"))
-    piped = not sys.stdout.isatty()  # tables as wide as they need, never cut to 80 columns
+    # Piped tables as wide as they need, never cut to 80 columns (help text keeps its width).
+    piped = not sys.stdout.isatty() and not {"--help", "-h"} & set(sys.argv[1:])
     if piped and not os.environ.get("COLUMNS", "").isdigit():
         os.environ["COLUMNS"] = str(PIPED_COLUMNS)
     mute_pending_warning()

@@ -230,6 +230,8 @@ def test_audit_of_a_fresh_ingest_with_a_duplicate_exits_0_and_piped_headers_are_
     for header in ("mean support", "unsupported", "duplicate clusters", "ended but served"):
         assert header in done.stdout, done.stdout
     assert "…" not in done.stdout
+    shown = _cli("audit", "--help", env={"COLUMNS": ""})  # help keeps a readable width
+    assert shown.returncode == 0 and max(map(len, shown.stdout.splitlines())) <= 80
 
 
 # --- 8: Ctrl-C during an evaluation ------------------------------------------------------------
