@@ -12,6 +12,7 @@ from hymem.core.version import __version__
 
 if TYPE_CHECKING:
     from hymem.api.memory import Memory
+    from hymem.core.config import MemoryConfig
 
 app = HymemTyper(
     name="hymem",
@@ -42,6 +43,9 @@ EmbedderOpt = Annotated[
 ]
 
 DEFAULT_STORE = os.environ.get("HYMEM_STORE", "./memdata")
+# How long a command lets the webhook events it made go out before it exits (unless
+# HYMEM_WEBHOOK_DRAIN_S says otherwise): its process is gone before a later delivery could be.
+CLI_WEBHOOK_DRAIN_S = 5.0
 
 
 def _print_version(value: bool) -> None:
@@ -62,6 +66,18 @@ def hymem(
     """Hybrid dual-granularity memory for LLM agents."""
 
 
+def cli_config(llm: str | None = None, embedder: str | None = None) -> MemoryConfig:
+    """The settings `open_memory` will use (HYMEM_* and these options), without opening
+    anything: a command checks its arguments against them before it opens the memory or
+    loads a model, so a simple mistake is reported at once."""
+    from hymem.api.memory_args import with_overrides
+
+    config = with_overrides(None, llm=llm, embedder=embedder)
+    if config.webhooks and "webhook_drain_s" not in config.model_fields_set:
+        config = config.updated(webhook_drain_s=CLI_WEBHOOK_DRAIN_S)
+    return config
+
+
 def open_memory(
     store: str | Path,
     *,
@@ -75,4 +91,5 @@ def open_memory(
     mistyped `--store` is an error instead of a new empty memory."""
     from hymem.api.memory import Memory
 
-    return Memory(store, llm=llm, embedder=embedder, read_only=read_only, create=create)
+    config = cli_config(llm, embedder)
+    return Memory(store, config=config, read_only=read_only, create=create)

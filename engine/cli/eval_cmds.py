@@ -3,6 +3,9 @@ harnesses and their HTML report."""
 
 from __future__ import annotations
 
+import shlex
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -43,6 +46,26 @@ def _config(llm: str | None, embedder: str | None) -> MemoryConfig:
 
 def _default_out(benchmark: str) -> Path:
     return Path("runs") / f"{benchmark}-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
+
+
+# The exit status of a process stopped by SIGINT (128 + 2), as shells report Ctrl-C.
+INTERRUPTED_EXIT = 130
+
+
+@contextmanager
+def _resumable(out: Path) -> Iterator[None]:
+    """Ctrl-C stops the run with one line saying how to resume it, and exit status 130. The
+    folder is named, since a default one (runs/<benchmark>-<time>) is new on every run."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        _console.print(
+            "interrupted; rerun the same command to resume"
+            f" (with --out {shlex.quote(str(out))}: finished answers are kept there)",
+            markup=False,
+            highlight=False,
+        )
+        raise typer.Exit(INTERRUPTED_EXIT) from None
 
 
 @eval_app.command("locomo")
@@ -121,7 +144,8 @@ def eval_locomo(
         retrieval_eval=not no_retrieval_eval,
         phrasing=phrasing,
     )
-    result = run_locomo(options, config)
+    with _resumable(out):
+        result = run_locomo(options, config)
     report = (out / "report.md").read_text(encoding="utf-8")
     typer.echo(report)
     _console.print(
@@ -189,7 +213,8 @@ def eval_longmemeval(
         judge=judge,
         qa_k=qa_k,
     )
-    result = run_longmemeval(options, _config(llm, embedder))
+    with _resumable(out):
+        result = run_longmemeval(options, _config(llm, embedder))
     typer.echo((out / "report.md").read_text(encoding="utf-8"))
     _console.print(
         f"ingested {len(result.ingested)} question(s), ranked {result.ranked} (question, system) "

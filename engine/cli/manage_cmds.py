@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 from hymem.cli.app import DEFAULT_STORE, EmbedderOpt, StorePath, UserOpt, app, open_memory
+from hymem.cli.notes import unseen_note
 from hymem.cli.sleep_cmds import versions_table
 from hymem.core.types import SegmentRecord, SummaryRecord, TurnRecord
 from hymem.manage.audit import UNSUPPORTED_BELOW, AuditReport
@@ -18,6 +19,7 @@ from rich.console import Console
 from rich.table import Table
 
 _console = Console()
+_err = Console(stderr=True)
 _TITLES = {"summary": "summaries", "segment": "segments", "turn": "turns"}
 
 
@@ -136,7 +138,12 @@ def audit_cmd(
     embedder: EmbedderOpt = None,
 ) -> None:
     """How healthy each user's memory is: unsupported summaries, duplicates, contradictions,
-    ended facts still served, records without links. Exits 1 when a user is not healthy."""
+    ended facts still served, records without links.
+
+    Exits 1 only when a memory is broken: a contradiction (two current values of one
+    single-valued fact), an ended fact still served, or a record that lost its links.
+    Duplicates and low support are listed for review and exit 0 (`hymem sleep` merges
+    duplicates)."""
     with open_memory(store, embedder=embedder, read_only=True) as mem:
         report = mem.audit(user_id=user)
     if as_json:
@@ -192,8 +199,11 @@ def profile_cmd(
     """The user's current facts, one line each: what an agent puts in its system prompt."""
     with open_memory(store, embedder=embedder, read_only=True) as mem:
         profile = mem.profile(user_id=user, max_tokens=max_tokens)
+        unseen = None if profile.facts else unseen_note(mem, user)
     if not profile.facts:
         _console.print(f"no facts recognised for {user!r} yet (see `hymem list`)")
+        if unseen:  # facts come from stored summaries: pending turns have none yet
+            _err.print(unseen, markup=False, highlight=False)
         return
     typer.echo(profile.text)
     if profile.left_out:

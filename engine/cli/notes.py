@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import shlex
 import sys
 import time
@@ -100,6 +101,35 @@ def mute_pending_warning() -> None:
     logging.getLogger("hymem.api.memory.pending").setLevel(logging.ERROR)
 
 
+# The library's advice in its errors names Memory's arguments; on the command line the same
+# advice is a command or a shell step. (library wording, CLI wording): a test runs each case.
+_READERS = "reading commands (search, context, pending, stats, list) work meanwhile"
+_CLI_ADVICE: tuple[tuple[re.Pattern[str], str], ...] = (
+    (
+        re.compile(r"open it with read_only=True to read, or close the other writer"),
+        f"close the other writer (another `hymem add`, `hymem serve`, `hymem mcp`) to change it;"
+        f" {_READERS}",
+    ),
+    (re.compile(r"close the other writer or open read_only=True"), f"close it; {_READERS}"),
+    (
+        re.compile(
+            r"its parent folder (.+) does not exist \(create it first, or pass create=True"
+            r" to make missing folders\)"
+        ),
+        r"its parent folder \1 does not exist (create it first: mkdir -p \1)",
+    ),
+    (re.compile(r"\(`Memory\([^`]*\)`, or (`hymem add --store [^`]*`)\)"), r"(\1)"),
+)
+
+
+def cli_wording(message: str) -> str:
+    """An error's message with the library's advice (`read_only=True`, `create=True`) said the
+    command line's way."""
+    for pattern, replacement in _CLI_ADVICE:
+        message = pattern.sub(replacement, message)
+    return message
+
+
 def interactive_eval(argv: list[str]) -> bool:
     """`hymem eval ...` on a terminal: long runs where third-party progress may stay."""
     return bool(argv) and argv[0] == "eval" and sys.stderr.isatty()
@@ -107,6 +137,7 @@ def interactive_eval(argv: list[str]) -> bool:
 
 __all__ = [
     "LOAD_HINT_S",
+    "cli_wording",
     "interactive_eval",
     "load_models",
     "load_note",

@@ -12,12 +12,22 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from hymem.cli.app import DEFAULT_STORE, EmbedderOpt, LlmOpt, StorePath, UserOpt, app, open_memory
+from hymem.cli.app import (
+    DEFAULT_STORE,
+    EmbedderOpt,
+    LlmOpt,
+    StorePath,
+    UserOpt,
+    app,
+    cli_config,
+    open_memory,
+)
 from hymem.cli.meta_opts import AgentOpt, FilterOpt, RunOpt, parse_filter_json
 from hymem.cli.notes import load_models, load_note, unseen_note
 from hymem.core.config import MemoryConfig
 from hymem.core.errors import StoreLockedError
 from hymem.core.types import Answer, Hit
+from hymem.read.params import ask_params
 from rich.console import Console
 from rich.table import Table
 
@@ -125,6 +135,19 @@ def ask(
 ) -> None:
     """Answer a question: summaries first, raw dialogue when the light path says it must."""
     chosen = parse_filter_json(filters)
+    ask_params(  # a mistake is reported before the memory opens and the models load
+        question,
+        user_id=user,
+        config=cli_config(llm, embedder),
+        depth=depth,
+        k=k,
+        N=n_deep,
+        d=batch,
+        max_iterations=max_iterations,
+        filters=chosen,
+        agent_id=agent,
+        run_id=run,
+    )
     with open_for_ask(store, llm, embedder) as mem:
         with _err.status("loading models", spinner="dots"):
             load_s = load_models(mem, roles=True)
@@ -165,6 +188,8 @@ def context(
 ) -> None:
     """The context a path would read (for bringing your own answering model)."""
     chosen = parse_filter_json(filters)
+    config = cli_config(llm, embedder)  # a mistake is reported before anything opens
+    ask_params(question, user_id=user, config=config, depth=depth, filters=chosen)
     with open_memory(store, llm=llm, embedder=embedder, read_only=True) as mem:
         with _err.status("loading models", spinner="dots"):
             load_s = load_models(mem, roles=depth != "light")

@@ -79,6 +79,8 @@ def report_table(report: SleepReport) -> Table:
     table = Table(title="sleep" + (" (dry run: nothing written)" if report.dry_run else ""))
     table.add_column("measure")
     table.add_column("value", justify="right")
+    # The extractive backend's decisions and tokens are counted too, but no model made them.
+    who = "extractive backend" if report.backend.startswith("extractive") else "model"
     rows: list[tuple[str, object]] = [
         ("backend", report.backend),
         ("users", len(report.users)),
@@ -86,7 +88,7 @@ def report_table(report: SleepReport) -> Table:
         ("queues built", report.queues_built),
         ("queue building (s)", f"{report.queue_seconds:.3f}"),
         *((f"decisions: {k}", v) for k, v in report.decisions.items()),
-        ("asked the model", report.asked),
+        (f"asked the {who}", report.asked),
         ("skipped (journal)", report.skipped_from_journal),
         ("settled (nothing new)", report.settled),
         ("failed (retried next sleep)", report.failed),
@@ -96,8 +98,11 @@ def report_table(report: SleepReport) -> Table:
         ("new versions", report.new_versions),
         ("superseded", report.superseded),
         ("deleted", report.deleted),
-        ("model calls", report.model_calls),
-        ("tokens (prompt / completion)", f"{report.prompt_tokens} / {report.completion_tokens}"),
+        (f"{who.split()[0]} calls", report.model_calls),
+        (
+            f"{who.split()[0]} tokens (prompt / completion)",
+            f"{report.prompt_tokens} / {report.completion_tokens}",
+        ),
         ("seconds", f"{report.seconds:.2f}"),
     ]
     for name, value in rows:

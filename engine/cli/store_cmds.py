@@ -7,11 +7,20 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from hymem.cli.app import DEFAULT_STORE, EmbedderOpt, StorePath, UserOpt, app, open_memory
+from hymem.cli.app import (
+    DEFAULT_STORE,
+    EmbedderOpt,
+    StorePath,
+    UserOpt,
+    app,
+    cli_config,
+    open_memory,
+)
 from hymem.cli.meta_opts import AgentOpt, FilterOpt, RunOpt, parse_filter_json
 from hymem.cli.notes import load_models, load_note, unseen_note
 from hymem.core.types import Hit
 from hymem.indexes.folder.lock import CURSOR_KEY
+from hymem.search.scope import search_scope
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
@@ -57,6 +66,19 @@ def search(
     """Hybrid retrieval (dense + BM25, fused by reciprocal rank) for one user. Turns still
     pending (see `hymem add`) are not searchable yet."""
     chosen = parse_filter_json(filters)
+    config = cli_config(embedder=embedder)  # a mistake is reported before anything opens
+    search_scope(
+        query,
+        user_id=user,
+        k=k,
+        level=level,
+        mode=mode,
+        filters=chosen,
+        agent_id=agent,
+        run_id=run,
+        max_k=config.max_k,
+        max_query_chars=config.max_query_chars,
+    )
     with open_memory(store, embedder=embedder, read_only=True) as mem:
         load_s = 0.0 if mode == "lexical" else load_models(mem)  # BM25 needs no model
         hits = mem.search(

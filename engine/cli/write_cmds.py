@@ -9,7 +9,15 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from hymem.cli.app import DEFAULT_STORE, EmbedderOpt, LlmOpt, StorePath, UserOpt, app
+from hymem.cli.app import (
+    DEFAULT_STORE,
+    EmbedderOpt,
+    LlmOpt,
+    StorePath,
+    UserOpt,
+    app,
+    cli_config,
+)
 from hymem.cli.meta_opts import AgentOpt, MetadataOpt, RunOpt, parse_metadata
 from hymem.cli.notes import pending_note, plural
 from hymem.core.errors import UserInputError
@@ -39,14 +47,11 @@ def _open(
     """A Memory with the CLI's overrides on top of HYMEM_* settings; `create` as in
     `open_memory` (adding creates a memory, flushing or listing needs one)."""
     from hymem.api.memory import Memory
-    from hymem.core.config import MemoryConfig
 
+    config = cli_config(llm, embedder)
     settings = {k: v for k, v in overrides.items() if v is not None}
-    if llm is not None:
-        settings["llm"] = llm
-    if embedder is not None:
-        settings["embedder"] = embedder
-    config = MemoryConfig(**settings)
+    if settings:
+        config = config.updated(**settings)
     return Memory(store, config=config, read_only=read_only, create=create)
 
 
@@ -141,13 +146,22 @@ def add_cmd(
 
 
 def _read_input(path: Path | None) -> str:
-    """The file's text, or stdin's for none or '-'."""
-    if path is None or str(path) == "-":
-        return sys.stdin.read()
+    """The file's text, or stdin's for none or '-': UTF-8, strictly (a byte that is not is a
+    UserInputError naming where, never a U+FFFD stored in its place)."""
+    where = "stdin" if path is None or str(path) == "-" else str(path)
     try:
-        return path.read_text(encoding="utf-8")
+        if path is None or str(path) == "-":
+            stdin = getattr(sys.stdin, "buffer", None)
+            data = stdin.read() if stdin is not None else sys.stdin.read().encode("utf-8")
+        else:
+            data = path.read_bytes()
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UserInputError(
+            f"{where}: not UTF-8 (byte {exc.start}: {exc.reason}); messages are UTF-8 JSON or JSONL"
+        ) from None
     except OSError as exc:
-        raise UserInputError(f"cannot read {path}: {exc}") from exc
+        raise UserInputError(f"cannot read {path}: {exc.strerror or exc}") from exc
 
 
 @app.command("flush")

@@ -320,6 +320,15 @@ class MemoryConfig(BaseSettings):
         5.0, gt=0, description="wait after a failed attempt, doubled each retry (with jitter)"
     )
     webhook_backoff_max_s: float = Field(3600.0, gt=0, description="longest wait between tries")
+    webhook_drain_s: float = Field(
+        0.0,
+        ge=0,
+        le=60,
+        description=(
+            "at close, how long the delivery threads may still send the events due now (the CLI"
+            " gives its short commands 5 s); what is left waits for the next writer to open"
+        ),
+    )
 
     # --- sleep-time consolidation ---------------------------------------------------------
     sleep_top_k: int = Field(20, ge=1)

@@ -53,15 +53,16 @@ def check_session_id(session_id: object) -> str:
     return _check_identifier(session_id, "session_id", MAX_SESSION_ID_CHARS, blank)
 
 
-def check_query(query: object, *, max_chars: int = MAX_QUERY_CHARS) -> str:
+def check_query(query: object, *, max_chars: int = MAX_QUERY_CHARS, name: str = "query") -> str:
+    """A search query, or (`name="question"`) an ask's question, as the caller named it."""
     if not isinstance(query, str) or not query.strip():
-        raise UserInputError("query must be a non-empty, non-whitespace string")
+        raise UserInputError(f"{name} must be a non-empty, non-whitespace string")
     if len(query) > max_chars:
         raise UserInputError(
-            f"query is {len(query):,} characters; the limit is {max_chars:,} (max_query_chars):"
+            f"{name} is {len(query):,} characters; the limit is {max_chars:,} (max_query_chars):"
             " ask about one thing at a time"
         )
-    _check_encodable(query, "query")
+    _check_encodable(query, name)
     return query
 
 

@@ -27,6 +27,8 @@ class Event(BaseModel):
     # traces (arrival order): the x axis of escalation by question order.
     order: int | None = None
     tokens: int = 0
+    # Answered by the extractive backend: its tokens are counted, but no model spent them.
+    extractive: bool = False
     latency_ms: float = 0.0
     f1: float | None = None
     correct: bool | None = None  # judge verdict when present
@@ -81,6 +83,7 @@ def event_from_trace(trace: Trace, order: int | None = None) -> Event:
         category=_category(trace.extra.get("category")),
         time=trace.created_at,
         tokens=trace.total_tokens or _tokens_of(trace.usage),
+        extractive=trace.backend.startswith("extractive"),
         latency_ms=trace.latency_ms_total or _latency_of(trace.latency_ms),
         f1=float(f1) if isinstance(f1, int | float) else None,
         rounds_escalated=rounds_escalated(trace),
@@ -108,6 +111,7 @@ def event_from_prediction(
         category=_category(rec.get("category", rec.get("question_type"))),
         time=_time_of(rec.get("finished_at")),
         tokens=int(rec.get("tokens") or 0),
+        extractive=str(rec.get("backend") or "").startswith("extractive"),
         latency_ms=float(rec.get("latency_ms") or 0.0),
         f1=rec.get("f1"),
         correct=rec.get("judge_correct"),

@@ -31,7 +31,7 @@ CHART_TITLES: dict[str, str] = {
     "chart-escalation-category": "Escalation rate by question category",
     "chart-escalation-iteration": "Escalation rate by reflection round",
     "chart-escalation-order": "Escalation rate by question order (rolling windows)",
-    "chart-tokens": "Model tokens per question, by path",
+    "chart-tokens": "Tokens per question (model or extractive backend), by path",
     "chart-latency": "Latency per question (ms), by path",
     "chart-accuracy-path": "Light-path vs deep-path accuracy",
     "chart-runs": "Evaluation runs side by side (answer scores)",

@@ -25,6 +25,17 @@ KEY_METRICS: tuple[tuple[str, str, str], ...] = (
 )
 
 
+def tokens_title(events: Sequence[Event]) -> str:
+    """Whose tokens the key numbers count: a model's, the extractive backend's (counted, but
+    no model spent them), or both when the sources differ."""
+    kinds = {e.extractive for e in events}
+    if kinds == {True}:
+        return "Extractive tokens / question"
+    if kinds == {False}:
+        return "Model tokens / question"
+    return "Tokens / question (model or extractive)"
+
+
 def slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "x"
 
@@ -50,6 +61,8 @@ def key_numbers_table(sources: Mapping[str, list[Event]]) -> str:
     if not nums:
         return ""
     metrics = [m for m in KEY_METRICS if any(n[m[0]] is not None for n in nums.values())]
+    every = [e for events in sources.values() for e in events]
+    metrics = [(m, tokens_title(every) if m == "mean_tokens" else t, k) for m, t, k in metrics]
     head = "".join(f"<th>{html.escape(t)}</th>" for _, t, _ in metrics)
     rows = []
     for src, n in nums.items():
@@ -196,4 +209,5 @@ __all__ = [
     "retrieval_markdown",
     "retrieval_tables",
     "slug",
+    "tokens_title",
 ]

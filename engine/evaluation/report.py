@@ -29,6 +29,12 @@ def backend_label(backend: str) -> str:
     return EXTRACTIVE_LABEL if backend == "extractive" else backend
 
 
+def spender(extractive: bool) -> str:
+    """Who the calls and tokens of a run's cost columns belong to: the extractive backend's
+    are counted too (what it read and wrote, in tokens), but no model made them."""
+    return "Extractive" if extractive else "Model"
+
+
 def system_summary(records: Sequence[PredictionRecord]) -> dict[str, Any]:
     rows = [r.model_dump() for r in records]
     groups = aggregate(rows, SCORE_FIELDS)
@@ -191,7 +197,7 @@ def _cost_section(summary: dict[str, Any]) -> list[str]:
             "Light calls/q",
             "Deep calls/q",
             "Reflect calls/q",
-            "Model tokens/q",
+            f"{spender(summary['extractive'])} tokens/q",
             "Latency p50 ms",
             "Latency p95 ms",
             "Context tokens",
@@ -245,8 +251,8 @@ def _construction_section(summary: dict[str, Any]) -> list[str]:
             "Turns",
             "Segments",
             "Summaries",
-            "Model calls",
-            "Model tokens",
+            f"{spender(summary['extractive'])} calls",
+            f"{spender(summary['extractive'])} tokens",
             "Seconds",
         ],
         rows,

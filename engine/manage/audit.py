@@ -239,11 +239,13 @@ class UserAudit(BaseModel):
     @computed_field  # type: ignore[prop-decorator]  # pydantic's documented form
     @property
     def healthy(self) -> bool:
-        """No duplicates, contradictions, stale served or unlinked records. Low support is
-        reported, not judged: an abstractive summary may paraphrase well and still score low."""
+        """Nothing served wrongly and no link lost: no contradictions (two current values of
+        one single-valued fact), no ended fact still served, no record without its links.
+        Duplicates and low support are reported, not judged: a fresh ingest often says one
+        thing twice (sleep merges it), and an abstractive summary may paraphrase well and
+        still score low."""
         return not (
-            self.duplicate_clusters
-            or self.contradictions
+            self.contradictions
             or self.stale_served
             or self.unlinked_summaries
             or self.unlinked_segments

@@ -55,7 +55,7 @@ def ask_params(
     """The checked arguments of `Memory.ask` / `Memory.context` (UserInputError otherwise);
     k, N, d and max_iterations left out are the config's."""
     user = check_user_id(user_id)
-    text = check_query(question, max_chars=config.max_query_chars)
+    text = check_query(question, max_chars=config.max_query_chars, name="question")
     plan = ReadPlan(
         depth=check_depth(depth),
         k=_size("k", k, config.k, config.max_k),

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import secrets
+import weakref
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import filelock
 from hymem.core.errors import (
@@ -29,19 +30,32 @@ class WriterLock:
     closed on another thread than the one that opened it (a server's worker pool,
     `AsyncMemory`); a thread-local lock would look unlocked there and never be released."""
 
+    # The writers this process holds, by folder: a second writer here is told it is this
+    # process. Weak, so a writer dropped without close() (its file lock then released) is gone.
+    _held: ClassVar[weakref.WeakValueDictionary[str, WriterLock]] = weakref.WeakValueDictionary()
+
     def __init__(self, folder: Path) -> None:
+        self._key = str(folder.absolute())
         self._lock = filelock.FileLock(str(folder / LOCK_FILE), timeout=0, thread_local=False)
         try:
             self._lock.acquire()
         except filelock.Timeout:
+            if self._key in WriterLock._held:
+                raise StoreLockedError(
+                    f"{folder} is already open for writing in this process; use that Memory,"
+                    " close it first, or open this one with read_only=True"
+                ) from None
             raise StoreLockedError(
                 f"{folder} is being written by another process; open it with read_only=True "
                 "to read, or close the other writer"
             ) from None
+        WriterLock._held[self._key] = self
 
     def release(self) -> None:
         if self._lock.is_locked:
             self._lock.release()
+            if WriterLock._held.get(self._key) is self:
+                del WriterLock._held[self._key]
 
 
 def new_meta(schema_version: int, embedder_name: str, dim: int) -> dict[str, Any]:

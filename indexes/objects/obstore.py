@@ -89,10 +89,21 @@ def split_options(
     return config, client, retry
 
 
+# What the object store client says when it found no credentials in the options or the
+# environment and fell back to a cloud metadata service, which is not there (or refused it).
+_NO_CREDENTIALS_MARKS = ("169.254.169.254", "metadata.google.internal", "credential")
+
+
 def _fail(op: str, key: str, exc: Exception) -> NoReturn:
     """Translate an obstore failure at the boundary: credentials and configuration are not
     transient; everything else (retries exhausted, connection, timeout) is."""
     first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    if any(mark in str(exc).lower() for mark in _NO_CREDENTIALS_MARKS):
+        raise ConfigError(
+            f"no credentials for the object store: {op} {key!r} found none in storage_options"
+            " (HYMEM_STORAGE_OPTIONS) or the environment (e.g. AWS_ACCESS_KEY_ID and"
+            f" AWS_SECRET_ACCESS_KEY), nor a cloud metadata service; set them: {first}"
+        ) from exc
     if isinstance(exc, obx.PermissionDeniedError | obx.UnauthenticatedError):
         raise StoreError(f"the object store refused {op} {key!r}: {first}") from exc
     if isinstance(exc, obx.NotSupportedError | NotImplementedError):

@@ -190,3 +190,11 @@ def test_report_says_how_dates_were_worded(phrasing: str | None, says: str | Non
         assert "Dates " not in md
     else:
         assert says in md.split("## F1")[0]
+
+
+def test_the_report_of_an_extractive_run_names_extractive_cost() -> None:
+    """Issue 49, item 15: no model ran, so no column says "Model"."""
+    md = render_report(summary())
+    assert "Extractive tokens/q" in md
+    assert "| Extractive calls | Extractive tokens |" in md
+    assert "Model calls" not in md and "Model tokens" not in md

@@ -200,3 +200,10 @@ def test_matched_budget_summary_and_table_by_type() -> None:
     assert "matched token budgets" not in render_report(
         build_summary(retrieval=ROWS, predictions=[], manifest={}, **BASE)
     )
+
+
+def test_the_report_of_an_extractive_run_names_extractive_cost() -> None:
+    """Issue 49, item 15: no model ran, so no column says "Model"."""
+    s = build_summary(retrieval=ROWS, predictions=[], manifest={"backend": "extractive"}, **BASE)
+    md = render_report(s)
+    assert "| Extractive calls | Extractive tokens |" in md and "Model calls" not in md

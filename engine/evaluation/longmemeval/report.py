@@ -17,7 +17,7 @@ from hymem.evaluation.longmemeval.report_matched import matched_section, matched
 from hymem.evaluation.longmemeval.systems import RETRIEVAL_SYSTEMS
 from hymem.evaluation.markdown import fmt_num, fmt_pct, md_table
 from hymem.evaluation.metrics import mean, percentile
-from hymem.evaluation.report import EXTRACTIVE_LABEL, backend_label
+from hymem.evaluation.report import EXTRACTIVE_LABEL, backend_label, spender
 
 TYPE_TITLES: dict[str, str] = {
     "single-session-user": "SS-user",
@@ -281,8 +281,8 @@ def _ingest_section(summary: dict[str, Any]) -> list[str]:
                 "Turns/s",
                 "Segments",
                 "Summaries",
-                "Model calls",
-                "Model tokens",
+                f"{spender(summary['extractive'])} calls",
+                f"{spender(summary['extractive'])} tokens",
             ],
             [
                 [

@@ -31,6 +31,7 @@ log = get_logger("hymem.ops.webhooks")
 
 IDLE_POLL_S = 30.0  # look at the file this often even unwoken (rows made pending by the CLI)
 PRUNE_EVERY_S = 3600.0
+DRAIN_POLL_S = 0.05  # how often a draining close looks whether the due rows went out
 ERROR_PAUSE_S = 1.0  # after the outbox itself failed (disk full, locked): no tight loop
 
 
@@ -118,6 +119,20 @@ class Deliverer:
             lane = self._lanes.get(key)
             if lane is not None:
                 lane.wake.set()
+
+    def drain(self, timeout_s: float) -> bool:
+        """Let the threads send every delivery due now, for at most `timeout_s`. True when
+        none is due any more: each was sent, or failed once and waits for its retry."""
+        for lane in self._lanes.values():
+            lane.wake.set()
+        deadline = time.monotonic() + timeout_s
+        while True:
+            now = self._clock()
+            if all(self._outbox.next_due(key, now) is None for key in self._lanes):
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            self._stop.wait(DRAIN_POLL_S)
 
     def close(self, timeout_s: float = 2.0) -> None:
         """Stop every thread; wait at most `timeout_s` in all. Undelivered rows stay."""

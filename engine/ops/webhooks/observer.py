@@ -54,11 +54,17 @@ class Webhooks:
     events, durable in the outbox before the call returns, and the threads that send them."""
 
     def __init__(
-        self, outbox: Outbox, endpoints: list[WebhookEndpoint], deliverer: Deliverer
+        self,
+        outbox: Outbox,
+        endpoints: list[WebhookEndpoint],
+        deliverer: Deliverer,
+        *,
+        drain_s: float = 0.0,
     ) -> None:
         self.outbox = outbox
         self._endpoints = endpoints
         self._deliverer = deliverer
+        self._drain_s = drain_s
 
     def observe(self, call: CallRecord) -> None:
         """File the call's events. A failure here (the disk is full) is logged by the
@@ -76,11 +82,30 @@ class Webhooks:
         self._deliverer.start()
 
     def close(self) -> None:
-        """Stop delivering (within about 2 s); what is undelivered waits for the next open."""
+        """Send what is due now (for at most `webhook_drain_s`), then stop delivering (within
+        about 2 s); what is undelivered waits for the next writer to open the memory."""
         try:
+            if self._drain_s > 0:
+                self._drained()
             self._deliverer.close()
         finally:
             self.outbox.close()
+
+    def _drained(self) -> None:
+        self._deliverer.drain(self._drain_s)
+        pending = sum(s.pending for s in self.outbox.status())
+        if not pending:
+            return
+        log.warning(
+            "webhook.pending_at_close",
+            pending=pending,
+            waited_s=self._drain_s,
+            note=(
+                "not delivered before this process ended: the next process that opens this"
+                " memory for writing (a long-running `hymem serve` or `hymem mcp`, or the next"
+                " command) delivers them; `hymem webhooks` shows them"
+            ),
+        )
 
 
 def open_webhooks(config: MemoryConfig, path: Path | None) -> Webhooks | None:
@@ -91,7 +116,7 @@ def open_webhooks(config: MemoryConfig, path: Path | None) -> Webhooks | None:
     outbox = Outbox(path)
     deliverer = Deliverer(outbox, config.webhooks, policy_of(config))
     log.info("webhook.open", outbox=str(path), endpoints=[e.label for e in config.webhooks])
-    return Webhooks(outbox, list(config.webhooks), deliverer)
+    return Webhooks(outbox, list(config.webhooks), deliverer, drain_s=config.webhook_drain_s)
 
 
 def webhook_outbox(
