@@ -24,6 +24,7 @@ from hymem.api.memory import Memory
 from hymem.client._errors import error_from, retry_after, unreachable
 from hymem.client._routes import HEALTH, ROUTES, Outgoing, Route
 from hymem.core.errors import ConfigError, HymemError, StoreClosedError
+from hymem.core.logging import get_logger
 from hymem.core.version import __version__
 from pydantic import TypeAdapter, ValidationError
 from tenacity import AsyncRetrying, RetryCallState, Retrying, retry_if_result, stop_after_attempt
@@ -37,6 +38,8 @@ DEFAULT_MAX_RETRY_WAIT = 30.0  # seconds; a longer Retry-After is cut to this
 P = ParamSpec("P")
 R = TypeVar("R")
 T = TypeVar("T")
+# The logger `Memory` warns on, so one handler sees the warning however the memory is reached.
+pending_log = get_logger("hymem.api.memory.pending")
 
 
 class _Endpoint(Generic[R]):
@@ -62,6 +65,14 @@ class _Endpoint(Generic[R]):
     def parse(self, response: httpx.Response) -> R:
         if not response.is_success:
             raise error_from(response, f"{self.name}()")
+        waiting = response.headers.get("X-Hymem-Pending", "")
+        if waiting.isdigit():  # an empty read while turns are pending: warn as Memory does
+            pending_log.warning(
+                "memory.pending_not_searchable",
+                call=self.name,
+                pending=int(waiting),
+                hint=response.headers.get("X-Hymem-Hint", ""),
+            )
         try:
             return self.adapter.validate_json(response.content)
         except ValidationError as exc:  # a server of another hymem version, or not hymem

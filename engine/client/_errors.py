@@ -26,6 +26,7 @@ _WIRE_ONLY: dict[str, type[E.HymemError]] = {
     "Forbidden": E.AuthError,
     "RequestValidationError": E.UserInputError,
     "PayloadTooLarge": E.UserInputError,
+    "NotReady": E.ServerUnavailable,  # the server is still loading its embedder
     # A route or method this hymem server does not have: a base_url with a wrong path, or a
     # client newer than its server. The server's message names the route.
     "RouteNotFound": E.HymemError,

@@ -27,8 +27,10 @@ import math
 import re
 from collections.abc import Callable
 from datetime import UTC, date, datetime
+from typing import Annotated
 
 from hymem.core.errors import UserInputError
+from pydantic import AfterValidator, PlainSerializer
 
 # Anything that needs "now" to resolve is refused: turns must carry their own time.
 _DATEPARSER_SETTINGS = {
@@ -68,6 +70,22 @@ def to_utc(value: datetime) -> datetime:
 
 def to_utc_or_none(value: datetime | None) -> datetime | None:
     return None if value is None else to_utc(value)
+
+
+def marked_utc(value: datetime) -> datetime:
+    """`value` as an aware UTC datetime: what hymem's naive UTC means, said explicitly."""
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value
+
+
+UtcDatetime = Annotated[
+    datetime,
+    AfterValidator(to_utc),
+    PlainSerializer(marked_utc, return_type=datetime, when_used="json"),
+]
+"""A model field holding an instant: naive UTC in Python (what is stored and compared), and
+ISO 8601 *with* its offset in JSON (`2026-11-28T06:52:26Z`), so no reader (JavaScript's
+`Date` above all) takes it for local time. Aware values are converted when validated, so an
+export written with offsets reads back as the same naive UTC values as one written without."""
 
 
 def _from_epoch(value: float) -> datetime:
@@ -157,7 +175,9 @@ def micros(value: datetime) -> int:
 
 __all__ = [
     "Clock",
+    "UtcDatetime",
     "format_line_time",
+    "marked_utc",
     "micros",
     "parse_time",
     "parse_timestamp",

@@ -2,16 +2,17 @@
 
 Every stored and compared instant is a naive UTC `datetime` (`hymem.core.time`): aware datetimes are
 converted to UTC at the API edge, and naive ones are taken as UTC already (so a zone-less date
-such as LoCoMo's is read as UTC, never as the machine's local time). Storage layers convert
+such as LoCoMo's is read as UTC, never as the machine's local time). In JSON (REST, MCP, exports,
+`model_dump_json`) each is written with its offset (`...Z`): `UtcDatetime`. Storage layers convert
 these models to and from Arrow rows; nothing else should know the column layout.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
 from enum import StrEnum
 from typing import Literal
 
+from hymem.core.time import UtcDatetime
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 # A metadata value (`hymem.core.metadata` checks them): typed, so "1", 1 and True differ.
@@ -60,10 +61,10 @@ class TurnRecord(_Record):
     seq: int  # order of acceptance within the user, strictly increasing
     speaker: str
     text: str
-    timestamp: datetime | None = None
+    timestamp: UtcDatetime | None = None
     status: TurnStatus = TurnStatus.PENDING
     segment_id: str | None = None  # the first segment that covers it, once stored
-    created_at: datetime
+    created_at: UtcDatetime
     metadata: dict[str, MetaValue] = Field(default_factory=dict)  # given on add()
 
 
@@ -75,12 +76,12 @@ class SegmentRecord(_Record):
     session_ids: list[str]
     turn_ids: list[str]
     text: str  # "[time] speaker: text" lines, raw
-    time_start: datetime | None = None
-    time_end: datetime | None = None
+    time_start: UtcDatetime | None = None
+    time_end: UtcDatetime | None = None
     token_count: int = 0
     compressed_text: str | None = None  # only ever fed to the summariser
     vector: list[float] | None = None
-    created_at: datetime
+    created_at: UtcDatetime
     metadata: dict[str, MetaValue] = Field(default_factory=dict)  # its turns' (all alike)
 
 
@@ -92,8 +93,8 @@ class SummaryRecord(_Record):
     segment_id: str
     text: str
     vector: list[float] | None = None
-    time_start: datetime | None = None
-    time_end: datetime | None = None
+    time_start: UtcDatetime | None = None
+    time_end: UtcDatetime | None = None
     topic: str | None = None
     # The turns this sentence rests on: a subset of its segment's, except that a merge (of a
     # repeat at write time, or in sleep) holds the union of its inputs', which may lie in other
@@ -115,8 +116,8 @@ class SummaryRecord(_Record):
     # through update()/delete() ("user"); `created_at` says when. "fallback": the write path's
     # extractive summariser, standing in for a model summariser that failed on its buffer.
     origin: Literal["summary", "consolidated", "user", "fallback"] = "summary"
-    created_at: datetime
-    updated_at: datetime
+    created_at: UtcDatetime
+    updated_at: UtcDatetime
     metadata: dict[str, MetaValue] = Field(default_factory=dict)  # its segment's
     # Schema 5. The memory this version belongs to: every version of one memory
     # shares it (the first version's id), so an agent keeps the id it was given across
@@ -125,8 +126,8 @@ class SummaryRecord(_Record):
     # `fact_key` is "subject|relation" where the write path recognised a single-valued fact
     # (`hymem.facts`): what the standing profile lists and write-time supersession matches on.
     memory_id: str = ""
-    valid_from: datetime | None = None
-    valid_to: datetime | None = None
+    valid_from: UtcDatetime | None = None
+    valid_to: UtcDatetime | None = None
     fact_key: str | None = None
 
     @model_validator(mode="after")
@@ -149,7 +150,7 @@ class StatusChange(_Record):
     evidence_id: str | None = None
     # When the fact stopped holding (a newer value was said); None for a rewrite or a delete,
     # which end a version, not the fact's truth.
-    valid_to: datetime | None = None
+    valid_to: UtcDatetime | None = None
     # The summary's fact key, set when sleep reads the fact of a summary written before fact
     # keys (None leaves the stored key as it is).
     fact_key: str | None = None
@@ -166,8 +167,8 @@ class Hit(BaseModel):
     # The turns the hit stands for: a segment's own, a summary's source turns.
     turn_ids: list[str] = Field(default_factory=list)
     attribution: Attribution | None = None  # summaries only: how `turn_ids` were found
-    time_start: datetime | None = None
-    time_end: datetime | None = None
+    time_start: UtcDatetime | None = None
+    time_end: UtcDatetime | None = None
     status: SummaryStatus | None = None
     metadata: dict[str, MetaValue] = Field(default_factory=dict)
     dense_score: float | None = None  # cosine similarity, higher is closer
@@ -180,8 +181,8 @@ class Hit(BaseModel):
     lexical_unavailable: bool = False
     # Summaries only: the memory's stable id (`id` is this version's) and when the fact held.
     memory_id: str | None = None
-    valid_from: datetime | None = None
-    valid_to: datetime | None = None
+    valid_from: UtcDatetime | None = None
+    valid_to: UtcDatetime | None = None
 
 
 class RoleUsage(BaseModel):
@@ -265,5 +266,5 @@ class Answer(BaseModel):
     fallback: Literal["light", "extractive"] | None = None
     budget_exhausted: bool = False
     backend: str = ""
-    as_of: datetime | None = None  # when the question was asked (naive UTC); None: now
+    as_of: UtcDatetime | None = None  # when the question was asked (naive UTC); None: now
     trace_id: str

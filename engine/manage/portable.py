@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 from hymem.core.errors import UserInputError
-from hymem.core.time import utcnow
+from hymem.core.time import marked_utc, utcnow
 from hymem.core.types import SegmentRecord, SummaryRecord, TurnRecord, TurnStatus
 from hymem.core.validation import check_user_id
 from hymem.core.version import __version__
@@ -86,7 +86,7 @@ def export_user(store: EditStore, user_id: str, out: Path) -> ExportReport:
         "kind": "header",
         "format": FORMAT_VERSION,
         "user_id": user_id,
-        "exported_at": utcnow().isoformat(),
+        "exported_at": marked_utc(utcnow()).isoformat(),
         "hymem": __version__,
         "embedder": store.meta().get("embedder"),
     }

@@ -15,6 +15,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from hymem.core.errors import UserInputError
+from hymem.core.time import UtcDatetime
 from hymem.core.types import SummaryRecord
 from hymem.indexes.ports import Records
 from hymem.llm.tokens import count_tokens
@@ -30,7 +31,7 @@ class ProfileFact(BaseModel):
     memory_id: str
     fact_key: str
     text: str
-    valid_from: datetime | None = None
+    valid_from: UtcDatetime | None = None
 
 
 class Profile(BaseModel):

@@ -66,6 +66,12 @@ class EmbedderWarmup:
             )
             self._thread.start()
 
+    @property
+    def done(self) -> bool:
+        """Whether the load has ended: loaded, or failed (calls then fail with the embedder's
+        own error, and the check says why)."""
+        return self._done.is_set()
+
     def wait(self, timeout_s: float) -> bool:
         """Whether the load ended (loaded or failed) within `timeout_s`."""
         return self._done.wait(timeout_s)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from hymem.indexes.ports import Records, TraceLog, Turns
+from hymem.indexes.ports import LexicalSearch, Records, TraceLog, Turns
 
 
 class SegmentStore(Turns, Records, Protocol):
@@ -15,8 +15,9 @@ class ReplayStore(Records, TraceLog, Protocol):
     """Answer replay: a stored trace and the records it retrieved."""
 
 
-class ReadStore(Turns, Records, TraceLog, Protocol):
-    """The `Reader`: segment reads, traces written and replayed."""
+class ReadStore(Turns, Records, LexicalSearch, TraceLog, Protocol):
+    """The `Reader`: segment reads, traces written and replayed, and one lexical lookup of a
+    name a question calls the user by."""
 
 
 __all__ = ["ReadStore", "ReplayStore", "SegmentStore"]

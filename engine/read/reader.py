@@ -24,9 +24,11 @@ from hymem.core.logging import get_logger
 from hymem.core.time import Clock, utcnow
 from hymem.core.types import Answer, Hit
 from hymem.embed.embedders import Embedder
+from hymem.indexes.protocol import RowScope
 from hymem.llm.roles import RolesProvider
 from hymem.read.budget import Budget
 from hymem.read.fence import EraseFence
+from hymem.read.naming import as_the_user, name_in
 from hymem.read.params import AskParams
 from hymem.read.ports import ReadStore
 from hymem.read.replay import Replay, find_trace, replay_params, side
@@ -98,7 +100,8 @@ class Reader:
     def _ask(self, params: AskParams) -> tuple[Answer, Trace]:
         cfg = self._config
         budget = Budget(cfg.max_calls_per_ask, cfg.max_tokens_per_ask)
-        run = self._run(params)
+        asked = self._as_the_user(params)
+        run = self._run(asked)
         trace_id = uuid.uuid4().hex
         started = time.perf_counter()
         # the failure trace and the success trace share everything but the outcome
@@ -113,7 +116,7 @@ class Reader:
             budget=budget,
             clock=self._clock,
         )
-        gen = schedule(params.question, params.plan, budget=budget)
+        gen = schedule(asked.question, params.plan, budget=budget)
         try:
             result = drive(run, gen)
         except LLMError as exc:
@@ -122,6 +125,7 @@ class Reader:
             raise
         run.latency["total"] = (time.perf_counter() - started) * 1000.0
         answer = _answer(run, result, trace_id)
+        answer.question = params.question  # as the caller asked it
         trace = trace_for(answer, schedule=result)
         answer.latency_ms["trace"] = self._record(trace)
         return answer, trace
@@ -134,6 +138,7 @@ class Reader:
             return self._context(params)
 
     def _context(self, params: AskParams) -> list[Hit]:
+        params = self._as_the_user(params)
         question, plan = params.question, params.plan
         run = self._run(params)
         hits: list[Hit] = []
@@ -147,6 +152,15 @@ class Reader:
         candidates = run.candidates(0, question, plan.n_deep)
         select(run, 0, question, candidates, plan.batch, model=True)
         return [*hits, *run.segments(0)]
+
+    def _as_the_user(self, params: AskParams) -> AskParams:
+        """`params` asking about "the user" where the question names the user by id and the
+        user's memory never mentions that name (`hymem.read.naming`): one lexical lookup of
+        the name, only for questions that contain it."""
+        name = name_in(params.question, params.user_id)
+        if name is None or self._store.lexical_search(RowScope(params.user_id), name, 1):
+            return params
+        return dataclasses.replace(params, question=as_the_user(params.question, params.user_id))
 
     def _run(self, params: AskParams) -> Run:
         return Run(

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable
-from datetime import datetime
 from typing import Any, Literal
 
 from hymem.core.errors import NotFoundError
+from hymem.core.time import UtcDatetime
 from hymem.core.types import SummaryRecord, SummaryStatus
 from hymem.read.params import AskParams, ask_params
 from hymem.read.ports import ReplayStore
@@ -40,7 +40,7 @@ class ReadRecord(BaseModel):
     text: str | None  # None when the record has been erased since
     status_now: RecordState
     superseded_by: str | None = None
-    time_start: datetime | None = None
+    time_start: UtcDatetime | None = None
 
 
 class ReplaySide(BaseModel):
@@ -64,8 +64,8 @@ class Replay(BaseModel):
 
     question: str
     user_id: str
-    asked_at: datetime
-    as_of: datetime | None
+    asked_at: UtcDatetime
+    as_of: UtcDatetime | None
     then: ReplaySide
     now: ReplaySide
 

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from datetime import datetime
 from typing import Any
 
 from hymem.core.logging import get_logger
+from hymem.core.time import UtcDatetime
 from hymem.core.types import RoleUsage
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -92,8 +92,8 @@ class Trace(BaseModel):
     turn_ids: list[str] = Field(default_factory=list)
     rounds: list[TraceRound] = Field(default_factory=list)
     error: str | None = None  # "ErrorType: message" when the ask raised
-    as_of: datetime | None = None  # the moment the question was asked, when given
-    created_at: datetime  # naive UTC
+    as_of: UtcDatetime | None = None  # the moment the question was asked, when given
+    created_at: UtcDatetime  # naive UTC
 
     @field_validator("usage", mode="before")
     @classmethod

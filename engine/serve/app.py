@@ -25,9 +25,9 @@ from fastapi_offline import FastAPIOffline
 from hymem.core.errors import HymemError
 from hymem.core.version import __version__
 from hymem.serve.auth import Binding, KeyRing
-from hymem.serve.errors import ERROR_RESPONSES, WIRE_NAMES, http_error
+from hymem.serve.errors import ERROR_RESPONSES, RETRY_AFTER_S, WIRE_NAMES, http_error
 from hymem.serve.ops_routes import install_ops
-from hymem.serve.routes import Denied, Settings, router
+from hymem.serve.routes import Denied, Settings, Warming, router
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 if TYPE_CHECKING:
@@ -74,6 +74,11 @@ def create_app(
         kind = "Unauthorized" if exc.status == 401 else "Forbidden"
         headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else {}
         return JSONResponse({"error": kind, "message": str(exc)}, exc.status, headers)
+
+    @app.exception_handler(Warming)
+    async def warming(_: Request, exc: Warming) -> JSONResponse:
+        body = {"error": "NotReady", "message": str(exc)}
+        return JSONResponse(body, 503, {"Retry-After": str(RETRY_AFTER_S)})
 
     @app.exception_handler(RequestValidationError)
     async def bad_body(_: Request, exc: RequestValidationError) -> JSONResponse:

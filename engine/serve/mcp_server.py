@@ -1,4 +1,4 @@
-"""The MCP server: one user's memory as seven tools an agent can call (Model Context Protocol,
+"""The MCP server: one user's memory as nine tools an agent can call (Model Context Protocol,
 official SDK v2, `MCPServer`).
 
 The user is bound when the server is built, never taken from a call: no tool has a `user_id`
@@ -9,16 +9,20 @@ so a client can only ever read and write the memory it was configured for.
 Every tool calls the `Memory` method of the same meaning in a worker thread, so a slow ask or a
 flush never stalls the event loop (and with it other calls on the same connection); results are
 the library's own pydantic models, sent as structured content with the schema of that model.
+Each tool's description ends with its arguments, each with what it means and its default
+(`described`), for clients that show the description and not the input schema.
 hymem's typed errors come back as tool errors (`isError`) carrying the error's class and message;
 anything else is a crash the SDK reports as "Error executing tool <name>" without its text.
 """
 
 from __future__ import annotations
 
+import inspect
+import json
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from datetime import datetime
-from typing import TYPE_CHECKING, Annotated, Literal, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 import anyio.to_thread
 from hymem.core.errors import HymemError, LLMUnavailable, StoreLockedError
@@ -32,29 +36,36 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic.fields import FieldInfo
 
 if TYPE_CHECKING:
     from hymem.api.memory import Memory
     from starlette.applications import Starlette
 
 T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., Any])
 
 INSTRUCTIONS = (
     "Long-term memory of one user (the server is bound to that user; no tool takes a user id). "
     "add_memory stores conversation turns; they become searchable once summarised (pass "
     "flush=true to do that now). search_memory retrieves memories without a model, ask_memory "
     "answers a question from them, list_memories and get_memory browse them, update_memory "
-    "corrects one and delete_memory retires one (both keep the old version, restorable)."
+    "corrects one and delete_memory retires one (both keep the old version: restore_memory "
+    "brings one back). get_profile lists what to keep in mind about the user."
 )
 
 
 class Message(BaseModel):
-    """One conversation turn, as `Memory.add` takes it."""
+    """One conversation turn, in either shape `Memory.add` takes: `{"role", "content"}` (the
+    chat format) or `{"speaker", "text"}`. Which pair is given, and that one is, is checked by
+    `Memory.add` (its error names the message), as for a library caller."""
 
     model_config = ConfigDict(extra="forbid")
 
-    speaker: str = Field(description="who said it: a name, or 'user' / 'assistant'")
-    text: str = Field(description="what was said")
+    role: str | None = Field(None, description="who said it: 'user', 'assistant' or a name")
+    content: str | None = Field(None, description="what was said")
+    speaker: str | None = Field(None, description="who said it (another name for role)")
+    text: str | None = Field(None, description="what was said (another name for content)")
     timestamp: str | None = Field(
         None, description="when it was said (ISO 8601; without an offset it is taken as UTC)"
     )
@@ -75,7 +86,7 @@ K = Annotated[
 ]
 Depth = Annotated[
     Literal["auto", "light", "deep"],
-    Field(description="light reads summaries, deep also raw dialogue, auto escalates if needed"),
+    Field(description="light: summaries only; deep: raw dialogue too; auto: light, deep if needed"),
 ]
 
 
@@ -111,6 +122,39 @@ def added_then_flushed(added: AddResult, flushed: AddResult) -> AddResult:
             "usage": usage,
         }
     )
+
+
+def _rows(messages: list[Message] | Message | str) -> list[dict[str, str]] | str:
+    """What `Memory.add` gets: the messages as dicts without their empty fields; a plain string
+    as it came (`Memory.add` reads it as what the user said)."""
+    if isinstance(messages, str):
+        return messages
+    listed = [messages] if isinstance(messages, Message) else messages
+    return [m.model_dump(exclude_none=True) for m in listed]
+
+
+def described(fn: Callable[..., Any]) -> str:
+    """A tool's description: `fn`'s docstring, then one line per argument with its default and
+    its meaning (the description of its `Field`), so a client that shows the description alone
+    still tells the agent how to call the tool."""
+    lines = [inspect.cleandoc(fn.__doc__ or ""), "", "Arguments:"]
+    for name, param in inspect.signature(fn, eval_str=True).parameters.items():
+        meta = getattr(param.annotation, "__metadata__", ())
+        info = next((m for m in meta if isinstance(m, FieldInfo)), None)
+        meaning = info.description if info is not None and info.description else ""
+        empty = param.default is inspect.Parameter.empty
+        default = "required" if empty else f"default {json.dumps(param.default)}"
+        lines.append(f"- {name} ({default}): {meaning}")
+    return "\n".join(lines)
+
+
+def tool(server: MCPServer, annotations: ToolAnnotations) -> Callable[[F], F]:
+    """`server.tool`, with the description `described` writes."""
+
+    def register(fn: F) -> F:
+        return server.tool(annotations=annotations, description=described(fn))(fn)
+
+    return register
 
 
 READS = ToolAnnotations(read_only_hint=True, open_world_hint=False)
@@ -150,9 +194,15 @@ def streamable_http_app(server: MCPServer, memory: Memory, *, host: str) -> Star
 
 
 def _add_write_tools(server: MCPServer, memory: Memory, user: str) -> None:
-    @server.tool(annotations=WRITES)
+    @tool(server, WRITES)
     async def add_memory(
-        messages: Annotated[list[Message], Field(min_length=1, description="turns, in order")],
+        messages: Annotated[
+            Annotated[list[Message], Field(min_length=1)] | Message | str,
+            Field(
+                description="turns, in order: a list of {role, content} (or {speaker, text})"
+                " messages, one such message, or a plain string (what the user said)"
+            ),
+        ],
         session_id: Annotated[str, Field(description="conversation the turns belong to")] = (
             "default"
         ),
@@ -169,7 +219,7 @@ def _add_write_tools(server: MCPServer, memory: Memory, user: str) -> None:
     ) -> AddResult:
         """Store conversation turns in the user's memory. Turns wait in a short-term buffer
         and are summarised once it fills (or now, with flush=true)."""
-        rows = [m.model_dump(exclude_none=True) for m in messages]
+        rows = _rows(messages)
 
         def add() -> AddResult:
             result = memory.add(rows, user_id=user, session_id=session_id, timestamp=timestamp)
@@ -181,16 +231,17 @@ def _add_write_tools(server: MCPServer, memory: Memory, user: str) -> None:
 
 
 def _add_read_tools(server: MCPServer, memory: Memory, user: str) -> None:
-    @server.tool(annotations=READS)
+    @tool(server, READS)
     async def search_memory(
         query: Annotated[str, Field(description="what to look for")],
         k: K = 10,
         level: Annotated[
             Literal["summary", "segment"],
-            Field(description="summary: condensed memories; segment: raw dialogue"),
+            Field(description="summary (condensed memories) or segment (raw dialogue)"),
         ] = "summary",
         mode: Annotated[
-            Literal["hybrid", "dense", "lexical"], Field(description="retrieval signal(s) used")
+            Literal["hybrid", "dense", "lexical"],
+            Field(description="hybrid (dense + keyword), dense or lexical (keyword) retrieval"),
         ] = "hybrid",
         since: Moment = None,
         until: Moment = None,
@@ -215,7 +266,7 @@ def _add_read_tools(server: MCPServer, memory: Memory, user: str) -> None:
             )
         )
 
-    @server.tool(annotations=READS)
+    @tool(server, READS)
     async def ask_memory(
         question: Annotated[str, Field(description="a question about the user's past")],
         depth: Depth = "auto",
@@ -227,19 +278,23 @@ def _add_read_tools(server: MCPServer, memory: Memory, user: str) -> None:
 
 
 def _add_manage_tools(server: MCPServer, memory: Memory, user: str) -> None:
-    @server.tool(annotations=READS)
+    @tool(server, READS)
     async def get_memory(memory_id: MemoryId) -> MemoryItem:
         """One memory with its versions, the turns it rests on and its raw dialogue."""
         return await _run(lambda: memory.get(memory_id, user_id=user))
 
-    @server.tool(annotations=READS)
+    @tool(server, READS)
     async def list_memories(
         level: Annotated[
-            Literal["summary", "segment", "turn"], Field(description="which records to list")
+            Literal["summary", "segment", "turn"],
+            Field(description="summary, segment or turn: which records to list"),
         ] = "summary",
         status: Annotated[
             Literal["active", "superseded", "deleted", "pending", "stored", "all"] | None,
-            Field(description="default: active summaries, every turn"),
+            Field(
+                description="active, superseded or deleted (summaries), pending or stored"
+                " (turns), or all; default: active summaries, every turn"
+            ),
         ] = None,
         limit: Annotated[
             int, Field(ge=1, strict=True, description="records per page (at most 1,000)")
@@ -253,7 +308,7 @@ def _add_manage_tools(server: MCPServer, memory: Memory, user: str) -> None:
             )
         )
 
-    @server.tool(annotations=EDITS)
+    @tool(server, EDITS)
     async def update_memory(
         memory_id: MemoryId,
         text: Annotated[str, Field(description="the corrected memory")],
@@ -261,19 +316,19 @@ def _add_manage_tools(server: MCPServer, memory: Memory, user: str) -> None:
         """Correct a memory: a new version with this text replaces it (the old one is kept)."""
         return await _run(lambda: memory.update(memory_id, text, user_id=user))
 
-    @server.tool(annotations=EDITS)
+    @tool(server, EDITS)
     async def delete_memory(memory_id: MemoryId) -> SummaryRecord:
         """Retire a memory; it stays in its history and can be restored."""
         return await _run(lambda: memory.delete(memory_id, user_id=user))
 
-    @server.tool(annotations=READS)
+    @tool(server, READS)
     async def get_profile(
         max_tokens: Annotated[int, Field(description="budget of the listed facts", ge=1)] = 300,
     ) -> Profile:
         """The user's current facts, one line each: what to keep in mind about them."""
         return await _run(lambda: memory.profile(user_id=user, max_tokens=max_tokens))
 
-    @server.tool(annotations=EDITS)
+    @tool(server, EDITS)
     async def restore_memory(
         version_id: Annotated[str, Field(description="a version id from the memory's history")],
     ) -> SummaryRecord:
@@ -299,6 +354,7 @@ __all__ = [
     "Message",
     "added_then_flushed",
     "build_mcp_server",
+    "described",
     "streamable_http_app",
     "tool_error",
 ]

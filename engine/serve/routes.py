@@ -5,6 +5,11 @@ Every request names its user (in the body, or as `user_id` in the query); a key 
 users gets 403 whether or not that user or record exists, and a record id of another user is
 404 exactly like an unknown one, so nothing about other tenants leaks.
 
+A read that finds nothing while the user has turns not yet summarised says so in headers
+(`X-Hymem-Pending`: how many, `X-Hymem-Hint`: flush them), as the library logs a warning; the
+bodies keep their shape. Routes that embed answer 503 with `Retry-After` while the embedder
+still loads (`Warming`), rather than hold the request for the load.
+
 Ids in a path are matched as the client sent them, percent-encoded (`IdRoute`): every id the API
 accepts in a body (`team/alice`, `a?b`, `..`) reaches the routes that name it in their path."""
 
@@ -15,8 +20,9 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Annotated, Any, cast
 from urllib.parse import quote, unquote
 
-from fastapi import APIRouter, Depends, Header, Query, Request
+from fastapi import APIRouter, Depends, Header, Query, Request, Response
 from fastapi.routing import APIRoute
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from hymem.core.errors import UserInputError
 from hymem.core.types import AddResult, Answer, Hit, SummaryRecord
 from hymem.manage.audit import AuditReport
@@ -102,18 +108,52 @@ class Denied(Exception):
         self.status = status
 
 
-def caller(request: Request, authorization: Annotated[str | None, Header()] = None) -> Binding:
+class Warming(Exception):
+    """503 with Retry-After: the embedder is still loading (see `app.create_app`)."""
+
+
+# The scheme `caller` checks, declared so the OpenAPI document has it (/docs' Authorize).
+BEARER = HTTPBearer(
+    scheme_name="APIKey",
+    description="an API key as a bearer token: `Authorization: Bearer <key>` (hymem keys new)",
+    auto_error=False,
+)
+Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(BEARER)]
+
+
+def caller(request: Request, credentials: Credentials = None) -> Binding:
     settings = settings_of(request)
     if settings.open_mode:
         return ALL_USERS
-    scheme, _, token = (authorization or "").partition(" ")
-    binding = settings.keys.binding(token.strip()) if scheme.lower() == "bearer" else None
+    binding = None if credentials is None else settings.keys.binding(credentials.credentials)
     if binding is None:
         raise Denied(401, "a valid API key is required: Authorization: Bearer <key>")
     return binding
 
 
 Caller = Annotated[Binding, Depends(caller)]
+
+
+def embedder_ready(request: Request, key: Caller) -> None:
+    """For routes that embed: `Warming` while the embedder loads (after the key is checked,
+    so a caller without one still learns that first)."""
+    readiness = getattr(request.app.state, "hymem_readiness", None)
+    if readiness is not None and not readiness.warmup.done:
+        raise Warming("the embedder is still loading: retry shortly (GET /readyz says when)")
+
+
+EMBEDS = [Depends(embedder_ready)]
+PENDING_HINT = "pending turns become searchable when flushed: POST /v1/memories/flush"
+
+
+def hint_pending(response: Response, mem: Memory, user_id: str) -> None:
+    """For a read that found nothing: the user's pending turns, if any, in headers."""
+    waiting = len(mem.pending(user_id=user_id))
+    if waiting:
+        response.headers["X-Hymem-Pending"] = str(waiting)
+        response.headers["X-Hymem-Hint"] = PENDING_HINT
+
+
 UserQuery = Annotated[str, Query(description="the user the call acts for")]
 
 
@@ -155,7 +195,7 @@ def add(
     return mem.add(body.messages, user_id=body.user_id, **fields)
 
 
-@router.post("/v1/memories/flush", response_model=AddResult)
+@router.post("/v1/memories/flush", response_model=AddResult, dependencies=EMBEDS)
 def flush(body: UserRequest, request: Request, key: Caller) -> AddResult:
     return memory_for(request, key, body.user_id).flush(user_id=body.user_id)
 
@@ -202,7 +242,7 @@ def get_memory(memory_id: str, request: Request, key: Caller, user_id: UserQuery
     return memory_for(request, key, user_id).get(memory_id, user_id=user_id)
 
 
-@router.put("/v1/memories/{memory_id}", response_model=SummaryRecord)
+@router.put("/v1/memories/{memory_id}", response_model=SummaryRecord, dependencies=EMBEDS)
 def update_memory(
     memory_id: str, body: UpdateRequest, request: Request, key: Caller
 ) -> SummaryRecord:
@@ -231,22 +271,31 @@ def restore(summary_id: str, body: UserRequest, request: Request, key: Caller) -
 
 
 # --- reading --------------------------------------------------------------------------------
-@router.post("/v1/search", response_model=list[Hit])
-def search(body: SearchRequest, request: Request, key: Caller) -> list[Hit]:
+@router.post("/v1/search", response_model=list[Hit], dependencies=EMBEDS)
+def search(body: SearchRequest, request: Request, response: Response, key: Caller) -> list[Hit]:
     mem = memory_for(request, key, body.user_id)
-    return mem.search(body.query, **body.model_dump(exclude={"query"}))
+    hits = mem.search(body.query, **body.model_dump(exclude={"query"}))
+    if not hits:
+        hint_pending(response, mem, body.user_id)
+    return hits
 
 
-@router.post("/v1/ask", response_model=Answer)
-def ask(body: AskRequest, request: Request, key: Caller) -> Answer:
+@router.post("/v1/ask", response_model=Answer, dependencies=EMBEDS)
+def ask(body: AskRequest, request: Request, response: Response, key: Caller) -> Answer:
     mem = memory_for(request, key, body.user_id)
-    return mem.ask(body.question, **body.model_dump(exclude={"question"}))
+    answer = mem.ask(body.question, **body.model_dump(exclude={"question"}))
+    if not answer.evidence:
+        hint_pending(response, mem, body.user_id)
+    return answer
 
 
-@router.post("/v1/context", response_model=list[Hit])
-def context(body: ContextRequest, request: Request, key: Caller) -> list[Hit]:
+@router.post("/v1/context", response_model=list[Hit], dependencies=EMBEDS)
+def context(body: ContextRequest, request: Request, response: Response, key: Caller) -> list[Hit]:
     mem = memory_for(request, key, body.user_id)
-    return mem.context(body.question, **body.model_dump(exclude={"question"}))
+    hits = mem.context(body.question, **body.model_dump(exclude={"question"}))
+    if not hits:
+        hint_pending(response, mem, body.user_id)
+    return hits
 
 
 @router.get("/v1/traces")
@@ -256,7 +305,7 @@ def traces(
     return memory_for(request, key, user_id).traces(user_id=user_id, since=since)
 
 
-@router.post("/v1/traces/{trace_id}/replay", response_model=Replay)
+@router.post("/v1/traces/{trace_id}/replay", response_model=Replay, dependencies=EMBEDS)
 def replay(trace_id: str, body: UserRequest, request: Request, key: Caller) -> Replay:
     """What a past ask read and answered, beside the same question asked now (`Memory.replay`);
     the new ask leaves its own trace."""
@@ -264,7 +313,7 @@ def replay(trace_id: str, body: UserRequest, request: Request, key: Caller) -> R
 
 
 # --- maintenance and erasure ------------------------------------------------------------------
-@router.post("/v1/sleep", response_model=SleepReport)
+@router.post("/v1/sleep", response_model=SleepReport, dependencies=EMBEDS)
 def sleep(body: SleepRequest, request: Request, key: Caller) -> SleepReport:
     mem = memory_for(request, key, body.user_id)
     return mem.sleep(user_id=body.user_id, dry_run=body.dry_run)
@@ -289,4 +338,15 @@ def erase_user(user_id: str, request: Request, key: Caller) -> ErasureReport:
     return memory_for(request, key, user_id).erase_user(user_id)
 
 
-__all__ = ["ALL_USERS", "Denied", "IdRoute", "caller", "router", "sent_path"]
+__all__ = [
+    "ALL_USERS",
+    "BEARER",
+    "PENDING_HINT",
+    "Denied",
+    "IdRoute",
+    "Warming",
+    "caller",
+    "embedder_ready",
+    "router",
+    "sent_path",
+]

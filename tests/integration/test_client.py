@@ -20,6 +20,7 @@ from hymem.embed.embedders import HashingEmbedder
 
 from tests.doubles import scripted_config
 from tests.fixtures_serve import Served, hashing_memory
+from tests.log_events import capture_events
 
 pytestmark = pytest.mark.integration
 
@@ -233,3 +234,22 @@ def test_a_model_backend_that_is_down_is_retried_then_llm_unavailable(
             assert mem.search("beagle", user_id="alice") is not None  # model-free reads work
     finally:
         srv.stop()
+
+
+def test_an_empty_read_with_pending_turns_warns_as_memory_does(rest_server: Served) -> None:
+    """The server's `X-Hymem-Pending` header becomes the library's own warning (issue 49)."""
+    with Client(rest_server.url, "ka") as mem:
+        mem.add("I adopted a beagle", user_id="alice")
+        with capture_events() as events:
+            assert mem.search("beagle", user_id="alice") == []
+        # the client's own warning (the server, in this process, logs one with the user_id)
+        warned = [
+            e
+            for e in events
+            if e["event"] == "memory.pending_not_searchable" and "user_id" not in e
+        ]
+        assert warned and warned[0]["pending"] == 1 and warned[0]["call"] == "search"
+        mem.flush(user_id="alice")
+        with capture_events() as events:
+            assert mem.search("beagle", user_id="alice")
+        assert not [e for e in events if e["event"] == "memory.pending_not_searchable"]

@@ -10,7 +10,7 @@ import anyio
 import pytest
 from hymem.core.errors import LLMUnavailable, NotFoundError, StoreLockedError, UserInputError
 from hymem.core.types import AddResult, RoleUsage, Usage
-from hymem.serve.mcp_server import added_then_flushed, build_mcp_server, tool_error
+from hymem.serve.mcp_server import TOOL_NAMES, added_then_flushed, build_mcp_server, tool_error
 from mcp import Client
 
 
@@ -107,3 +107,52 @@ def test_added_then_flushed_keeps_the_add_turns_and_sums_both() -> None:
     assert merged.summaries_written == ["s"] and merged.pending == 0 and merged.error == "x"
     assert merged.usage.roles["summarise"].calls == 5
     assert added.usage.roles["summarise"].calls == 1  # the add's own result is not changed
+
+
+@pytest.mark.parametrize(
+    ("messages", "sent"),
+    [
+        (
+            [{"role": "user", "content": "I live in Lisbon"}],
+            [{"role": "user", "content": "I live in Lisbon"}],
+        ),
+        ({"role": "user", "content": "hi"}, [{"role": "user", "content": "hi"}]),
+        (
+            {"speaker": "Ann", "text": "hi", "id": "m1"},
+            [{"speaker": "Ann", "text": "hi", "id": "m1"}],
+        ),
+        ("I live in Lisbon", "I live in Lisbon"),
+    ],
+    ids=["role-content-list", "one-dict", "speaker-text-dict", "plain-string"],
+)
+def test_add_takes_the_message_shapes_memory_add_takes(messages: Any, sent: Any) -> None:
+    """Issue 49: the README's `{"role", "content"}` messages and a plain string were refused
+    (`messages.0.speaker Field required`); they go to `Memory.add` as they came."""
+    memory = RecordingMemory()
+    result = call(memory, "add_memory", {"messages": messages})
+    assert not result.is_error, result.content
+    assert memory.calls == [
+        ("add", {"messages": sent, "user_id": "alice", "session_id": "default", "timestamp": None})
+    ]
+
+
+def test_an_empty_list_of_messages_is_refused_before_memory_is_called() -> None:
+    memory = RecordingMemory()
+    assert call(memory, "add_memory", {"messages": []}).is_error and not memory.calls
+
+
+def test_every_tool_describes_itself_and_each_of_its_arguments() -> None:
+    async def tools() -> Any:
+        async with Client(build_mcp_server(RecordingMemory(), "alice")) as client:
+            return (await client.list_tools()).tools
+
+    listed = anyio.run(tools)
+    assert sorted(t.name for t in listed) == sorted(TOOL_NAMES)
+    for t in listed:
+        assert t.description and "\n\nArguments:\n" in t.description, t.name
+        for name, schema in t.input_schema["properties"].items():
+            assert schema.get("description"), (t.name, name)
+            assert f"\n- {name} (" in t.description, (t.name, name)
+    add = next(t for t in listed if t.name == "add_memory")
+    assert "- messages (required): " in add.description
+    assert "- flush (default false): " in add.description
