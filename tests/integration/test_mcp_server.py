@@ -1,7 +1,7 @@
 """`hymem mcp` driven by the MCP SDK's own client, over stdio and over Streamable HTTP.
 
 Each test starts the real command in a subprocess on a store where another user (bob) already
-has memories, then runs one flow through the seven tools as alice: a client that smuggles a
+has memories, then runs one flow through the tools as alice: a client that smuggles a
 `user_id` in still reads and writes alice only, bob's records are never returned, and an
 unknown id is a tool error carrying NotFoundError's message."""
 
