@@ -236,7 +236,9 @@ def test_as_of_bounds_retrieval_reaches_the_roles_and_is_recorded() -> None:
     assert ans.as_of == as_of
     reader.close()
     (trace,) = fakes.store.read_traces(user_id="alice")
-    assert trace["as_of"] == as_of.isoformat()
+    # stored as ISO 8601 with its UTC offset, naive UTC again when read back
+    assert trace["as_of"] == as_of.isoformat() + "Z"
+    assert datetime.fromisoformat(trace["as_of"]).replace(tzinfo=None) == as_of
 
 
 def test_without_as_of_nothing_is_bounded() -> None:
