@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
+# The conformance suites live in hymem.testing; their asserts explain themselves as a test's do.
+pytest.register_assert_rewrite("hymem.testing")
+
 # No test may reach a model hub: the MiniLM weights come from the installed package.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")

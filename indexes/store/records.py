@@ -26,7 +26,14 @@ from hymem.indexes.lance import sql as F
 from hymem.indexes.lance.tables import LanceTables
 from hymem.indexes.lexical.index import LexicalIndex
 from hymem.indexes.paging import PageKey
-from hymem.indexes.protocol import ACTIVE_ONLY, HIT_COLUMNS, Row, RowScope, Vector
+from hymem.indexes.protocol import (
+    ACTIVE_ONLY,
+    HIT_COLUMNS,
+    SCAN_BATCH_ROWS,
+    Row,
+    RowScope,
+    Vector,
+)
 
 _SKIP = {"vector", *S.DERIVED}
 _NO_VECTOR = {
@@ -118,11 +125,11 @@ class RecordReader:
 
     def iter_summaries(
         self,
-        user_id: str | None,
+        user_id: str | None = None,
         *,
-        statuses: Sequence[SummaryStatus] | None,
-        with_vectors: bool,
-        batch_size: int,
+        statuses: Sequence[SummaryStatus] | None = ACTIVE_ONLY,
+        with_vectors: bool = True,
+        batch_size: int = SCAN_BATCH_ROWS,
     ) -> Iterator[list[SummaryRecord]]:
         where = F.conjunction(
             [
@@ -141,7 +148,7 @@ class RecordReader:
             found.update(self._lance.query(name, None, ["user_id"]).column("user_id").to_pylist())
         return sorted(found)
 
-    def counts(self, user_id: str | None) -> dict[str, int]:
+    def counts(self, user_id: str | None = None) -> dict[str, int]:
         user = F.eq("user_id", user_id) if user_id is not None else None
 
         def n(table: str, *extra: str | None) -> int:
@@ -162,9 +169,9 @@ class RecordReader:
         user_id: str,
         level: str,
         *,
-        after: PageKey | None,
-        limit: int,
-        statuses: Sequence[str] | None,
+        after: PageKey | None = None,
+        limit: int = 100,
+        statuses: Sequence[str] | None = None,
         filters: Filter | None = None,
     ) -> list[TurnRecord | SegmentRecord | SummaryRecord]:
         """One keyset page: scan only the key columns of the rows after `after`, keep the
@@ -207,6 +214,9 @@ class RecordReader:
         )
         return self._dense.search(scope, vector, k, where=where)
 
+    def dense_search(self, scope: RowScope, vector: Vector, k: int) -> list[tuple[str, float]]:
+        return S.similarities(self.dense_rows(scope, vector, k))
+
     def dense_search_many(
         self, scope: RowScope, vectors: Sequence[Vector], k: int
     ) -> list[list[tuple[str, float]]]:
@@ -248,6 +258,7 @@ class RecordReader:
         return kept[:k]
 
     def hydrate(self, user_id: str, level: Level, ids: Sequence[str]) -> dict[str, Row]:
+        level = Level(level)  # a caller may pass its value
         if not ids:
             return {}
         cached = self._dense.hydrate(user_id, level, ids)

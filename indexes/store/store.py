@@ -15,6 +15,9 @@ one lock and delegated to the collaborator that knows the concern:
     Compactor     compaction and ANN indexes              (store/maintenance.py)
     WriteAccess   who may write which user                (store/access.py)
 
+The members that are one part's method behind a guard are not written out: `store/guards.py` says
+which part serves each and under which guard, and `Store.__getattr__` builds it from there; only
+the members that do more (the journaled writes, appends, erasure, maintenance) are written here.
 Every public method's promise is written once, on its port (`hymem.indexes.ports`). Storage faults
 (a full disk, damaged data, an object store that stops answering) become typed hymem errors
 (`store/faults.py`).
@@ -22,37 +25,26 @@ Every public method's promise is written once, on its port (`hymem.indexes.ports
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Collection, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
-from datetime import datetime
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
 from hymem.core.errors import ReadOnlyStoreError, StoreClosedError
-from hymem.core.filters import Filter
 from hymem.core.logging import get_logger
 from hymem.core.types import (
-    Level,
     SegmentRecord,
     StatusChange,
     SummaryRecord,
-    SummaryStatus,
     TurnRecord,
-    TurnStatus,
 )
 from hymem.indexes.lance import schema as S
 from hymem.indexes.lance.tables import LanceTables
-from hymem.indexes.paging import PageKey
 from hymem.indexes.ports import LineLog
-from hymem.indexes.protocol import (
-    ACTIVE_ONLY,
-    SCAN_BATCH_ROWS,
-    Row,
-    RowScope,
-    Vector,
-)
 from hymem.indexes.store.assemble import StoreParts
 from hymem.indexes.store.faults import guarded, storage_faults
+from hymem.indexes.store.guards import GUARDS, Guard, Kind
 from hymem.indexes.store.repair import RowRepair, RowSettler
 from hymem.indexes.store.turn_appends import TurnAppends
 
@@ -134,6 +126,47 @@ class Store:
         if user_id is not None:
             self._access.fence(user_id)
 
+    # --- the plain port members: one part's method behind a guard (`guards.GUARDS`) -------
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        """A port member not written out here: built once from its `GUARDS` entry (the part
+        that serves it, the guard, the action a fault reports), then found directly."""
+        guard = GUARDS.get(name)
+        if guard is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        call = self._guarded(name, guard)
+        self.__dict__[name] = call
+        return call
+
+    def _guarded(self, name: str, guard: Guard) -> Callable[..., Any]:
+        part, method, action = guard.part, guard.method or name, guard.action
+        kind = guard.kind
+        # an action naming an argument ("listing {level}s") reads it from the bound call
+        named = None
+        if action is not None and "{" in action:
+            named = inspect.signature(getattr(getattr(self, part), method))
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            if kind is Kind.WRITE:
+                self._check_writable()
+            else:
+                self._check_open()
+            if kind is Kind.SEARCH:
+                self._sync.maybe_catch_up()  # within the staleness bound of other writers
+            forward = getattr(getattr(self, part), method)  # looked up per call: patchable
+            if action is None:
+                return forward(*args, **kwargs)
+            what = action
+            if named is not None:
+                what = action.format(**named.bind(*args, **kwargs).arguments)
+            if kind is Kind.SCAN:
+                return guarded(forward(*args, **kwargs), self.path, what)
+            lock = self._write_lock if kind is Kind.WRITE else nullcontext()
+            with lock, storage_faults(self.path, what):
+                return forward(*args, **kwargs)
+
+        call.__name__ = name
+        return call
+
     # --- many writers --------------------------------------------------------------------
     def writing(self, user_id: str) -> AbstractContextManager[bool]:
         self._check_open()
@@ -153,26 +186,10 @@ class Store:
                         self.dense_cache.invalidate(user_id)
             yield stale
 
-    def catch_up(self) -> dict[str, int]:
-        self._check_open()
-        return self._sync.catch_up()
-
     def replica_lag_s(self) -> float | None:
         return self._sync.lag_s()
 
     # --- turns ---------------------------------------------------------------------------
-    def get_turns(
-        self, user_id: str, *, ids: Sequence[str] | None = None, status: TurnStatus | None = None
-    ) -> list[TurnRecord]:
-        self._check_open()
-        with storage_faults(self.path, "reading turns"):
-            return self._turns.get(user_id, ids=ids, status=status)
-
-    def next_seq(self, user_id: str) -> int:
-        self._check_open()
-        with storage_faults(self.path, "reading turns"):
-            return self._turns.next_seq(user_id)
-
     def append_turns(
         self, turns: Sequence[TurnRecord], *, fresh_ids: Collection[str] = ()
     ) -> list[str]:
@@ -260,120 +277,6 @@ class Store:
     def sleep_log(self) -> LineLog:
         self._check_open()
         return self._sleep_log
-
-    # --- reads ---------------------------------------------------------------------------
-    def get_segments(self, user_id: str, ids: Sequence[str]) -> list[SegmentRecord]:
-        self._check_open()
-        with storage_faults(self.path, "reading segments"):
-            return self._records.get_segments(user_id, ids)
-
-    def get_summaries(
-        self,
-        user_id: str,
-        *,
-        ids: Sequence[str] | None = None,
-        statuses: Sequence[SummaryStatus] | None = ACTIVE_ONLY,
-        with_vectors: bool = False,
-        memory_ids: Sequence[str] | None = None,
-        fact_keys: Sequence[str] | None = None,
-        keyed: bool = False,
-    ) -> list[SummaryRecord]:
-        self._check_open()
-        with storage_faults(self.path, "reading summaries"):
-            return self._records.get_summaries(
-                user_id,
-                ids=ids,
-                statuses=statuses,
-                with_vectors=with_vectors,
-                memory_ids=memory_ids,
-                fact_keys=fact_keys,
-                keyed=keyed,
-            )
-
-    def iter_summaries(
-        self,
-        user_id: str | None = None,
-        *,
-        statuses: Sequence[SummaryStatus] | None = ACTIVE_ONLY,
-        with_vectors: bool = True,
-        batch_size: int = SCAN_BATCH_ROWS,
-    ) -> Iterator[list[SummaryRecord]]:
-        self._check_open()
-        batches = self._records.iter_summaries(
-            user_id, statuses=statuses, with_vectors=with_vectors, batch_size=batch_size
-        )
-        return guarded(batches, self.path, "reading summaries")
-
-    def users(self) -> list[str]:
-        self._check_open()
-        with storage_faults(self.path, "listing users"):
-            return self._records.users()
-
-    def counts(self, user_id: str | None = None) -> dict[str, int]:
-        self._check_open()
-        with storage_faults(self.path, "counting rows"):
-            return self._records.counts(user_id)
-
-    def page(
-        self,
-        user_id: str,
-        level: str,
-        *,
-        after: PageKey | None = None,
-        limit: int = 100,
-        statuses: Sequence[str] | None = None,
-        filters: Filter | None = None,
-    ) -> list[TurnRecord | SegmentRecord | SummaryRecord]:
-        self._check_open()
-        with storage_faults(self.path, f"listing {level}s"):
-            return self._records.page(
-                user_id, level, after=after, limit=limit, statuses=statuses, filters=filters
-            )
-
-    # --- search primitives (fusion lives in hymem.search) --------------------------------
-    def dense_rows(self, scope: RowScope, vector: Vector, k: int) -> list[Row]:
-        self._check_open()
-        self._sync.maybe_catch_up()  # within the staleness bound of other writers' commits
-        with storage_faults(self.path, "a dense search"):
-            return self._records.dense_rows(scope, vector, k)
-
-    def dense_search(self, scope: RowScope, vector: Vector, k: int) -> list[tuple[str, float]]:
-        return S.similarities(self.dense_rows(scope, vector, k))
-
-    def dense_search_many(
-        self, scope: RowScope, vectors: Sequence[Vector], k: int
-    ) -> list[list[tuple[str, float]]]:
-        self._check_open()
-        self._sync.maybe_catch_up()
-        with storage_faults(self.path, "a dense search"):
-            return self._records.dense_search_many(scope, vectors, k)
-
-    def lexical_search(self, scope: RowScope, text: str, k: int) -> list[tuple[str, float]]:
-        self._check_open()
-        self._sync.maybe_catch_up()
-        return self._records.lexical_search(scope, text, k)
-
-    def hydrate(self, user_id: str, level: Level, ids: Sequence[str]) -> dict[str, Row]:
-        self._check_open()
-        with storage_faults(self.path, "reading hits"):
-            return self._records.hydrate(user_id, Level(level), ids)
-
-    # --- traces --------------------------------------------------------------------------
-    def write_trace(self, trace: dict[str, Any]) -> None:
-        self._check_writable()
-        with self._write_lock, storage_faults(self.path, "writing a trace"):
-            self._traces.write(trace)
-
-    def read_traces(
-        self,
-        user_id: str | None = None,
-        since: datetime | None = None,
-        *,
-        trace_id: str | None = None,
-    ) -> list[dict[str, Any]]:
-        self._check_open()
-        with storage_faults(self.path, "reading traces"):
-            return self._traces.read(user_id, since, trace_id=trace_id)
 
     # --- maintenance ---------------------------------------------------------------------
     def settle_rows(self, *, summaries_lost: bool = False) -> RowRepair:

@@ -17,8 +17,10 @@ its imports (no import cycle, however long). Bottom to top:
    10. hymem.api
    11. hymem.serve, hymem.evaluation, hymem.adapters
    12. hymem.cli, hymem.client
-   13. hymem                the package itself (`hymem/__init__.py`, and any module beside it
-                            such as a deprecated alias): what users import
+   13. hymem, hymem.testing  the package itself (`hymem/__init__.py`, and any module beside
+                            it such as a deprecated alias): what users import; and the
+                            conformance suites a third-party store runs (never imported
+                            by hymem)
 
 Every module belongs to one of them (a new package must be placed here first), and inside a
 package (hymem.indexes with its subpackages is one) modules import each other freely but never
@@ -61,7 +63,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("hymem.api",),
     ("hymem.serve", "hymem.evaluation", "hymem.adapters"),
     ("hymem.cli", "hymem.client"),
-    ("hymem",),
+    ("hymem", "hymem.testing"),
 )
 LAYER_OF = {package: n for n, layer in enumerate(LAYERS) for package in layer}
 CONCRETE_STORE_MODULES = frozenset(
