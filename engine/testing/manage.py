@@ -38,7 +38,7 @@ def _walk(store: Storage, user: str, level: str, limit: int, **kw: object) -> li
     ids: list[str] = []
     after = None
     while True:
-        page = store.page(user, level, after=after, limit=limit, **kw)  # type: ignore[arg-type]
+        page = store.page(user, level, after=after, limit=limit, **kw)  # type: ignore[arg-type]  # the suite's keyword filters pass through untyped
         ids.extend(r.id for r in page)
         if len(page) < limit:
             return ids
@@ -182,7 +182,7 @@ class ManageTests:
         self,
         storage_kit: StorageKit,
     ) -> None:
-        """Issue #27 (5), in depth: whatever a stale writer sends, no turn ends in two segments
+        """A fenced writer, in depth: whatever a stale writer sends, no turn ends in two segments
         and nothing of the refused commit is written; re-committing the same segment still works."""
         store = storage_kit.store
         _fill(store, "alice", 2)

@@ -161,7 +161,7 @@ class MetadataTests:
             "trip"
         ]
         assert store.lexical_search(RowScope("u", statuses=[], filters=f), "walk lake", 10) == []
-        far = (None, make_summary("u", "x", "x").time_start.replace(year=2000))  # type: ignore[union-attr]
+        far = (None, make_summary("u", "x", "x").time_start.replace(year=2000))  # type: ignore[union-attr]  # make_summary always sets time_start
         query = storage_kit.embedder.embed(["walk"])[0]
         assert store.dense_search(RowScope("u", time_range=far, filters=f), query, 10) == []
 
