@@ -81,7 +81,9 @@ def summarise_schema(model: type[BaseModel], segments: Sequence[SegmentInput]) -
         lines = max(1, len(segment.lines))
         own_fact = copy.deepcopy(fact)
         own_fact["properties"]["turns"].update(
-            items={"type": "integer", "minimum": 1, "maximum": lines},
+            # An enum, not minimum/maximum: llama.cpp's schema converter drops integer bounds,
+            # so a small model cited line 3 of a one-line segment and the fact lost its source.
+            items={"type": "integer", "enum": list(range(1, lines + 1))},
             minItems=1,
             maxItems=min(MAX_TURNS_PER_FACT, lines),
         )

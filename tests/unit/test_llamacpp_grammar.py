@@ -52,3 +52,14 @@ def test_no_string_may_hold_a_raw_control_character(role: str) -> None:
     assert r'[^"\\]' not in text
     if "char ::=" in text or "string ::=" in text:  # a grammar with free text
         assert r"\x00-\x1F" in text
+
+
+def test_a_fact_can_cite_only_the_lines_its_segment_has() -> None:
+    """llama.cpp's converter drops integer bounds: under `minimum`/`maximum` a 0.5B model cited
+    line 3 of a one-line segment, and the fact lost its source."""
+    text = grammar_text(SCHEMAS["summarise"])
+    cited = sorted(line for line in text.splitlines() if "turns-item ::=" in line)
+    assert cited, text
+    assert all("integer" not in line for line in cited)
+    choices = sorted(line.split("::=")[1].strip() for line in cited)
+    assert choices == ['"1"', '"1" | "2"']
