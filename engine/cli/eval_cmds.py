@@ -84,7 +84,7 @@ def eval_locomo(
         str,
         typer.Option(
             "--systems",
-            help="comma-separated systems to run",
+            help="comma-separated systems to run (naive-rag-k<N>: any N up to 1000)",
             show_default=", ".join(ALL_SYSTEMS),  # with spaces, so the help can wrap it
         ),
     ] = ",".join(ALL_SYSTEMS),

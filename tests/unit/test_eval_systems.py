@@ -49,8 +49,17 @@ def test_build_systems_by_name() -> None:
     assert [s.name for s in systems] == ["hymem", "naive-rag-k5", "no-reflection"]
     assert systems[2].max_iterations == 0
     assert len(build_systems(ALL_SYSTEMS)) == 8
-    with pytest.raises(UserInputError, match="naive-rag-k7"):
-        build_systems(["hymem", "naive-rag-k7"])
+    with pytest.raises(UserInputError, match="naive-rag-k0"):
+        build_systems(["hymem", "naive-rag-k0"])
+    with pytest.raises(UserInputError, match="naive-rag-k1001"):
+        build_systems(["naive-rag-k1001"])
+    with pytest.raises(UserInputError, match="naive-rag-k07"):
+        build_systems(["naive-rag-k07"])
+
+
+def test_naive_rag_takes_any_k_so_it_can_match_hymems_tokens() -> None:
+    systems = build_systems(["naive-rag-k7", "naive-rag-k150"])
+    assert [(s.name, s.k) for s in systems] == [("naive-rag-k7", 7), ("naive-rag-k150", 150)]
     with pytest.raises(UserInputError):
         build_systems([])
 
