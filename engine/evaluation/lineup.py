@@ -11,7 +11,6 @@ from hymem.core.errors import UserInputError
 from hymem.evaluation.baselines import FullContextSystem, NaiveRagSystem
 from hymem.evaluation.systems import HymemSystem
 
-
 # Naive RAG takes any k, so it can be given as many context tokens as hymem spends.
 _NAIVE_RAG = re.compile(r"naive-rag-k([1-9][0-9]{0,3})")
 NAIVE_RAG_MAX_K = 1000
