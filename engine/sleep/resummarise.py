@@ -23,6 +23,7 @@ from hymem.core.types import RoleUsage, StatusChange, SummaryRecord, SummaryStat
 from hymem.facts import fact_key
 from hymem.llm.roles import Roles, SegmentInput
 from hymem.sleep.ports import SleepStore
+from hymem.write.grounding import ground
 from hymem.write.records import build_summaries, summary_id
 from pydantic import BaseModel
 
@@ -87,10 +88,12 @@ def resummarise_pass(
         if result.fallback:
             report.kept += len(batch)
             continue
-        made = build_summaries(user_id, batch, result.output.segments)
+        # facts from outside their segment are dropped, as on the write path
+        grounded = ground(inputs, result.output).output
+        made = build_summaries(user_id, batch, grounded.segments)
         for seg in batch:
             own = _renamed([r for r in made if r.segment_id == seg.id])
-            if not own:  # no fact at all: the fallback's are all there is
+            if not own:  # no (grounded) fact at all: the fallback's are all there is
                 report.kept += 1
                 continue
             if _replace(store, embed, user_id, own, waiting[seg.id]):

@@ -23,6 +23,7 @@ from hymem.llm.extractive.backend import ExtractiveRoles
 from hymem.llm.roles import RoleResult, Roles, RolesProvider, SegmentInput, SummariseOutput
 from hymem.write.buffer import BufferedSegment, may_flush, plan_due, plan_flush
 from hymem.write.consolidate import WriteConsolidation
+from hymem.write.grounding import ground
 from hymem.write.guard import WriteGuard
 from hymem.write.parts import Committed, Flushed, Prepared, Summarised, commit_attributes
 from hymem.write.pending import PendingTurns
@@ -100,20 +101,23 @@ class Flusher:
         usage, fallbacks, commits = Usage(), list[str](), list[Committed]()
         error: str | None = None  # the model summariser's, when its fallback is off
         done: list[Summarised] = []
+        model_failed = False
         for batch in batches:
             # once the model failed in this flush, the rest of its buffers skip it: a model
             # that timed out once would only time out again, one deadline per buffer
             part: Summarised | None = None
             try:
                 part = self._summarise_batch(
-                    user_id, pending, prepared, [spans[k] for k in batch], model=not fallbacks
+                    user_id, pending, prepared, [spans[k] for k in batch], model=not model_failed
                 )
             except SummariseFailed as exc:
                 error = str(exc)
             if part is not None:
                 usage.add("summarise", part.usage)
                 if part.fallback:
+                    model_failed = True
                     fallbacks.extend(seg.id for seg in part.segments)
+                fallbacks.extend(part.regrounded)
                 done.append(part)
             if part is None or len(done) == COMMIT_EVERY_BUFFERS:
                 commits.append(self._commit_or_report(user_id, done))
@@ -176,15 +180,45 @@ class Flusher:
             )
             core_ids.extend(pending[i].id for i in span.core)
         res = self._summarise(user_id, inputs, len(core_ids), model=model)
+        regrounded: list[str] = []
+        if not res.fallback:
+            res, regrounded = self._regrounded(user_id, inputs, res)
         summaries = build_summaries(user_id, segments, res.output.segments)
         if res.fallback:
             log.warning("ingest.summarise_fallback", user_id=user_id, segments=len(segments))
-            for summary in summaries:  # so they can be found and summarised again
+        for summary in summaries:  # so they can be found and summarised again
+            if res.fallback or summary.segment_id in regrounded:
                 summary.origin = "fallback"
         sources = summary_sources(
             summaries, res.output.segments, {seg.id: seg_turns for seg, seg_turns in members}
         )
-        return Summarised(segments, summaries, core_ids, sources, res.usage, res.fallback)
+        return Summarised(
+            segments, summaries, core_ids, sources, res.usage, res.fallback, regrounded
+        )
+
+    def _regrounded(
+        self, user_id: str, inputs: list[SegmentInput], res: RoleResult[SummariseOutput]
+    ) -> tuple[RoleResult[SummariseOutput], list[str]]:
+        """The model's reply without facts from outside their segment (`hymem.write.grounding`);
+        a segment left with none is summarised by the extractive summariser instead, counted
+        as one fallback of the call. Returns the reply and those segments' ids."""
+        checked = ground(inputs, res.output)
+        if not checked.ungrounded:
+            return res.model_copy(update={"output": checked.output}), []
+        redo = set(checked.ungrounded)
+        log.warning(
+            "ingest.summaries_ungrounded",
+            user_id=user_id,
+            segments=len(redo),
+            facts_dropped=checked.dropped,
+        )
+        stand_in = self._extractive().summarise([i for i in inputs if i.segment_id in redo])
+        by_id = {s.segment_id: s for s in stand_in.output.segments}
+        output = SummariseOutput(
+            segments=[by_id.get(s.segment_id, s) for s in checked.output.segments]
+        )
+        usage = res.usage + RoleUsage(fallbacks=1)
+        return res.model_copy(update={"output": output, "usage": usage}), checked.ungrounded
 
     def _summarise(
         self, user_id: str, inputs: list[SegmentInput], turns: int, *, model: bool

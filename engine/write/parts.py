@@ -23,6 +23,8 @@ class Summarised:
     sources: dict[str, SummarySource]  # summary id -> the turn sentence it was taken from
     usage: RoleUsage = field(default_factory=RoleUsage)  # what its summariser call cost
     fallback: bool = False  # the extractive summariser stood in for the model
+    # segments whose model facts were all ungrounded, summarised by the extractive one instead
+    regrounded: list[str] = field(default_factory=list)
 
 
 @dataclass

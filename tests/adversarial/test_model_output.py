@@ -25,7 +25,8 @@ HOSTILE_FACT = "likes \ud800 kumquats\x00 and \x1b[31mred\x1b[0m"
 def hostile_summary(body: dict[str, Any]) -> dict[str, Any]:
     text = "\n".join(str(m.get("content", "")) for m in body["messages"])
     ids = list(dict.fromkeys(SEGMENT.findall(text)))
-    facts = [HOSTILE_FACT, "word " * 5_000, *[f"fact {i}" for i in range(200)]]
+    # each fact names the segment's kumquats: a fact from outside its segment is dropped
+    facts = [HOSTILE_FACT, "kumquats " * 2_500, *[f"kumquats fact {i}" for i in range(200)]]
     return {"segments": [{"segment_id": s, "facts": facts} for s in ids]}
 
 
@@ -52,7 +53,7 @@ def test_a_hostile_summary_is_stored_clean(tmp_path: Path, llm_server: Any) -> N
         texts = [s.text for s in mem.store.get_summaries("u")]
         assert "likes \ufffd kumquats and [31mred[0m" in texts
         kept = MAX_FACTS_PER_SEGMENT - 2  # after the hostile and the long fact
-        assert f"fact {kept - 1}" in texts and f"fact {kept}" not in texts
+        assert f"kumquats fact {kept - 1}" in texts and f"kumquats fact {kept}" not in texts
         assert max(len(t) for t in texts) <= MAX_FACT_CHARS + 1
         assert mem.search("kumquats", user_id="u", mode="lexical")
         mem.add([{"role": "user", "content": "more"}], user_id="u", session_id="s2")

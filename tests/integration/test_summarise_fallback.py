@@ -4,6 +4,7 @@ listed on the AddResult), each buffer costs at most one model call, and nothing 
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -126,3 +127,49 @@ def test_an_evaluation_run_finishes_while_the_summariser_is_down(
     assert llm_server.requests_for("summarise")  # the model was asked first
     with Memory(out / "store", config=cfg, embedder=embedder, read_only=True) as mem:
         assert mem.pending(user_id="conv-mini-2") == []
+
+
+SEGMENT_BLOCK = re.compile(r'<segment id="([^"]+)"[^>]*>\n(.*?)\n</segment>', re.S)
+TOPICS = [
+    "I adopted a puppy called Rex",
+    "My sister Ana moved to Lisbon",
+    "We booked flights to Japan for April",
+]
+
+
+def drifting_summary(body: dict[str, Any]) -> dict[str, Any]:
+    """What a 0.5B model did: the first segment's sentence repeated under every segment."""
+    blocks = SEGMENT_BLOCK.findall(prompt_text(body))
+    first = re.sub(r"^#1 \[[^\]]*\] \w+: ", "", blocks[0][1].splitlines()[0])
+    return {"segments": [{"segment_id": sid, "facts": [first]} for sid, _ in blocks]}
+
+
+def test_facts_from_another_segment_are_replaced_by_the_segments_own(
+    tmp_path: Path, llm_server: Any
+) -> None:
+    """Before: the repeated sentence was stored under every segment (a memory pointing at raw
+    text that does not say it) and what the other segments said was never stored."""
+    llm_server.add_rule(role="summarise", reply=drifting_summary)
+    with open_mem(tmp_path / "m", llm_server) as mem:
+        messages = [  # a day apart: one buffer of three segments
+            {"speaker": "Ann", "text": text, "id": f"t{day}", "timestamp": f"2023-05-0{day + 1}"}
+            for day, text in enumerate(TOPICS)
+        ]
+        mem.add(messages, user_id="u", session_id="s")
+        res = mem.flush(user_id="u")
+        assert res.pending == 0 and res.error is None
+        items = mem.get_all(user_id="u", limit=100).items
+        by_segment: dict[str, list[str]] = {}
+        for item in items:
+            by_segment.setdefault(item.segment_id, []).append(item.text)
+        assert len(by_segment) >= 2  # the segmenter may join the last two
+        puppy = [sid for sid, texts in by_segment.items() if any("Rex" in t for t in texts)]
+        assert len(puppy) == 1  # the sentence stays under its own segment only
+        # the other segments' own words were stored, by the extractive summariser, marked so
+        for word in ("Lisbon", "Japan"):
+            hits = [it for it in items if word in it.text]
+            assert hits and all(it.origin == "fallback" for it in hits)
+            assert {it.segment_id for it in hits} <= set(res.summarise_fallbacks)
+        assert puppy[0] not in res.summarise_fallbacks
+        assert res.usage.roles["summarise"].fallbacks == 1  # one call, counted once
+        assert res.usage.roles["summarise"].calls == 1
