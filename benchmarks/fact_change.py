@@ -248,6 +248,7 @@ def main(argv: list[str] | None = None) -> None:
             results.append(flat)
             oracle, contexts[ORACLE] = measure_oracle(world)
             results.append(oracle)
+            usage = {role: u.model_dump() for role, u in mem.roles.cumulative_usage().items()}
     finally:
         if args.keep:
             console.print(f"memory kept in {folder / 'mem'}")
@@ -262,6 +263,11 @@ def main(argv: list[str] | None = None) -> None:
         f"flat baseline budget: {budget} tokens per question (hymem's mean); tokens by "
         "hymem.llm.tokens.count_tokens; " + ", ".join(f"{k} {v:.0f} s" for k, v in seconds.items())
     )
+    for role, u in usage.items():  # the model's calls per role: a fallback is counted, not hidden
+        console.print(
+            f"model {role}: {u['calls']} calls, {u['fallbacks']} fallbacks, {u['retries']} "
+            f"retries, {u['prompt_tokens']:,} prompt + {u['completion_tokens']:,} completion tokens"
+        )
     if args.out:
         payload = {
             "command": command,
@@ -271,6 +277,7 @@ def main(argv: list[str] | None = None) -> None:
             "world": stats,
             "flat_budget_tokens": budget,
             "seconds": seconds,
+            "model_usage": usage,
             "systems": {r.name: result_json(r, world, facts) for r in results},
             "questions": [
                 {
