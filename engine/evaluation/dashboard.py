@@ -2,7 +2,7 @@
 from store traces and/or evaluation run folders. Numbers come from `dashboard_data`, charts from
 `dashboard_figures` (only those with data are drawn; the page says why the others are absent),
 tables from `dashboard_tables` (the key numbers, and each run's retrieval and matched-budget
-tables as its report has them), titles and notes from `dashboard_notes`, and each
+tables as its report has them), titles, notes and the glossary from `dashboard_notes`, and each
 source's colour and label from one `dashboard_style.Styles` for the whole page; this module
 loads the inputs and assembles the page."""
 
@@ -25,7 +25,7 @@ from hymem.evaluation.dashboard_data import (
     traces_in_order,
 )
 from hymem.evaluation.dashboard_figures import build_charts
-from hymem.evaluation.dashboard_notes import CHART_IDS, CHART_NOTES, CHART_TITLES
+from hymem.evaluation.dashboard_notes import CHART_IDS, CHART_NOTES, CHART_TITLES, glossary_html
 from hymem.evaluation.dashboard_style import Styles, series_keys
 from hymem.evaluation.dashboard_tables import asks_table, key_numbers_table, retrieval_tables
 from hymem.evaluation.predictions import AnswerRecord, PredictionRecord, read_predictions
@@ -148,6 +148,9 @@ text-align:right}th:first-child{text-align:left}.grid{display:grid;
 grid-template-columns:repeat(auto-fill,640px);gap:16px}.note{color:#666}
 figure.chart{margin:0}figure.chart h3{font-size:16px;font-weight:600;margin:8px 0 0 8px}
 figure.chart figcaption{font-size:13px;margin:0 8px 8px;max-width:600px}
+#glossary dl{display:grid;grid-template-columns:190px 1fr;gap:4px 16px;max-width:1280px;
+font-size:14px;margin:8px 0}#glossary dt{font-weight:600}#glossary dd{margin:0;color:#444}
+.scroll{max-height:26em;overflow-y:auto;display:inline-block}.scroll table{margin:0}
 .run-retrieval table{font-size:13px}.run-retrieval td:first-child{text-align:left}
 .run-retrieval p{max-width:960px;color:#444}"""
 
@@ -228,13 +231,15 @@ def render_dashboard(
         tables = f"<h2>Retrieval and matched budgets (as in report.md)</h2>{tables}"
     generated = datetime.now(UTC).isoformat(timespec="seconds")
     backend_note = "<br>".join(labels)
+    # The short panels (memory health, recent asks in a scrolling box) come before the long
+    # report tables, which a reader would otherwise have to scroll past to find them.
     return (
         "<!DOCTYPE html><html><head><meta charset='utf-8'><title>hymem dashboard</title>"
         f"<style>{_CSS}</style></head><body><h1>hymem: escalation and cost</h1>"
         f"<p class='note'>Generated {generated}. Answer sources: {len(sources)}. {backend_note}</p>"
-        f"<h2>Key numbers</h2>{numbers}"
-        f"<div class='grid'>{charts}</div>{absent}{tables}{health_table(health)}"
-        f"{asks_table(traces, store)}</body></html>"
+        f"<h2>Key numbers</h2>{numbers}{glossary_html()}"
+        f"<div class='grid'>{charts}</div>{absent}{health_table(health)}"
+        f"{asks_table(traces, store)}{tables}</body></html>"
     )
 
 

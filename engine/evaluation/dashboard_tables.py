@@ -202,7 +202,7 @@ def asks_table(traces: Sequence[Trace], store: str | None = None) -> str:
     return (
         f"<h2>Recent asks</h2><p class='note'>The newest {shown} of {len(newest)}; run a row's "
         "replay command to see what that ask read and answered beside what today's memory "
-        f"gives.</p><table id='recent-asks'>{head}{rows}</table>"
+        f"gives.</p><div class='scroll'><table id='recent-asks'>{head}{rows}</table></div>"
     )
 
 

@@ -1,17 +1,22 @@
 """What a reader of the dashboard trips over (issue 49, friction 17), checked on the built
 figures and page: one colour per source in every chart, identical lines told apart, tick labels
 never rotated, recall@k one panel per memory level, chart titles as headings the mode bar cannot
-cover."""
+cover, a glossary above the charts, and the short panels before the long report tables."""
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 from typing import Any
 
 import plotly.graph_objects as go
-from hymem.evaluation.dashboard import chart_html
+from hymem.evaluation.dashboard import chart_html, render_dashboard
 from hymem.evaluation.dashboard_data import Event
 from hymem.evaluation.dashboard_figures import CHART_TITLES, build_charts
+from hymem.manage.audit import AuditReport, UserAudit
+
+from tests.fixtures_eval import fixture_traces, make_run_dir
 
 # (path, escalated, category, f1, tokens, latency ms, rounds escalated): hymem's answers,
 # which no-reflection repeats exactly (as an extractive run's often do).
@@ -152,3 +157,25 @@ def test_titles_are_headings_the_mode_bar_cannot_cover() -> None:
         assert start >= 0, chart
         assert drawn[start + 4 : drawn.index("</h3>", start)] == CHART_TITLES[chart]
     assert drawn.count('"displayModeBar": "hover"') == len(figs)
+
+
+def test_glossary_explains_the_terms_above_the_charts() -> None:
+    page = render_dashboard(traces=fixture_traces())
+    m = re.search(r"<section id='glossary'>(.*?)</section>", page, re.S)
+    assert m, "no glossary"
+    terms = m.group(1).lower()
+    for term in ("escalat", "light path", "deep path", "model tokens", "fallback", "reflection"):
+        assert term in terms, term
+    assert page.index("id='glossary'") < page.index('id="chart-')
+
+
+def test_health_and_asks_come_before_the_long_report_tables(tmp_path: Path) -> None:
+    run = make_run_dir(tmp_path)
+    summary = json.loads((run / "summary.json").read_text(encoding="utf-8"))
+    (run / "summary.json").write_text(json.dumps({**summary, "retrieval": _retrieval()}))
+    health = AuditReport(users=[UserAudit(user_id="u1", summaries=3)])
+    page = render_dashboard(traces=fixture_traces(), runs=[run], health=health)
+    order = [page.index(s) for s in ("memory-health", "recent-asks", 'class="run-retrieval"')]
+    assert order == sorted(order), order
+    # The asks list scrolls in its own box instead of pushing everything below it down.
+    assert "<div class='scroll'><table id='recent-asks'>" in page
