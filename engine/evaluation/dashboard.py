@@ -2,7 +2,9 @@
 from store traces and/or evaluation run folders. Numbers come from `dashboard_data`, charts from
 `dashboard_figures` (only those with data are drawn; the page says why the others are absent),
 tables from `dashboard_tables` (the key numbers, and each run's retrieval and matched-budget
-tables as its report has them); this module loads the inputs and assembles the page."""
+tables as its report has them), titles, notes and the glossary from `dashboard_notes`, and each
+source's colour and label from one `dashboard_style.Styles` for the whole page; this module
+loads the inputs and assembles the page."""
 
 from __future__ import annotations
 
@@ -22,7 +24,9 @@ from hymem.evaluation.dashboard_data import (
     question_positions,
     traces_in_order,
 )
-from hymem.evaluation.dashboard_figures import CHART_IDS, CHART_TITLES, build_charts
+from hymem.evaluation.dashboard_figures import build_charts
+from hymem.evaluation.dashboard_notes import CHART_IDS, CHART_NOTES, CHART_TITLES, glossary_html
+from hymem.evaluation.dashboard_style import Styles, series_keys
 from hymem.evaluation.dashboard_tables import asks_table, key_numbers_table, retrieval_tables
 from hymem.evaluation.predictions import AnswerRecord, PredictionRecord, read_predictions
 from hymem.manage.audit import AuditReport
@@ -142,26 +146,41 @@ _CSS = """body{font-family:system-ui,sans-serif;margin:24px;color:#222}
 table{border-collapse:collapse;margin:12px 0}td,th{border:1px solid #ccc;padding:4px 8px;
 text-align:right}th:first-child{text-align:left}.grid{display:grid;
 grid-template-columns:repeat(auto-fill,640px);gap:16px}.note{color:#666}
+figure.chart{margin:0}figure.chart h3{font-size:16px;font-weight:600;margin:8px 0 0 8px}
+figure.chart figcaption{font-size:13px;margin:0 8px 8px;max-width:600px}
+#glossary dl{display:grid;grid-template-columns:190px 1fr;gap:4px 16px;max-width:1280px;
+font-size:14px;margin:8px 0}#glossary dt{font-weight:600}#glossary dd{margin:0;color:#444}
+.scroll{max-height:26em;overflow-y:auto;display:inline-block}.scroll table{margin:0}
 .run-retrieval table{font-size:13px}.run-retrieval td:first-child{text-align:left}
 .run-retrieval p{max-width:960px;color:#444}"""
 
+# The mode bar only while the pointer is on a chart (plotly's default, pinned here); it sits in
+# the figure's top margin, and the chart titles are headings above the figure, so it covers no
+# text. Box and lasso selection select nothing useful here, so they are left out, and the logo.
+CHART_CONFIG: dict[str, Any] = {
+    "displaylogo": False,
+    "displayModeBar": "hover",
+    "modeBarButtonsToRemove": ["select2d", "lasso2d"],
+}
+
 
 def chart_html(charts: dict[str, Any]) -> tuple[str, str]:
-    """The drawn charts (plotly.js inlined once, with the first) and the list of the absent
-    ones, charts absent for the same reason on one line."""
+    """The drawn charts (plotly.js inlined once, with the first), each under its title as a
+    heading and above a note on how to read it, and the list of the absent ones, charts absent
+    for the same reason on one line."""
     drawn: list[str] = []
     absent: dict[str, list[str]] = {}
     for chart_id, chart in charts.items():
         if isinstance(chart, str):
             absent.setdefault(chart, []).append(chart_id)
             continue
+        div = chart.to_html(
+            full_html=False, include_plotlyjs=not drawn, div_id=chart_id, config=CHART_CONFIG
+        )
         drawn.append(
-            chart.to_html(
-                full_html=False,
-                include_plotlyjs=not drawn,
-                div_id=chart_id,
-                config={"displaylogo": False},
-            )
+            f"<figure class='chart' data-chart='{chart_id}'>"
+            f"<h3>{html.escape(CHART_TITLES[chart_id])}</h3>{div}"
+            f"<figcaption class='note'>{html.escape(CHART_NOTES[chart_id])}</figcaption></figure>"
         )
     items = "".join(
         f'<li data-charts="{" ".join(ids)}"><strong>'
@@ -200,8 +219,10 @@ def render_dashboard(
             labels.append(f"{html.escape(name)}: {html.escape(summary.get('label', ''))}")
     if not sources and not run_summaries and health is None:
         raise UserInputError("nothing to draw: give --traces STORE and/or --runs DIR")
-    charts, absent = chart_html(build_charts(sources, run_summaries))
-    numbers = key_numbers_table(sources) or (
+    styles = Styles(series_keys(sources, run_summaries))
+    charts, absent = chart_html(build_charts(sources, run_summaries, styles))
+    colours = {k: styles.colour(k) for k in sources}
+    numbers = key_numbers_table(sources, colours) or (
         "<p class='note' id='no-key-numbers'>No answers were recorded, so there are no "
         "per-answer numbers (escalation, F1, tokens, latency); see the retrieval tables.</p>"
     )
@@ -210,13 +231,15 @@ def render_dashboard(
         tables = f"<h2>Retrieval and matched budgets (as in report.md)</h2>{tables}"
     generated = datetime.now(UTC).isoformat(timespec="seconds")
     backend_note = "<br>".join(labels)
+    # The short panels (memory health, recent asks in a scrolling box) come before the long
+    # report tables, which a reader would otherwise have to scroll past to find them.
     return (
         "<!DOCTYPE html><html><head><meta charset='utf-8'><title>hymem dashboard</title>"
         f"<style>{_CSS}</style></head><body><h1>hymem: escalation and cost</h1>"
         f"<p class='note'>Generated {generated}. Answer sources: {len(sources)}. {backend_note}</p>"
-        f"<h2>Key numbers</h2>{numbers}"
-        f"<div class='grid'>{charts}</div>{absent}{tables}{health_table(health)}"
-        f"{asks_table(traces, store)}</body></html>"
+        f"<h2>Key numbers</h2>{numbers}{glossary_html()}"
+        f"<div class='grid'>{charts}</div>{absent}{health_table(health)}"
+        f"{asks_table(traces, store)}{tables}</body></html>"
     )
 
 
@@ -236,6 +259,7 @@ def write_dashboard(
 
 
 __all__ = [
+    "CHART_CONFIG",
     "CHART_IDS",
     "health_table",
     "load_run",

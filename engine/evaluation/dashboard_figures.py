@@ -3,7 +3,9 @@ has none (a string), so the page shows only charts with data and says why the ot
 absent: an extractive LongMemEval run answers nothing (QA needs a model), an extractive backend
 spends no model tokens, a run without traces has no per-round detail.
 
-Numbers come from `dashboard_data` (pure); this module only arranges them into plotly figures."""
+Numbers come from `dashboard_data` (pure); this module only arranges them into plotly figures,
+each source in the colour, dash and label `dashboard_style.Styles` gives it for the whole page.
+The retrieval chart, faceted by memory level, is in `dashboard_retrieval`."""
 
 from __future__ import annotations
 
@@ -21,47 +23,54 @@ from hymem.evaluation.dashboard_data import (
     escalation_rate,
     with_path,
 )
+from hymem.evaluation.dashboard_notes import CHART_IDS, CHART_TITLES
+from hymem.evaluation.dashboard_retrieval import retrieval
+from hymem.evaluation.dashboard_style import Styles, same_as, series_keys, wrap_label
 
 Sources = Mapping[str, list[Event]]
 Runs = Sequence[tuple[str, dict[str, Any]]]
 Chart: TypeAlias = "go.Figure | str"  # a figure with data, or why there is none
 
-CHART_TITLES: dict[str, str] = {
-    "chart-escalation-overall": "Escalation rate overall",
-    "chart-escalation-category": "Escalation rate by question category",
-    "chart-escalation-iteration": "Escalation rate by reflection round",
-    "chart-escalation-order": "Escalation rate by question order (rolling windows)",
-    "chart-tokens": "Tokens per question (model or extractive backend), by path",
-    "chart-latency": "Latency per question (ms), by path",
-    "chart-accuracy-path": "Light-path vs deep-path accuracy",
-    "chart-runs": "Evaluation runs side by side (answer scores)",
-    "chart-retrieval": "Retrieval: evidence recall@k",
-}
-CHART_IDS = tuple(CHART_TITLES)
 
-
-def _fig(chart: str, ytitle: str = "", yrange: list[float] | None = None) -> go.Figure:
+def _fig(ytitle: str = "", yrange: list[float] | None = None, height: int = 380) -> go.Figure:
+    """A chart's frame. No plotly title (the page puts it in a heading above the chart, where
+    the mode bar cannot cover it), and tick labels never rotated: labels are kept short
+    (`Styles` labels, `wrap_label`) or put on a horizontal bar's axis instead."""
     fig = go.Figure()
     fig.update_layout(
-        title=CHART_TITLES[chart],
         template="plotly_white",
-        height=380,
+        height=height,
         width=620,
-        margin={"l": 60, "r": 20, "t": 50, "b": 80},
+        margin={"l": 60, "r": 20, "t": 30, "b": 60},
         yaxis_title=ytitle,
         barmode="group",
+        boxmode="group",
         showlegend=True,
-        legend={"orientation": "h", "y": -0.25},
+        legend={"orientation": "h", "y": -0.2, "yanchor": "top"},
     )
+    fig.update_xaxes(tickangle=0)
     if yrange:
         fig.update_yaxes(range=yrange)
     return fig
 
 
+def _hbar_fig(xtitle: str, rows: int, xrange: list[float] | None = None) -> go.Figure:
+    """A frame for one horizontal bar or box per source: the source names sit unrotated on the
+    y axis, first source on top, and the height grows with the rows instead of the labels
+    crowding a fixed width."""
+    fig = _fig(height=110 + 34 * max(rows, 2))
+    fig.update_layout(showlegend=False, barmode="relative", boxmode="overlay", margin={"b": 50})
+    fig.update_xaxes(title=xtitle, range=xrange)
+    fig.update_yaxes(autorange="reversed", automargin=True, type="category")
+    return fig
+
+
 def has_data(fig: go.Figure) -> bool:
-    """Whether some trace has a value to draw (a bar, a point or a box sample)."""
+    """Whether some trace has a value to draw (a bar, a point or a box sample); a horizontal
+    trace's values are its x (its y only names it)."""
     for trace in fig.data:
-        values = trace.y if trace.y is not None else trace.x
+        horizontal = getattr(trace, "orientation", None) == "h"
+        values = trace.x if horizontal or trace.y is None else trace.y
         if values is not None and any(v is not None for v in values):
             return True
     return False
@@ -89,20 +98,30 @@ def _no_path(sources: Sources, runs: Runs) -> str | None:
     return None
 
 
-def escalation_overall(sources: Sources, runs: Runs) -> Chart:
+def escalation_overall(sources: Sources, runs: Runs, styles: Styles) -> Chart:
     if why := _no_path(sources, runs):
         return why
-    f = _fig("chart-escalation-overall", "share escalated", [0, 1])
     pathed = [n for n, evs in sources.items() if with_path(evs)]
-    f.add_bar(x=pathed, y=[escalation_rate(sources[n]) for n in pathed], name="escalation rate")
+    f = _hbar_fig("share escalated", len(pathed), [0, 1])
+    for n in pathed:
+        st = styles[n]
+        f.add_bar(
+            y=[st.label],
+            x=[escalation_rate(sources[n])],
+            orientation="h",
+            name=st.label,
+            legendgroup=n,
+            marker_color=st.colour,
+            hovertemplate="%{y}: %{x:.1%}<extra></extra>",
+        )
     return f
 
 
-def escalation_grouped(chart: str, sources: Sources, runs: Runs) -> Chart:
+def escalation_grouped(chart: str, sources: Sources, runs: Runs, styles: Styles) -> Chart:
     """By category, or by reflection round (which needs the answers' traces)."""
     if why := _no_path(sources, runs):
         return why
-    f = _fig(chart, "share escalated", [0, 1])
+    f = _fig("share escalated", [0, 1])
     for n, evs in sources.items():
         groups = (
             escalation_by(evs, "category")
@@ -110,13 +129,18 @@ def escalation_grouped(chart: str, sources: Sources, runs: Runs) -> Chart:
             else escalation_by_round(evs)
         )
         if groups:
+            st = styles[n]
             f.add_bar(
-                x=list(groups),
+                x=[wrap_label(g) for g in groups],
                 y=[v[0] for v in groups.values()],
-                name=n,
+                name=st.label,
+                legendgroup=n,
+                marker_color=st.colour,
                 customdata=[v[1] for v in groups.values()],
-                hovertemplate="%{x}: %{y:.1%} of %{customdata}<extra>" + n + "</extra>",
+                hovertemplate="%{x}: %{y:.1%} of %{customdata}<extra>" + st.label + "</extra>",
             )
+    if chart == "chart-escalation-iteration":
+        f.update_xaxes(title="reflection round")
     if has_data(f):
         return f
     if chart == "chart-escalation-category":
@@ -124,56 +148,79 @@ def escalation_grouped(chart: str, sources: Sources, runs: Runs) -> Chart:
     return "no per-round detail: the answers' traces (traces.jsonl) hold no reflection rounds"
 
 
-def escalation_order(sources: Sources, runs: Runs) -> Chart:
+def escalation_order(sources: Sources, runs: Runs, styles: Styles) -> Chart:
+    """One line per source, each with its own dash and marker, and a legend that names any
+    source whose line is the same as an earlier one's (hymem and no-reflection often are)."""
     if why := _no_path(sources, runs):
         return why
-    f = _fig("chart-escalation-order", "share escalated", [0, 1])
-    for n, evs in sources.items():
-        pts = escalation_by_order(evs)
-        if pts:
-            f.add_scatter(
-                x=[p[1] for p in pts],
-                y=[p[2] for p in pts],
-                customdata=[[p[0], p[3]] for p in pts],
-                hovertemplate="questions %{customdata[0]}-%{x}: %{y:.1%} of %{customdata[1]}"
-                "<extra>" + n + "</extra>",
-                mode="lines+markers",
-                name=n,
-            )
+    f = _fig("share escalated", [0, 1])
+    series = {n: escalation_by_order(evs) for n, evs in sources.items()}
+    series = {n: pts for n, pts in series.items() if pts}
+    twins = same_as({n: ([p[1] for p in pts], [p[2] for p in pts]) for n, pts in series.items()})
+    for n, pts in series.items():
+        st = styles[n]
+        name = st.label + (f" (same values as {styles.label(twins[n])})" if n in twins else "")
+        f.add_scatter(
+            x=[p[1] for p in pts],
+            y=[p[2] for p in pts],
+            customdata=[[p[0], p[3]] for p in pts],
+            hovertemplate="questions %{customdata[0]}-%{x}: %{y:.1%} of %{customdata[1]}"
+            "<extra>" + name + "</extra>",
+            mode="lines+markers",
+            name=name,
+            legendgroup=n,
+            line={"color": st.colour, "dash": st.dash},
+            marker={"color": st.colour, "symbol": st.symbol, "size": 8},
+        )
     f.update_xaxes(title="question # (dataset order; store traces: order of arrival)")
     return f
 
 
-def per_path_boxes(chart: str, attr: str, sources: Sources, runs: Runs) -> Chart:
-    """One box per (source, path) of an Event attribute ("tokens", "latency_ms")."""
+def per_path_boxes(chart: str, attr: str, sources: Sources, runs: Runs, styles: Styles) -> Chart:
+    """One horizontal box per (source, path) of an Event attribute ("tokens", "latency_ms"),
+    in the source's colour."""
     if not any(sources.values()):
         return _no_answers(runs)
     if attr == "tokens" and not any(e.tokens for evs in sources.values() for e in evs):
         return (
             "no model tokens: every answer came from the extractive backend, which calls no model"
         )
-    f = _fig(chart)
+    boxes: list[tuple[str, str, list[float]]] = []
     for n, evs in sources.items():
         for path in ("light", "deep", "none"):
-            vals = [getattr(e, attr) for e in evs if e.path == path]
+            vals = [float(getattr(e, attr)) for e in evs if e.path == path]
             if vals:
-                f.add_box(y=vals, name=f"{n} · {path}", boxpoints=False)
-    # The tick labels name each box; a legend repeating them would crowd the chart.
-    f.update_layout(showlegend=False, height=460, margin={"b": 170})
-    f.update_xaxes(tickangle=-40)
+                boxes.append((n, path, vals))
+    f = _hbar_fig("tokens per question" if attr == "tokens" else "ms per question", len(boxes))
+    for n, path, vals in boxes:
+        st = styles[n]
+        f.add_box(
+            x=vals,
+            name=f"{st.label} · {path}",
+            orientation="h",
+            legendgroup=n,
+            marker_color=st.colour,
+            boxpoints=False,
+        )
     return f
 
 
-def accuracy_path(sources: Sources, runs: Runs) -> Chart:
+def accuracy_path(sources: Sources, runs: Runs, styles: Styles) -> Chart:
     """Mean F1 (LoCoMo) or judge accuracy (LongMemEval) of answers ending on each path."""
     if why := _no_path(sources, runs):
         return why
     pathed = [n for n, evs in sources.items() if with_path(evs)]
-    acc = {n: accuracy_by_path(sources[n]) for n in pathed}
-    f = _fig("chart-accuracy-path", "mean F1 / judge accuracy", [0, 1])
-    for path in ("light", "deep"):
-        ys = [_score(acc[n].get(path, {})) for n in pathed]
-        f.add_bar(x=pathed, y=ys, name=f"{path} path")
+    f = _fig("mean F1 / judge accuracy", [0, 1])
+    for n in pathed:
+        acc = accuracy_by_path(sources[n])
+        st = styles[n]
+        f.add_bar(
+            x=["light path", "deep path"],
+            y=[_score(acc.get(path, {})) for path in ("light", "deep")],
+            name=st.label,
+            legendgroup=n,
+            marker_color=st.colour,
+        )
     if has_data(f):
         return f
     return "no answer on a light/deep path has an F1 or a judge verdict"
@@ -184,18 +231,36 @@ def _score(cell: Mapping[str, Any]) -> float | None:
     return f1 if f1 is not None else cell.get("judge")
 
 
-def runs_side_by_side(sources: Sources, runs: Runs) -> Chart:
-    """Overall F1 per system (LoCoMo) or judge accuracy per QA system (LongMemEval)."""
-    f = _fig("chart-runs", "F1 / judge accuracy", [0, 1])
-    for name, summary in runs:
-        if summary.get("benchmark") == "longmemeval":
-            qa = summary.get("qa") or {}
-            x, y = list(qa), [s.get("accuracy") for s in qa.values()]
-        else:
-            systems = summary.get("systems") or {}
-            x, y = list(systems), [(s.get("f1") or {}).get("overall") for s in systems.values()]
-        if any(v is not None for v in y):
-            f.add_bar(x=x, y=y, name=f"{name} ({summary.get('label', '')})")
+def _run_scores(summary: Mapping[str, Any]) -> dict[str, Any]:
+    """{system: overall F1 (LoCoMo) or judge accuracy (LongMemEval)} of one run."""
+    if summary.get("benchmark") == "longmemeval":
+        return {s: v.get("accuracy") for s, v in (summary.get("qa") or {}).items()}
+    return {
+        s: (v.get("f1") or {}).get("overall") for s, v in (summary.get("systems") or {}).items()
+    }
+
+
+def runs_side_by_side(sources: Sources, runs: Runs, styles: Styles) -> Chart:
+    """Overall F1 per system (LoCoMo) or judge accuracy per QA system (LongMemEval): one
+    horizontal bar per run and system, in that system's colour."""
+    bars = [
+        (f"{name}/{system}", score, str(summary.get("label", "")))
+        for name, summary in runs
+        for system, score in _run_scores(summary).items()
+        if score is not None
+    ]
+    f = _hbar_fig("F1 / judge accuracy", len(bars), [0, 1])
+    for key, score, label in bars:
+        st = styles[key]
+        f.add_bar(
+            y=[st.label],
+            x=[score],
+            orientation="h",
+            name=st.label,
+            legendgroup=key,
+            marker_color=st.colour,
+            hovertemplate="%{y}: %{x:.3f}<extra>" + label + "</extra>",
+        )
     if has_data(f):
         return f
     if not runs:
@@ -205,68 +270,8 @@ def runs_side_by_side(sources: Sources, runs: Runs) -> Chart:
     return "no run has an answer score per system (F1, or a judge's accuracy)"
 
 
-def retrieval(sources: Sources, runs: Runs) -> Chart:
-    """Evidence recall@k per system: LoCoMo's levels and modes (hymem's summaries and segments,
-    the flat turn baselines), LongMemEval's recall_any at session (solid) and turn (dashed)
-    level."""
-    f = _fig("chart-retrieval", "recall", [0, 1])
-    keys: set[str] = set()
-    for name, summary in runs:
-        ret = summary.get("retrieval") or {}
-        if "levels" in ret:
-            _lme_recall(f, name, ret["levels"])
-            keys.add("LongMemEval recall_any: session solid, turn dashed")
-        elif ret.get("rows"):
-            _locomo_recall(f, name, ret["rows"])
-            keys.add("LoCoMo: summary solid, segment dotted, turn dashed")
-    f.update_layout(
-        title=f"{CHART_TITLES['chart-retrieval']}<br><sup>{'; '.join(sorted(keys))}</sup>"
-    )
-    f.update_xaxes(title="k", type="category")
-    # One legend line per system (the names are long): room below the plot for all of them.
-    lines = len(f.data)
-    f.update_layout(
-        height=400 + 19 * lines,
-        margin={"b": 100 + 19 * lines},
-        legend={"orientation": "h", "yanchor": "top", "y": -0.3},
-    )
-    if has_data(f):
-        return f
-    return "no run scored retrieval (LoCoMo: --retrieval-eval; LongMemEval always does)"
-
-
-def _lme_recall(f: go.Figure, run: str, levels: Mapping[str, Any]) -> None:
-    for level, dash in (("session", "solid"), ("turn", "dash")):
-        for system, scores in (levels.get(level) or {}).items():
-            overall = scores.get("overall", {})
-            ks = sorted(int(k.split("@")[1]) for k in overall if k.startswith("recall_any@"))
-            f.add_scatter(
-                x=[str(k) for k in ks],
-                y=[overall[f"recall_any@{k}"] for k in ks],
-                mode="lines+markers",
-                line={"dash": dash},
-                name=f"{run}/{system} ({level})",
-            )
-
-
-def _locomo_recall(f: go.Figure, run: str, rows: Sequence[Mapping[str, Any]]) -> None:
-    lines: dict[tuple[str, str], dict[int, float | None]] = {}
-    for r in rows:
-        if r.get("credit", "source") == "source":  # the pre-provenance rows stay in the report
-            lines.setdefault((r["level"], r["mode"]), {})[int(r["k"])] = r.get("recall")
-    dashes = {"summary": "solid", "segment": "dot", "turn": "dash"}
-    for (level, mode), by_k in lines.items():
-        ks = sorted(by_k)
-        f.add_scatter(
-            x=[str(k) for k in ks],
-            y=[by_k[k] for k in ks],
-            mode="lines+markers",
-            line={"dash": dashes.get(level, "solid")},
-            name=f"{run}/{level} {mode}",
-        )
-
-
-_BUILDERS: dict[str, Callable[[Sources, Runs], Chart]] = {
+Builder = Callable[[Sources, Runs, Styles], Chart]
+_BUILDERS: dict[str, Builder] = {
     "chart-escalation-overall": escalation_overall,
     "chart-escalation-category": partial(escalation_grouped, "chart-escalation-category"),
     "chart-escalation-iteration": partial(escalation_grouped, "chart-escalation-iteration"),
@@ -279,11 +284,14 @@ _BUILDERS: dict[str, Callable[[Sources, Runs], Chart]] = {
 }
 
 
-def build_charts(sources: Sources, runs: Runs) -> dict[str, Chart]:
-    """Every chart in page order: its figure when it has data, else why it is absent."""
+def build_charts(sources: Sources, runs: Runs, styles: Styles | None = None) -> dict[str, Chart]:
+    """Every chart in page order: its figure when it has data, else why it is absent. `styles`
+    (built once for the page, so the key-numbers table can use the same colours) defaults to
+    one over these sources and runs."""
+    styles = styles or Styles(series_keys(sources, runs))
     out: dict[str, Chart] = {}
     for chart in CHART_IDS:
-        built = _BUILDERS[chart](sources, runs)
+        built = _BUILDERS[chart](sources, runs, styles)
         out[chart] = built if isinstance(built, str) or has_data(built) else "nothing to draw"
     return out
 

@@ -54,9 +54,12 @@ def _data_value(value: float | None) -> str:
     return "" if value is None else str(round(float(value), 6))
 
 
-def key_numbers_table(sources: Mapping[str, list[Event]]) -> str:
+def key_numbers_table(
+    sources: Mapping[str, list[Event]], colours: Mapping[str, str] | None = None
+) -> str:
     """One row per source; a metric no source has a value for (F1 of a LongMemEval run, whose
-    answers are judged instead) is left out rather than shown as a column of dashes."""
+    answers are judged instead) is left out rather than shown as a column of dashes. `colours`:
+    each source's chart colour, shown as a bar beside its name so the table keys the charts."""
     nums = {src: key_numbers(events) for src, events in sources.items() if events}
     if not nums:
         return ""
@@ -72,7 +75,11 @@ def key_numbers_table(sources: Mapping[str, list[Event]]) -> str:
             f"{_fmt(n[m], kind)}</td>"
             for m, _, kind in metrics
         )
-        rows.append(f'<tr data-source="{html.escape(src)}"><th>{html.escape(src)}</th>{cells}</tr>')
+        colour = (colours or {}).get(src)
+        mark = f' style="border-left:6px solid {html.escape(colour)}"' if colour else ""
+        rows.append(
+            f'<tr data-source="{html.escape(src)}"><th{mark}>{html.escape(src)}</th>{cells}</tr>'
+        )
     return (
         f'<table id="key-numbers"><thead><tr><th>Source</th>{head}</tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table>"
@@ -195,7 +202,7 @@ def asks_table(traces: Sequence[Trace], store: str | None = None) -> str:
     return (
         f"<h2>Recent asks</h2><p class='note'>The newest {shown} of {len(newest)}; run a row's "
         "replay command to see what that ask read and answered beside what today's memory "
-        f"gives.</p><table id='recent-asks'>{head}{rows}</table>"
+        f"gives.</p><div class='scroll'><table id='recent-asks'>{head}{rows}</table></div>"
     )
 
 

@@ -1,11 +1,14 @@
 """The dashboard opened in headless Chromium: every chart with data renders with marks in it
 (plotly drew its SVG and at least one bar, point, line or box), every other chart is listed as
 not drawn with its reason, and the key numbers computed from the fixture traces and runs appear
-on the page. Real extractive LoCoMo and LongMemEval runs (issue 28's empty charts) too."""
+on the page. Real extractive LoCoMo and LongMemEval runs (issue 28's empty charts) too, and
+screenshots of a whole LoCoMo page with its store (issue 49: what a reader trips over)."""
 
 from __future__ import annotations
 
+import importlib.util
 import re
+import struct
 import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
@@ -13,7 +16,7 @@ from pathlib import Path
 import pytest
 from hymem.core.config import MemoryConfig
 from hymem.embed.embedders import HashingEmbedder
-from hymem.evaluation.dashboard import CHART_IDS, write_dashboard
+from hymem.evaluation.dashboard import CHART_IDS, load_store, write_dashboard
 from hymem.evaluation.longmemeval.runner import LmeOptions, run_longmemeval
 from hymem.evaluation.runner import RunOptions, run_locomo
 from hymem.evaluation.systems import ALL_SYSTEMS
@@ -64,6 +67,9 @@ class ChartScan(HTMLParser):
         self.report_tables: dict[str, int] = {}
         self.headings: list[str] = []
         self._heading = False
+        self.groups: list[set[str]] = []  # the classes of each open SVG <g>
+        self.rotated: dict[str, int] = {}  # x tick labels drawn at an angle, per chart
+        self.titled: set[str] = set()  # charts with a plotly title (the mode bar covers it)
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         a = dict(attrs)
@@ -77,6 +83,17 @@ class ChartScan(HTMLParser):
             self.svgs[chart] = self.svgs.get(chart, 0) + 1
         if chart and classes & MARK_CLASSES:
             self.marks[chart] = self.marks.get(chart, 0) + 1
+        if tag == "g":
+            self.groups.append(classes)
+        if chart and tag == "text":
+            if (
+                self.groups
+                and "xtick" in self.groups[-1]
+                and "rotate(" in (a.get("transform") or "")
+            ):
+                self.rotated[chart] = self.rotated.get(chart, 0) + 1
+            if "gtitle" in classes:
+                self.titled.add(chart)
         if tag == "li" and a.get("data-charts"):
             self.absent.update((a["data-charts"] or "").split())
         if tag == "table" and "report-table" in classes:
@@ -92,6 +109,8 @@ class ChartScan(HTMLParser):
     def handle_endtag(self, tag: str) -> None:
         if tag == "div" and self.stack:
             self.stack.pop()
+        if tag == "g" and self.groups:
+            self.groups.pop()
         if tag == "td":
             self._cell = None
         if tag in ("h4", "h5"):
@@ -174,6 +193,12 @@ def test_dashboard_renders_charts_and_numbers(tmp_path: Path, chromium: str) -> 
     assert shot.exists() and shot.stat().st_size > 20_000
 
 
+@pytest.fixture(scope="module")
+def locomo_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One extractive LoCoMo run of every system (with its store), shared by this module."""
+    return _locomo_run(tmp_path_factory.mktemp("runs"))
+
+
 def _locomo_run(root: Path) -> Path:
     out = root / "locomo"
     run_locomo(
@@ -196,8 +221,10 @@ def _lme_run(root: Path) -> Path:
     return out
 
 
-def test_extractive_locomo_run_draws_every_chart_with_data(tmp_path: Path, chromium: str) -> None:
-    run = _locomo_run(tmp_path)
+def test_extractive_locomo_run_draws_every_chart_with_data(
+    tmp_path: Path, chromium: str, locomo_run: Path
+) -> None:
+    run = locomo_run
     scan = render(chromium, run / "dashboard.html", tmp_path / "profile")
     assert_no_empty_chart(scan)
     assert scan.drawn == set(CHART_IDS)  # recall@k included: LoCoMo's rows are drawn
@@ -223,3 +250,69 @@ def test_extractive_longmemeval_run_shows_only_what_has_data(tmp_path: Path, chr
     assert scan.report_tables["lme"] >= 3
     assert any(h.startswith("Retrieval, session level") for h in scan.headings)
     assert any(h.startswith("Retrieval at hymem's cost") for h in scan.headings)
+
+
+def screenshot(chromium: str, page: Path, shot: Path, width: int, height: int) -> None:
+    subprocess.run(
+        [
+            *chromium_args(chromium, shot.with_suffix(".profile")),
+            "--hide-scrollbars",
+            f"--window-size={width},{height}",
+            f"--screenshot={shot}",
+            page.as_uri(),
+        ],
+        capture_output=True,
+        timeout=120,
+        check=True,
+    )
+
+
+def assert_real_picture(shot: Path, width: int, height: int) -> None:
+    """A PNG of the window's size that is a picture, not one flat colour (a blank or failed
+    render): with Pillow, many distinct colours; without it, a file far larger than a flat one."""
+    data = shot.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    assert struct.unpack(">II", data[16:24]) == (width, height)
+    if importlib.util.find_spec("PIL") is None:
+        assert len(data) > 100_000, len(data)
+        return
+    from PIL import Image
+
+    with Image.open(shot) as img:
+        rgb = img.convert("RGB")
+        assert rgb.getcolors(maxcolors=256) is None  # over 256 colours: text, charts, tables
+        top, bottom = (
+            rgb.crop((0, 0, width, height // 2)),
+            rgb.crop((0, height // 2, width, height)),
+        )
+        assert all(
+            len(part.getcolors(maxcolors=width * height) or []) > 20 for part in (top, bottom)
+        )
+
+
+def test_dashboard_screenshots(tmp_path: Path, chromium: str, locomo_run: Path) -> None:
+    """The page as a reader opens it from `hymem dashboard --runs RUN --traces RUN/store`,
+    screenshotted (kept under tmp_path): what is above the fold, and the whole page. In the
+    rendered charts no x tick label is drawn at an angle and no chart title is plotly's (the
+    mode bar covered those); each chart's title is the heading above it."""
+    traces, health = load_store(locomo_run / "store")
+    page = write_dashboard(
+        tmp_path / "dashboard.html",
+        traces=traces,
+        runs=[locomo_run],
+        health=health,
+        store=str(locomo_run / "store"),
+    )
+    scan = render(chromium, page, tmp_path / "profile")
+    assert scan.drawn == set(CHART_IDS)
+    assert scan.rotated == {}, scan.rotated
+    assert scan.titled == set(), scan.titled
+    text = page.read_text(encoding="utf-8")
+    assert text.index("id='glossary'") < text.index('id="chart-')
+    panels = ("id='memory-health'", "id='recent-asks'", 'class="run-retrieval"')
+    assert [text.index(p) for p in panels] == sorted(text.index(p) for p in panels)
+
+    for name, (width, height) in {"top": (1400, 1000), "full": (1400, 5200)}.items():
+        shot = tmp_path / f"dashboard-{name}.png"
+        screenshot(chromium, page, shot, width, height)
+        assert_real_picture(shot, width, height)

@@ -110,7 +110,7 @@ def test_summary_report_and_dashboard(full_run: tuple[Path, LmeRunResult]) -> No
     assert "QA needs a model" in report and "## Retrieval, turn level" in report
     assert "| hymem-summary (turn) |" in report and "| hybrid-session (session) |" in report
     html = (out / "dashboard.html").read_text()
-    assert 'id="chart-retrieval"' in html and "run\\u002fhymem-summary (turn)" in html
+    assert 'id="chart-retrieval"' in html and '"legendgroup":"run\\u002fhymem-summary"' in html
     assert "chart-retrieval" in render_dashboard(runs=[out])
 
 
