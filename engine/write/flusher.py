@@ -181,7 +181,7 @@ class Flusher:
             core_ids.extend(pending[i].id for i in span.core)
         res = self._summarise(user_id, inputs, len(core_ids), model=model)
         regrounded: list[str] = []
-        if not res.fallback:
+        if not res.fallback and self._roles().label != "extractive":  # its facts are quotes
             res, regrounded = self._regrounded(user_id, inputs, res)
         summaries = build_summaries(user_id, segments, res.output.segments)
         if res.fallback:
