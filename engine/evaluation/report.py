@@ -258,4 +258,23 @@ def _construction_section(summary: dict[str, Any]) -> list[str]:
         rows,
     )
     lines.append("")
+    lines += resumed_note([c["conversation"] for c in cons["per_conversation"] if resumed(c)])
     return lines
+
+
+def resumed(cost: dict[str, Any]) -> bool:
+    """Whether an ingest record sums more than one invocation's feed (`ingest_tally`)."""
+    return int(cost.get("parts", 1)) > 1
+
+
+def resumed_note(units: Sequence[str]) -> list[str]:
+    """Says which units' ingestion was interrupted and resumed, and what that does to their
+    cost row, so a resumed run is never mistaken for a clean one nor its counts for a part."""
+    if not units:
+        return []
+    return [
+        f"Resumed after an interruption: {', '.join(units)}. Counts, calls and tokens are "
+        "summed over the invocations that fed them (what an uninterrupted run counts); "
+        "seconds add up every invocation's, re-feeding the stored turns included.",
+        "",
+    ]

@@ -3,8 +3,11 @@ selected system, score, measure retrieval recall, and write the run's outputs. R
 three points: a conversation whose ingestion finished (its `ingest/<id>.json` exists) is not
 fed again, a question already in predictions.jsonl is not asked again, and a question whose
 retrieval recall is in retrieval_questions.jsonl under the current configuration and store
-state is not searched again (`retrieval_cache`). Each invocation's stage times go to
-timing.jsonl and the report (`timing`)."""
+state is not searched again (`retrieval_cache`). An interrupted conversation is fed again
+whole and its cost summed over the invocations (`ingest_tally`), and every invocation rebuilds
+the BM25 index before searching (`settle_lexical`), so an interrupted-then-resumed run reports
+what a clean run reports. Each invocation's stage times go to timing.jsonl and the report
+(`timing`)."""
 
 from __future__ import annotations
 
@@ -19,7 +22,12 @@ from hymem.core.errors import ConfigError, UserInputError
 from hymem.core.logging import get_logger
 from hymem.evaluation.lineup import build_systems
 from hymem.evaluation.locomo_format import Phrasing, phrased_roles
-from hymem.evaluation.locomo_ingest import flush_user, ingest_all, ingest_conversation
+from hymem.evaluation.locomo_ingest import (
+    flush_user,
+    ingest_all,
+    ingest_conversation,
+    settle_lexical,
+)
 from hymem.evaluation.manifest import build_manifest, check_resumable
 from hymem.evaluation.metrics import bleu1, evidence_recall, locomo_f1
 from hymem.evaluation.pool import run_bounded
@@ -176,6 +184,8 @@ def run_locomo(
         clock.lap("setup")
 
         ingested = ingest_all(mem, convs, out, sleep=options.sleep, show_progress=show_progress)
+        # Every invocation searches the index a rebuild makes, whatever history built it.
+        settle_lexical(mem)
         clock.lap("ingest")
         asked, skipped, failed = _ask_all(
             mem, convs, systems, out / "predictions.jsonl", options, judge_roles, show_progress

@@ -221,7 +221,14 @@ class LexicalIndex:
 
     def rebuild(self, docs: Iterable[LexDoc], *, fresh: bool = False) -> int:
         """Drop everything and index `docs` from scratch (one commit). `fresh` (forced for a
-        damaged index) builds in a new folder that then replaces the old one, never opened."""
+        damaged index) builds in a new folder that then replaces the old one, never opened.
+
+        It also makes scores depend on `docs` alone. Tantivy's BM25 statistics (documents,
+        term frequencies, total tokens) still count a replaced or deleted document until a
+        background merge drops it, and a merge over deletions re-estimates total tokens from
+        quantised field lengths, so two indexes holding the same documents score differently
+        when their write histories differ; rebuilt, they score alike (`hymem eval` rebuilds
+        before it searches, for that reason)."""
         if fresh or self.problem is not None:
             return self._rebuild_aside(docs)
         with self._writing() as writer:

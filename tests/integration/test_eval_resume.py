@@ -200,3 +200,142 @@ def test_date_phrasing_is_recorded_and_fixed_for_a_run(tmp_path: Path) -> None:
     assert "hymem's own wording" in (out / "report.md").read_text()
     with pytest.raises(ConfigError, match="phrasing"):
         run_locomo(options(out, **mini), cfg, embedder=embedder, show_progress=False)
+
+
+# --- interrupted, then resumed: the same report as a clean run -----------------------------
+
+
+class StopAtSummarise:
+    """Real roles whose `at`-th summariser call is interrupted, as a Ctrl-C during a model
+    call is. Injected through the constructor, no patching."""
+
+    def __init__(self, inner: Any, at: int) -> None:
+        self._inner = inner
+        self._left = at
+        self.label = inner.label
+
+    def summarise(self, segments: list[Any]) -> Any:
+        self._left -= 1
+        if self._left == 0:
+            raise KeyboardInterrupt
+        return self._inner.summarise(segments)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+def repeating_dataset(folder: Path) -> Path:
+    """The mini fixture, with a fourth session of conv-mini-1 that repeats its first: write-time
+    consolidation then replaces summaries, which leaves deleted documents in the BM25 index."""
+    data = json.loads(EVAL_MINI.read_text(encoding="utf-8"))
+    conv = data[0]["conversation"]
+    assert data[0]["sample_id"] == "conv-mini-1" and "session_4" not in conv
+    conv["session_4_date_time"] = "10:00 am on 1 August, 2023"
+    conv["session_4"] = [
+        dict(t, dia_id=t["dia_id"].replace("D1:", "D4:")) for t in conv["session_1"]
+    ]
+    path = folder / "locomo_repeating.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def lexical_scores(store: Path, cfg: MemoryConfig, embedder: Any, dataset: Path) -> list[Any]:
+    """Every question's BM25 hits (id -> score) at both levels, read from a finished run."""
+    scores: list[Any] = []
+    with Memory(store, config=cfg, embedder=embedder, read_only=True) as mem:
+        for conv in json.loads(dataset.read_text(encoding="utf-8")):
+            for qa in conv["qa"]:
+                for level in ("summary", "segment"):
+                    hits = mem.search(
+                        qa["question"], user_id=conv["sample_id"], k=10, level=level, mode="lexical"
+                    )
+                    scores.append({h.id: h.lexical_score for h in hits})
+    return scores
+
+
+COST_COUNTS = ("conversation", "turns", "segments", "summaries", "calls", "tokens")
+
+
+def cost_rows(out: Path) -> list[dict[str, Any]]:
+    rows = json.loads((out / "summary.json").read_text())["construction"]["per_conversation"]
+    return [{k: r[k] for k in COST_COUNTS} for r in rows]
+
+
+@pytest.fixture(scope="module")
+def clean_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """One uninterrupted run over the repeating fixture: (dataset, run folder)."""
+    folder = tmp_path_factory.mktemp("clean")
+    dataset = repeating_dataset(folder)
+    embedder = resolve_embedder("hashing")
+    cfg = MemoryConfig.defaults(embedder="hashing")
+    run_locomo(resume_options(folder / "run", dataset), cfg, embedder=embedder, show_progress=False)
+    return dataset, folder / "run"
+
+
+def resume_options(out: Path, dataset: Path) -> RunOptions:
+    return options(out, dataset=dataset, systems=["hymem"], workers=1, retrieval_eval=True)
+
+
+@pytest.mark.parametrize("where", ["summarise", "commit"])
+def test_interrupted_then_resumed_run_reports_what_a_clean_run_reports(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, clean_run: tuple[Path, Path], where: str
+) -> None:
+    """A Ctrl-C in a summariser call (conv-mini-1's third of four) or inside a commit's last
+    step (conv-mini-2's, after Tantivy took it, before its turns are marked stored), then a
+    rerun: the construction-cost counts are a clean run's (not only the resumed part's), and
+    BM25 scores are a clean run's (a rolled-back commit rebuilds the index mid-run, dropping
+    the deleted documents a clean run still counts)."""
+    from hymem.evaluation.locomo_format import phrased_roles
+    from hymem.indexes.lance.turn_log import TurnLog
+
+    dataset, clean = clean_run
+    out = tmp_path / "run"
+    cfg = MemoryConfig.defaults(embedder="hashing")
+    embedder = resolve_embedder("hashing")
+    roles = phrased_roles(cfg, embedder, "locomo")  # what run_locomo builds for itself
+    assert roles is not None
+    if where == "summarise":
+        stopping: Any = StopAtSummarise(roles, at=3)
+    else:
+        stopping = roles
+        set_status = TurnLog.set_status
+
+        def stop_once(self: TurnLog, user_id: str, *args: Any, **kwargs: Any) -> Any:
+            if user_id == "conv-mini-2":
+                monkeypatch.setattr(TurnLog, "set_status", set_status)
+                raise KeyboardInterrupt
+            return set_status(self, user_id, *args, **kwargs)
+
+        monkeypatch.setattr(TurnLog, "set_status", stop_once)
+    with pytest.raises(KeyboardInterrupt):
+        run_locomo(
+            resume_options(out, dataset),
+            cfg,
+            embedder=embedder,
+            roles=stopping,
+            show_progress=False,
+        )
+    roles.close()
+    cut = "conv-mini-1" if where == "summarise" else "conv-mini-2"
+    assert not (out / "ingest" / f"{cut}.json").exists()
+    assert (out / "ingest" / "partial" / f"{cut}.json").exists()  # what the first part spent
+
+    resumed = run_locomo(resume_options(out, dataset), cfg, embedder=embedder, show_progress=False)
+    assert cut in resumed.ingested
+    assert not (out / "ingest" / "partial").exists()
+    assert cost_rows(out) == cost_rows(clean)
+    parts = {
+        r["conversation"]: r["parts"]
+        for r in json.loads((out / "summary.json").read_text())["construction"]["per_conversation"]
+    }
+    assert parts[cut] == 2 and set(parts.values()) <= {1, 2}
+    assert f"Resumed after an interruption: {cut}." in (out / "report.md").read_text()
+    assert "Resumed" not in (clean / "report.md").read_text()
+
+    got = lexical_scores(out / "store", cfg, embedder, dataset)
+    want = lexical_scores(clean / "store", cfg, embedder, dataset)
+    assert any(want) and len(got) == len(want)
+    for mine, theirs in zip(got, want, strict=True):
+        assert mine == pytest.approx(theirs, abs=1e-6)
+    retrieval = [json.loads((run / "retrieval.json").read_text()) for run in (out, clean)]
+    assert retrieval[0] == retrieval[1]

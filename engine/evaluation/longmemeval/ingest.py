@@ -3,18 +3,19 @@ session one `add()` (oldest first, dated by `haystack_dates`, every turn under i
 `<session_id>_<index>` so retrieved turns map back exactly), then one `flush`.
 
 Re-feeding is idempotent (a repeated message id is a no-op), so a question interrupted
-mid-ingestion is simply fed again on the next run."""
+mid-ingestion is simply fed again on the next run; its cost is summed over the invocations
+that fed it (`ingest_tally`)."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from hymem.core.errors import InvalidMessageError
 from hymem.core.logging import get_logger
-from hymem.core.types import AddResult, Usage
-from hymem.evaluation.locomo_ingest import flush_user
+from hymem.core.types import AddResult
+from hymem.evaluation.ingest_tally import IngestTally
+from hymem.evaluation.locomo_ingest import check_flushed
 
 if TYPE_CHECKING:
     from hymem.api.memory import Memory
@@ -59,27 +60,31 @@ def add_session(
 
 
 def ingest_question(
-    mem: Memory, question: LmeQuestion, *, on_turns: Callable[[int], None]
+    mem: Memory,
+    question: LmeQuestion,
+    *,
+    on_turns: Callable[[int], None],
+    tally: IngestTally | None = None,
 ) -> dict[str, Any]:
     """Feed the whole history and flush; returns the construction cost. LLMUnavailable when
-    the summariser left turns pending (`flush_user`)."""
-    usage = Usage()
-    turns = segments = summaries = 0
+    the summariser left turns pending (`check_flushed`). `tally` holds what earlier
+    invocations that fed this question spent (`ingest_tally`), so a resumed feed reports the
+    whole question's cost, not only its own part."""
+    tally = tally or IngestTally()
+    turns = 0
     rejected: list[str] = []
-    t0 = time.perf_counter()
-    for session in question.sessions_in_time_order():
-        res = add_session(mem, question, session, rejected)
-        if res is not None:
-            usage.merge(res.usage)
-            turns += len(res.turn_ids)
-            segments += len(res.segments_written)
-            summaries += len(res.summaries_written)
-        on_turns(len(session.turns))
-    res = flush_user(mem, question.question_id)
-    usage.merge(res.usage)
-    segments += len(res.segments_written)
-    summaries += len(res.summaries_written)
-    total = usage.total
+    with tally.feeding():
+        for session in question.sessions_in_time_order():
+            res = add_session(mem, question, session, rejected)
+            if res is not None:
+                tally.count(res)
+                turns += len(res.turn_ids)
+            on_turns(len(session.turns))
+        res = mem.flush(user_id=question.question_id)
+        tally.count(res)
+        check_flushed(question.question_id, res)
+        tally.stop()
+    fields = tally.fields()
     return {
         "question_id": question.question_id,
         "question_type": question.question_type,
@@ -87,12 +92,13 @@ def ingest_question(
         "turns": turns,
         "turns_skipped": question.turn_count - turns,
         "turns_rejected": rejected,
-        "segments": segments,
-        "summaries": summaries,
-        "calls": total.calls,
-        "tokens": total.total_tokens,
-        "usage": {k: v.model_dump() for k, v in usage.roles.items()},
-        "seconds": round(time.perf_counter() - t0, 3),
+        "segments": fields["segments"],
+        "summaries": fields["summaries"],
+        "calls": fields["calls"],
+        "tokens": fields["tokens"],
+        "usage": fields["usage"],
+        "seconds": round(tally.seconds("ingest"), 3),
+        "parts": fields["parts"],
         "backend": mem.roles.label,
     }
 

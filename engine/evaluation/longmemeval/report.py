@@ -17,7 +17,13 @@ from hymem.evaluation.longmemeval.report_matched import matched_section, matched
 from hymem.evaluation.longmemeval.systems import RETRIEVAL_SYSTEMS
 from hymem.evaluation.markdown import fmt_num, fmt_pct, md_table
 from hymem.evaluation.metrics import mean, percentile
-from hymem.evaluation.report import EXTRACTIVE_LABEL, backend_label, spender
+from hymem.evaluation.report import (
+    EXTRACTIVE_LABEL,
+    backend_label,
+    resumed,
+    resumed_note,
+    spender,
+)
 
 TYPE_TITLES: dict[str, str] = {
     "single-session-user": "SS-user",
@@ -133,6 +139,8 @@ def ingestion_summary(ingest: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "calls": sum(int(c.get("calls", 0)) for c in ingest),
         "tokens": sum(int(c.get("tokens", 0)) for c in ingest),
         "turns_skipped": sum(int(c.get("turns_skipped", 0)) for c in ingest),
+        # questions whose cost sums several invocations' feeds (`ingest_tally`)
+        "resumed": sorted(str(c.get("question_id")) for c in ingest if resumed(c)),
     }
 
 
@@ -298,6 +306,7 @@ def _ingest_section(summary: dict[str, Any]) -> list[str]:
             ],
         ),
         "",
+        *resumed_note(ing.get("resumed") or []),
         f"Wall time: {fmt_num(wall['total'])} s over {wall['invocations']} invocation(s) "
         f"(last: {fmt_num(wall['last'])} s).",
         "",

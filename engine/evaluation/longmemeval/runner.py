@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from hymem.core.config import MemoryConfig
 from hymem.core.errors import HymemError, UserInputError
 from hymem.core.logging import get_logger
+from hymem.evaluation.ingest_tally import IngestTally, partial_path
 from hymem.evaluation.longmemeval.data import (
     LmeDataset,
     LmeQuestion,
@@ -261,8 +262,11 @@ def _prepare(
         rank = progress.add_task("retrieval", total=len(used))
         for q in used:
             if q.question_id in todo_ids:
+                tally = IngestTally(partial_path(out, q.question_id))
                 try:
-                    cost = ingest_question(mem, q, on_turns=lambda n: progress.advance(feed, n))
+                    cost = ingest_question(
+                        mem, q, on_turns=lambda n: progress.advance(feed, n), tally=tally
+                    )
                 except HymemError as exc:
                     failed.append(q.question_id)
                     log.warning(
@@ -273,6 +277,7 @@ def _prepare(
                 (out / "ingest" / f"{q.question_id}.json").write_text(
                     json.dumps(cost, indent=2), encoding="utf-8"
                 )
+                tally.finish()
                 ingested.append(q.question_id)
             ranked += rank_question(mem, q, systems, rlog, budgets)
             progress.advance(rank)
