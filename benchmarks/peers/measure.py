@@ -37,6 +37,7 @@ class Outcome:
     versions: dict[str, str] = field(default_factory=dict)
     ingest_s: dict[str, float] = field(default_factory=dict)  # per dataset
     ingest_turns: dict[str, int] = field(default_factory=dict)
+    embed_s: dict[str, float] = field(default_factory=dict)  # of ingest_s, where reported
     search_ms: list[float] = field(default_factory=list)  # dev, top-10
     context_ms: list[float] = field(default_factory=list)  # hymem's light context
     recall_k: dict[str, list[float]] = field(default_factory=dict)
@@ -97,7 +98,8 @@ def ingest(
     for n, history in enumerate(histories):
         for name in rotation(list(by_name), n):
             s = by_name[name]
-            o, w, seconds = out[s.name], workers[s.name], 0.0
+            o, w = out[s.name], workers[s.name]
+            replies = []
             for session in history.sessions:
                 items = [
                     {
@@ -111,20 +113,23 @@ def ingest(
                 ]
                 if not items:
                     continue
-                seconds += w.call(
-                    "add",
-                    user=history.user,
-                    session=session.id,
-                    time=session.time,
-                    items=items,
-                    one_by_one=s.one_by_one,
-                )["seconds"]
+                replies.append(
+                    w.call(
+                        "add",
+                        user=history.user,
+                        session=session.id,
+                        time=session.time,
+                        items=items,
+                        one_by_one=s.one_by_one,
+                    )
+                )
                 progress.advance(task, len(items))
-            seconds += w.call("flush", user=history.user)["seconds"]
-            o.ingest_s[history.dataset] = o.ingest_s.get(history.dataset, 0.0) + seconds
-            o.ingest_turns[history.dataset] = (
-                o.ingest_turns.get(history.dataset, 0) + history.turn_count
-            )
+            replies.append(w.call("flush", user=history.user))
+            ds = history.dataset
+            o.ingest_s[ds] = o.ingest_s.get(ds, 0.0) + sum(r["seconds"] for r in replies)
+            o.ingest_turns[ds] = o.ingest_turns.get(ds, 0) + history.turn_count
+            if any("embed_s" in r for r in replies):
+                o.embed_s[ds] = o.embed_s.get(ds, 0.0) + sum(r.get("embed_s", 0) for r in replies)
     progress.remove_task(task)
 
 

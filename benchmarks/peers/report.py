@@ -23,6 +23,8 @@ def figures(o: Outcome) -> dict[str, float]:
     for ds in DATASETS:
         s, n = o.ingest_s.get(ds, math.nan), o.ingest_turns.get(ds, 0)
         f[f"ingest_{ds}"] = n / s if s and n else math.nan
+        f[f"ingest_s_{ds}"] = s
+        f[f"embed_share_{ds}"] = o.embed_s[ds] / s if ds in o.embed_s and s else math.nan
         f[f"r10_{ds}"] = mean(o.recall_k.get(ds, []))
         f[f"rb_{ds}"] = mean(o.recall_budget.get(ds, []))
         f[f"tok_{ds}"] = mean(o.tokens_budget.get(ds, []))
@@ -118,6 +120,15 @@ def notes(figs: dict[str, dict[str, float]], budget: int) -> list[str]:
             f"context) {rsb or '-'}; light context p50/p95 {f['ctx_p50']:.1f}/{f['ctx_p95']:.1f} ms"
         )
     for name, f in figs.items():
+        for d, label in DATASETS.items():
+            if not math.isnan(f.get(f"embed_share_{d}", math.nan)):
+                out.append(
+                    f"- {name} ingest {label}: {f[f'ingest_s_{d}']:.1f} s, of which "
+                    f"{100 * f[f'embed_share_{d}']:.0f}% inside its embedder"
+                )
+    for name, f in figs.items():
+        if math.isnan(f["cold_s"]):
+            continue
         out.append(
             f"- {name} cold start {f['cold_s']:.2f} s: import {f['cold_import_s']:.2f}, open "
             f"{f['cold_open_s']:.2f}, first search {f['cold_search_s']:.3f} (the rest: "

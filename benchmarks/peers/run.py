@@ -45,7 +45,7 @@ from rich.progress import (  # noqa: E402
 )
 from systems import DEFAULT_SYSTEMS, System, pick  # noqa: E402
 from venvs import peer_python  # noqa: E402
-from workload import load_lme, load_locomo, truncate  # noqa: E402
+from workload import load_lme, load_locomo, per_user, truncate  # noqa: E402
 
 DATA = REPO.parent / "shared" / "data"
 
@@ -59,7 +59,13 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         "--lme-questions", type=int, default=10, help="histories of ~490 turns (default 10)"
     )
     ap.add_argument(
-        "--max-turns", type=int, default=None, help="smoke runs: each history's first N turns"
+        "--max-turns",
+        type=int,
+        default=None,
+        help="smoke runs: each history's first N turns and its evidence sessions",
+    )
+    ap.add_argument(
+        "--questions-per-history", type=int, default=None, help="smoke runs: the first N"
     )
     ap.add_argument("--systems", nargs="+", default=list(DEFAULT_SYSTEMS))
     ap.add_argument("--scale", type=int, default=100_000, help="memories for one user; 0: skip")
@@ -119,7 +125,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     histories, questions = load_locomo(args.locomo, args.locomo_conversations)
     lme_h, lme_q = load_lme(args.lme, args.lme_questions)
-    histories, questions = truncate(histories + lme_h, questions + lme_q, args.max_turns)
+    questions = per_user(questions + lme_q, args.questions_per_history)
+    histories, questions = truncate(histories + lme_h, questions, args.max_turns)
     started, load0 = time.time(), os.getloadavg()[0]
     outcomes = {s.name: Outcome() for s in systems}
     columns = (
@@ -153,7 +160,8 @@ def main(argv: list[str] | None = None) -> int:
         "equal tokens": f"{args.budget} (hymem: its light-path context; a peer: its top "
         f"{args.pool} cut to the longest prefix that fits)",
         "precomputed vectors": f"the {args.scale:,}-memory figures only (load s, search, disk);"
-        " every dev figure embeds with the system's own pipeline",
+        " every dev figure embeds with the system's own pipeline; mem0's load runs its"
+        " Qdrant SQLite file with synchronous=OFF (one fsync per point otherwise)",
     }
     text, figs = render(outcomes, meta, args.budget, args.scale)
     args.out.mkdir(parents=True, exist_ok=True)

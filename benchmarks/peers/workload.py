@@ -117,22 +117,41 @@ def ratio(value: float, reference: float) -> str:
     return f"{value / reference:.2f}x"
 
 
+def per_user(questions: list[Question], n: int | None) -> list[Question]:
+    """The first `n` questions of each user (all when None): smoke runs ask a few."""
+    if n is None:
+        return questions
+    seen: dict[str, int] = {}
+    out = []
+    for q in questions:
+        seen[q.user] = seen.get(q.user, 0) + 1
+        if seen[q.user] <= n:
+            out.append(q)
+    return out
+
+
 def truncate(
     histories: list[History], questions: list[Question], max_turns: int | None
 ) -> tuple[list[History], list[Question]]:
-    """Each history cut to its first `max_turns` turns (None: whole), with the questions whose
-    evidence all lies within what is kept: for smoke runs and tests."""
+    """For smoke runs and tests: each history cut to its first `max_turns` turns, plus every
+    session holding evidence of one of its questions (whole, in its place), and the questions
+    whose evidence all lies within what is kept. None: unchanged."""
     if max_turns is None:
         return histories, questions
+    evidence = {(q.user, e) for q in questions for e in q.evidence}
     cut, kept = [], set()
     for h in histories:
         sessions, left = [], max_turns
         for s in h.sessions:
-            if left <= 0:
-                break
-            sessions.append(Session(s.id, s.time, s.turns[:left]))
-            left -= len(sessions[-1].turns)
-            kept.update((h.user, t.id) for t in sessions[-1].turns)
+            if any((h.user, t.id) in evidence for t in s.turns):
+                turns = s.turns
+            elif left > 0:
+                turns = s.turns[:left]
+                left -= len(turns)
+            else:
+                continue
+            sessions.append(Session(s.id, s.time, turns))
+            kept.update((h.user, t.id) for t in turns)
         cut.append(History(h.dataset, h.user, tuple(sessions)))
     asked = [q for q in questions if all((q.user, e) in kept for e in q.evidence)]
     return cut, asked

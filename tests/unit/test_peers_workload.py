@@ -72,15 +72,31 @@ def test_percentile_matches_numpy_default(mods: dict[str, ModuleType]) -> None:
     assert math.isnan(w.percentile([], 50))
 
 
-def test_truncation_keeps_questions_whose_evidence_survives(mods: dict[str, ModuleType]) -> None:
+def test_truncation_keeps_the_head_and_the_evidence(mods: dict[str, ModuleType]) -> None:
     w = mods["workload"]
-    turns = tuple(w.Turn(f"D1:{i}", "A", "user", f"text {i}") for i in range(1, 6))
-    history = w.History("locomo", "u", (w.Session("s1", "2023-01-01T00:00:00", turns),))
-    inside = w.Question("locomo", "u", "q1", frozenset({"D1:2"}), "single-hop")
-    outside = w.Question("locomo", "u", "q2", frozenset({"D1:2", "D1:5"}), "multi-hop")
-    cut, asked = w.truncate([history], [inside, outside], 3)
-    assert cut[0].turn_count == 3 and asked == [inside]
-    assert w.truncate([history], [inside, outside], None) == ([history], [inside, outside])
+
+    def session(n: int) -> object:
+        turns = tuple(w.Turn(f"D{n}:{i}", "A", "user", f"text {i}") for i in range(1, 5))
+        return w.Session(f"s{n}", f"2023-01-0{n}T00:00:00", turns)
+
+    history = w.History("locomo", "u", tuple(session(n) for n in range(1, 5)))
+    late = w.Question("locomo", "u", "q2", frozenset({"D4:4"}), "multi-hop")
+    cut, asked = w.truncate([history], [late], 3)
+    # the head's 3 turns, then nothing until the session holding evidence, kept whole
+    assert [(s.id, len(s.turns)) for s in cut[0].sessions] == [("s1", 3), ("s4", 4)]
+    assert asked == [late]
+    early = w.Question("locomo", "u", "q1", frozenset({"D1:2"}), "single-hop")
+    lost = w.Question("locomo", "other", "q3", frozenset({"D9:9"}), "temporal")
+    assert w.truncate([history], [lost], 3)[1] == []
+    assert w.truncate([history], [early, late], None) == ([history], [early, late])
+    assert [len(s.turns) for s in w.truncate([history], [early], 3)[0][0].sessions] == [4, 3]
+
+
+def test_per_user_keeps_each_users_first_questions(mods: dict[str, ModuleType]) -> None:
+    w = mods["workload"]
+    qs = [w.Question("locomo", u, f"q{i}", frozenset({"D1:1"}), "x") for i, u in enumerate("aabab")]
+    assert [q.text for q in w.per_user(qs, 1)] == ["q0", "q2"]
+    assert w.per_user(qs, None) == qs
 
 
 def test_pick_puts_hymem_first_and_keeps_peer_twins_out_of_search(
