@@ -137,7 +137,7 @@ def notes(figs: dict[str, dict[str, float]], budget: int) -> list[str]:
     return out
 
 
-def targets(figs: dict[str, dict[str, float]], budget: int) -> list[str]:
+def targets(figs: dict[str, dict[str, float]], budget: int, scale_n: int = 100_000) -> list[str]:
     """The issue's three targets against the measured figures."""
     ref = figs.get("hymem")
     if ref is None:
@@ -157,7 +157,7 @@ def targets(figs: dict[str, dict[str, float]], budget: int) -> list[str]:
     if fastest is not None and not math.isnan(ref["scale_p95"]):
         limit = 1.2 * fastest[1]["scale_p95"]
         out.append(
-            f"- 100k-scale p95: hymem {ref['scale_p95']:.1f} ms vs 1.2 x fastest peer "
+            f"- {scale_n:,}-memory p95: hymem {ref['scale_p95']:.1f} ms vs 1.2 x fastest peer "
             f"({fastest[0]} {fastest[1]['scale_p95']:.1f}) = {limit:.1f} ms: "
             f"{'met' if ref['scale_p95'] <= limit else 'MISSED'}"
         )
@@ -187,7 +187,13 @@ def render(
     figs = {name: figures(o) for name, o in outcomes.items()}
     lines = [f"# hymem and its peers ({meta['date']})", "", f"```\n{meta['command']}\n```", ""]
     lines += [f"- {k}: {v}" for k, v in meta.items() if k not in ("command", "date")]
-    lines += ["", *markdown(figs, budget, scale_n), "**Targets**", "", *targets(figs, budget)]
+    lines += [
+        "",
+        *markdown(figs, budget, scale_n),
+        "**Targets**",
+        "",
+        *targets(figs, budget, scale_n),
+    ]
     lines += ["", "**Notes**", "", *notes(figs, budget), ""]
     versions: Sequence[str] = [
         f"- {n}: " + ", ".join(f"{k} {v}" for k, v in o.versions.items())
