@@ -119,7 +119,9 @@ def test_when_every_role_fails_the_extractive_answer_is_not_complete(
         server.add_rule(fault="500")  # every role, every time
         ans = mem.ask(QUESTION, user_id="u", depth="auto")
         assert ans.fallback == "extractive" and ans.complete is False and ans.text.strip()
-        assert "fact about seg-" in ans.text  # the extractive roles answered from summaries
+        # the extractive roles answered from the stored summaries
+        stored = [it.text for it in mem.get_all(user_id="u", limit=100).items]
+        assert any(ans.text in text for text in stored), (ans.text, stored)
         # the model was asked once, then the rest of the ask skipped it (no deadline each)
         assert len(server.requests_for("select")) == 0
         assert last_trace(mem).fallback == "extractive"
