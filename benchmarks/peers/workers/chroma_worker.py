@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from wire import Timer, serve, take_stdout
+from wire import Timer, installed_versions, serve_worker, take_stdout
 
 CHANNEL = take_stdout()
 
@@ -91,24 +91,12 @@ class ChromaWorker:
 
 
 def _versions() -> dict[str, str]:
-    from importlib.metadata import version
-
-    return {p: version(p) for p in ("sentence-transformers", "torch")}
+    return installed_versions("sentence-transformers", "torch")
 
 
 if __name__ == "__main__":
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
     w = ChromaWorker()
-    serve(
-        {
-            "open": w.open,
-            "add": w.add,
-            "flush": w.flush,
-            "search": w.search,
-            "load": w.load,
-            "close": w.close,
-        },
-        CHANNEL,
-    )
+    serve_worker(w, CHANNEL)
     sys.exit(0)

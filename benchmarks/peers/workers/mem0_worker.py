@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from wire import Timer, serve, take_stdout
+from wire import Timer, installed_versions, serve_worker, take_stdout
 
 CHANNEL = take_stdout()
 
@@ -165,24 +165,12 @@ class Mem0Worker:
 
 
 def _versions() -> dict[str, str]:
-    from importlib.metadata import version
-
-    return {p: version(p) for p in ("qdrant-client", "sentence-transformers", "torch")}
+    return installed_versions("qdrant-client", "sentence-transformers", "torch")
 
 
 if __name__ == "__main__":
     os.environ.setdefault("MEM0_TELEMETRY", "False")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     w = Mem0Worker()
-    serve(
-        {
-            "open": w.open,
-            "add": w.add,
-            "flush": w.flush,
-            "search": w.search,
-            "load": w.load,
-            "close": w.close,
-        },
-        CHANNEL,
-    )
+    serve_worker(w, CHANNEL)
     sys.exit(0)

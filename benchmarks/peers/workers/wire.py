@@ -78,3 +78,18 @@ def serve(handlers: dict[str, Handler], channel: Any) -> None:
         channel.write(json.dumps(out) + "\n")
         if op == "close":
             return
+
+
+PEER_OPS = ("open", "add", "flush", "search", "load", "close")
+
+
+def serve_worker(worker: Any, channel: Any) -> None:
+    """`serve` with the worker's method of each op's name, the set every peer worker answers."""
+    serve({op: getattr(worker, op) for op in PEER_OPS}, channel)
+
+
+def installed_versions(*packages: str) -> dict[str, str]:
+    """The installed version of each package, for the report's versions line."""
+    from importlib.metadata import version
+
+    return {p: version(p) for p in packages}
