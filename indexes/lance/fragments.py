@@ -16,16 +16,34 @@ of one fragment only. Facts of pylance 14 / lancedb 0.40 this relies on (checked
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from hymem.indexes.lance.tables import LanceTables
+from hymem.indexes.lance.tables import LanceTables, pruned_under
 
 ROW_ADDR = "_rowaddr"
 # A row address is (fragment id << 32) | offset in the fragment.
 OFFSET_MASK = 0xFFFF_FFFF
+
+
+class SnapshotPruned(Exception):
+    """A file of a pinned snapshot was pruned under the read: an erasure (in this worker or
+    another) prunes every older version of a table at once. Read again from a new snapshot.
+    Not an OSError or ValueError, so the Tantivy writer consuming the rows never takes it for
+    damage to its own index."""
+
+
+@contextmanager
+def _pinned_read() -> Iterator[None]:
+    try:
+        yield
+    except (RuntimeError, OSError, ValueError) as exc:
+        if pruned_under(exc):
+            raise SnapshotPruned(str(exc)) from exc
+        raise
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,13 +92,14 @@ def latest_snapshot(lance: LanceTables, name: str, previous: Snapshot | None = N
     if not lance.open_existing(name):
         return Snapshot(0, {})
     table = lance.table(name)
-    table.checkout_latest()
-    ds = table.to_lance()  # pinned at the version just checked out
     frags: dict[int, Fragment] = {}
-    for frag in ds.get_fragments():
-        meta = frag.metadata
-        files = tuple(f.path for f in meta.files)
-        frags[frag.fragment_id] = Fragment(frag.fragment_id, files, _deletion_marker(meta))
+    with _pinned_read():  # the version checked out may be pruned before its manifest is read
+        table.checkout_latest()
+        ds = table.to_lance()  # pinned at the version just checked out
+        for frag in ds.get_fragments():
+            meta = frag.metadata
+            files = tuple(f.path for f in meta.files)
+            frags[frag.fragment_id] = Fragment(frag.fragment_id, files, _deletion_marker(meta))
     return Snapshot(int(ds.version), frags, ds)
 
 
@@ -93,15 +112,21 @@ def offsets(addresses: pa.Array | pa.ChunkedArray) -> pa.Array:
 def fragment_batches(
     snap: Snapshot, fragment_id: int, columns: Sequence[str], batch_size: int
 ) -> Iterator[pa.RecordBatch]:
-    """The live rows of one fragment (deletions applied), with their `_rowaddr`."""
-    frag = snap.dataset.get_fragment(fragment_id)
-    yield from frag.to_batches(columns=list(columns), with_row_address=True, batch_size=batch_size)
+    """The live rows of one fragment (deletions applied), with their `_rowaddr`;
+    SnapshotPruned when the snapshot's files are pruned under the read."""
+    with _pinned_read():
+        frag = snap.dataset.get_fragment(fragment_id)
+        batches = frag.to_batches(
+            columns=list(columns), with_row_address=True, batch_size=batch_size
+        )
+        yield from batches
 
 
 def live_offsets(snap: Snapshot, fragment_id: int) -> pa.Array:
     """Offsets of the fragment's live rows: reads its deletion file, no row data."""
-    frag = snap.dataset.get_fragment(fragment_id)
-    table = frag.to_table(columns=[], with_row_address=True)
+    with _pinned_read():
+        frag = snap.dataset.get_fragment(fragment_id)
+        table = frag.to_table(columns=[], with_row_address=True)
     return offsets(table.column(ROW_ADDR))
 
 
@@ -109,6 +134,7 @@ __all__ = [
     "ROW_ADDR",
     "Fragment",
     "Snapshot",
+    "SnapshotPruned",
     "fragment_batches",
     "latest_snapshot",
     "live_offsets",

@@ -274,6 +274,12 @@ class LexicalIndex:
                     f"the lexical index at {self.path} cannot be rebuilt ({exc}); "
                     "free the folder and run `hymem reindex`"
                 ) from exc
+            except BaseException:
+                # `docs` failed (its source's error, not Tantivy's) before the swap: the old
+                # folder is untouched, so it is reopened as it was and the half-built one dropped
+                wipe(new)
+                self._open(expected=False)
+                raise
         return n
 
     def _require_writable(self) -> None:

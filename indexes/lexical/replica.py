@@ -36,7 +36,7 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from hymem.core.errors import StoreCorruptedError
+from hymem.core.errors import CommitConflictError, StoreCorruptedError
 from hymem.core.logging import get_logger
 from hymem.core.types import Level
 from hymem.indexes.lance import schema as S
@@ -44,12 +44,13 @@ from hymem.indexes.lance.fragments import (
     ROW_ADDR,
     Fragment,
     Snapshot,
+    SnapshotPruned,
     fragment_batches,
     latest_snapshot,
     live_offsets,
     offsets,
 )
-from hymem.indexes.lance.tables import LanceTables
+from hymem.indexes.lance.tables import PRUNED_ATTEMPTS, LanceTables
 from hymem.indexes.lexical.index import LexDoc, LexicalIndex
 from hymem.indexes.lexical.replica_state import FragRecord, ReplicaState, TableRecord, empty_keys
 from hymem.indexes.lexical.sync import LEX_COLS, SUMMARY_LEX_COLS, segment_doc, summary_doc
@@ -192,26 +193,59 @@ class LexicalReplica:
         """Bring the index to the tables' newest versions; the first call on an empty cache
         builds it all. Reads only manifests when nothing changed."""
         with self._lock:
-            snaps = {
-                name: latest_snapshot(self._lance, name, self._snaps.get(name)) for name in TABLES
-            }
-            self._snaps = snaps
-            if self._records is None:
-                self._records = self._checked_state()
-            try:
-                if self._records is None:
-                    raise Unusable("no usable state")
-                return self._follow(self._records, snaps)
-            except (Unusable, StoreCorruptedError) as exc:
-                log.info("replica.rebuild", reason=str(exc), path=str(self._state.file))
-                return self._rebuild(snaps)
+            return self._on_fresh_snapshots(self._catch_up)
 
     def rebuild(self) -> CatchUp:
         """Build the index afresh (a new folder): after an erasure, so no segment of this
         worker's index still holds an erased document's bytes."""
         with self._lock:
-            self._snaps = {name: latest_snapshot(self._lance, name) for name in TABLES}
-            return self._rebuild(self._snaps)
+            self._snaps = {}
+            return self._on_fresh_snapshots(lambda: self._rebuild(self._snapshots()))
+
+    def _on_fresh_snapshots(self, step: Callable[[], CatchUp]) -> CatchUp:
+        """`step`, run again on new snapshots while an erasure prunes the pinned ones under
+        its reads (`SnapshotPruned`; nothing it wrote to the index was committed). The same
+        versions failing twice is damage; pruned that many times in a row, a conflict the
+        caller retries."""
+        failed_at: dict[str, int] | None = None
+        for attempt in range(1, PRUNED_ATTEMPTS + 1):
+            try:
+                return step()
+            except SnapshotPruned as exc:
+                versions = {name: snap.version for name, snap in self._snaps.items()}
+                self._snaps = {}
+                if versions == failed_at:
+                    raise StoreCorruptedError(
+                        f"LanceDB's newest version of the lexical tables misses a file: {exc}; "
+                        "run `hymem repair`"
+                    ) from exc
+                if attempt == PRUNED_ATTEMPTS:
+                    raise CommitConflictError(
+                        f"the lexical tables had their versions pruned under this catch-up "
+                        f"{attempt} times in a row (concurrent erasures): retry it"
+                    ) from exc
+                failed_at = versions
+                log.info("replica.pruned_retry", attempt=attempt, versions=versions)
+        raise AssertionError("unreachable")
+
+    def _snapshots(self) -> dict[str, Snapshot]:
+        """The tables' newest versions (an unchanged table's last snapshot reused)."""
+        self._snaps = {
+            name: latest_snapshot(self._lance, name, self._snaps.get(name)) for name in TABLES
+        }
+        return self._snaps
+
+    def _catch_up(self) -> CatchUp:
+        snaps = self._snapshots()
+        if self._records is None:
+            self._records = self._checked_state()
+        try:
+            if self._records is None:
+                raise Unusable("no usable state")
+            return self._follow(self._records, snaps)
+        except (Unusable, StoreCorruptedError) as exc:
+            log.info("replica.rebuild", reason=str(exc), path=str(self._state.file))
+            return self._rebuild(snaps)
 
     def _checked_state(self) -> dict[str, TableRecord] | None:
         """The state file, if the index on disk is the one it describes."""

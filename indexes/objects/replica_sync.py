@@ -25,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import filelock
-from hymem.core.errors import StoreError
+from hymem.core.errors import CommitConflictError, StoreError
 from hymem.core.logging import get_logger
 from hymem.core.types import Level
 from hymem.indexes.dense.cache import DenseCache
@@ -91,8 +91,15 @@ class ReplicaSync:
 
     # --- the LexicalFeed role ------------------------------------------------------------
     def record(self) -> None:
-        """After this worker's own commit: catch up, so it reads its own writes at once."""
-        self.follow()
+        """After this worker's own commit: catch up, so it reads its own writes at once.
+        The commit is durable already, so a catch-up that concurrent erasures kept preempting
+        is logged and left to the next search (forced due), never reported as the write
+        failing: a caller told its write failed would send it again, and store it twice."""
+        try:
+            self.follow()
+        except CommitConflictError as exc:
+            self._last = float("-inf")
+            log.warning("replica.catch_up_deferred", reason=str(exc))
 
     def rebuild(
         self, progress: Callable[[int], None] | None = None, *, fresh: bool = False

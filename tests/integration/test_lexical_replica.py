@@ -371,3 +371,98 @@ def test_random_sequence_matches_a_rebuild(world: World) -> None:
         assert (step.users, step.rebuilt) == (touched, False), kind
     kinds_run = ("add", "segments", "delete", "status", "erase", "compact")
     assert all(kinds[k] for k in kinds_run) and kinds["noop"] <= 10, kinds  # it did explore
+
+
+def _erased_under_the_snapshot(
+    world: World, monkeypatch: pytest.MonkeyPatch, times: int = 1
+) -> list[int]:
+    """Another worker erases alice (delete, compact, prune every older version) right after
+    the replica pins its snapshots and before it reads them: the erasure's race, made
+    deterministic. Returns the count of erasures run."""
+    import hymem.indexes.lexical.replica as replica_module
+
+    real, ran = replica_module.latest_snapshot, [0]
+
+    def racing(lance: LanceTables, name: str, previous: object = None) -> object:
+        snap = real(lance, name, previous)  # type: ignore[arg-type]
+        if name == S.SEGMENTS and ran[0] < times:  # both tables pinned now
+            ran[0] += 1
+            # bob's row shares alice's fragment, so the compaction rewrites what was pinned
+            n = ran[0]
+            world.writer.add([summary("alice", f"x{n}", "museum"), summary("bob", f"k{n}", "jazz")])
+            world.writer.erase("alice")
+            world.writer.compact()
+        return snap
+
+    monkeypatch.setattr(replica_module, "latest_snapshot", racing)
+    return ran
+
+
+@pytest.mark.parametrize("path", ["catch_up", "rebuild"])
+def test_versions_pruned_under_the_read_are_read_again_not_damage(
+    world: World, monkeypatch: pytest.MonkeyPatch, path: str
+) -> None:
+    """Before: the read of a pinned fragment whose files an erasure had just pruned raised
+    "Not found" inside the Tantivy writer, which marked the worker's index damaged, and the
+    rebuild from the same stale snapshot failed too: the neighbour's `add` got
+    StoreCorruptedError ("run hymem reindex") for a store nothing had damaged."""
+    world.writer.add([summary("alice", "a1", "pottery")], [segment("alice", "g1", "jazz")])
+    world.writer.add([summary("bob", "b1", "violin")], [segment("bob", "g2", "beach")])
+    catch_up(world)
+    world.writer.add([summary("bob", "b2", "hiking")], [segment("carol", "g3", "library")])
+    world.writer.delete(S.SUMMARIES, "bob", ["b1"])
+    ran = _erased_under_the_snapshot(world, monkeypatch)
+    result = catch_up(world) if path == "catch_up" else world.replica.rebuild()
+    assert ran == [1]
+    assert world.lex.problem is None
+    assert_matches(world)
+    assert result.versions[S.SUMMARIES] == world.writer.lance.version(S.SUMMARIES)
+    assert world.lex.search("alice", "pottery", 5) == []
+    assert world.lex.search("bob", "hiking", 5) != []
+
+
+def test_an_erasure_that_never_stops_pruning_is_a_conflict_not_damage(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hymem.core.errors import CommitConflictError
+    from hymem.indexes.lance.tables import PRUNED_ATTEMPTS
+
+    world.writer.add([summary("bob", "b1", "violin")])
+    catch_up(world)
+    world.writer.add([summary("bob", "b2", "hiking")])
+    _erased_under_the_snapshot(world, monkeypatch, times=PRUNED_ATTEMPTS)
+    with pytest.raises(CommitConflictError, match="retry"):
+        world.replica.catch_up()
+    assert world.lex.problem is None
+    monkeypatch.undo()
+    catch_up(world)  # the next catch-up settles it
+
+
+def test_a_commit_whose_catch_up_erasures_keep_preempting_is_not_reported_failed(
+    world: World, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A worker catches up right after its own commit; that commit is durable, so a caller
+    told the write failed would send it again and store it twice. The catch-up is left to
+    the next search instead, which must run it whatever the staleness bound."""
+    from hymem.indexes.dense.cache import DenseCache
+    from hymem.indexes.lance.tables import PRUNED_ATTEMPTS
+    from hymem.indexes.objects.objects import MemoryObjects
+    from hymem.indexes.objects.replica_sync import ReplicaSync
+
+    sync = ReplicaSync(
+        world.replica,
+        world.lex,
+        MemoryObjects(),
+        tmp_path,
+        DenseCache(1 << 20, DIM),
+        refresh_s=3600.0,
+    )
+    world.writer.add([summary("bob", "b1", "violin")])
+    sync.record()
+    world.writer.add([summary("bob", "b2", "hiking")])  # this worker's commit
+    _erased_under_the_snapshot(world, monkeypatch, times=PRUNED_ATTEMPTS)
+    sync.record()  # no error for a write that is stored
+    assert sync.lag_s() == float("inf") and world.lex.problem is None
+    monkeypatch.undo()
+    sync.maybe_catch_up()  # the next search catches up, an hour's bound or not
+    assert_matches(world)
