@@ -15,19 +15,15 @@ Calls arrive from several threads: the store's writer, searches, and the index m
 from __future__ import annotations
 
 import itertools
-import math
-import random
 import threading
-import time
 from collections.abc import Callable, Iterator, Sequence
-from datetime import datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
 import pyarrow as pa
 from hymem.core.errors import CommitConflictError
 from hymem.core.logging import get_logger
-from hymem.core.time import utcnow
 from hymem.indexes.protocol import Vector
 
 log = get_logger("hymem.indexes.lance.tables")
@@ -40,26 +36,6 @@ T = TypeVar("T")
 # 50/50 0.973, 100/50 0.973; p50 25 ms at 20/20, 28.5 ms at 50/50. At 100k rows 20/20 gave 0.957.
 NPROBES = 50
 REFINE_FACTOR = 50
-SCALAR_INDEX_MIN_ROWS = 5_000  # below this a scan is as fast as a BTREE lookup
-LIST_INDEX_COLUMNS = frozenset({"meta_tokens"})  # indexed LABEL_LIST, not BTREE
-# Every commit leaves a LanceDB version (a manifest, plus the files only it references), and
-# LanceDB keeps them 7 days by default: a LongMemEval-S dev run left 8.2 GB on disk for 442 MB
-# of rows, and each compaction spent ~3 s per table walking ~10k manifests while holding the
-# write lock (12 s a question by the end). Compaction now prunes versions older than this. It
-# bounds how far `hymem repair` can roll a damaged table back. A reader in another process
-# re-checks the newest version on every read, so only a query running while a compaction prunes
-# the version it started on can lose files: it runs again on the newest (`_fresh`).
-VERSION_RETENTION = timedelta(minutes=5)
-
-
-def prune_age(now: datetime) -> timedelta:
-    """The age LanceDB's cleanup takes (it measures it back from its own wall clock) that
-    prunes exactly the versions committed before the cutoff `now - VERSION_RETENTION`: a
-    cutoff fixed by the caller's clock, so a test's injected clock decides what is pruned,
-    not how long the machine took to get there. Never negative (0: all but the latest)."""
-    return max(timedelta(0), utcnow() - (now - VERSION_RETENTION))
-
-
 # An erasure prunes every older version of each table at once (`store/erasure.py`), so a read or
 # commit still on an older version (another worker's, whose handle re-checks the newest version
 # only every `refresh_s`, or a search in this process) finds a file of that version gone: a
@@ -67,10 +43,6 @@ def prune_age(now: datetime) -> timedelta:
 # version, at most this many times in all; a file missing from the newest version itself is
 # damage, raised as it is (the store maps it to StoreCorruptedError).
 PRUNED_ATTEMPTS = 5
-# An erasure's compaction preempted by other workers' updates of the same fragments (theirs
-# commit, its rewrite is refused as a retryable conflict) is compacted again this many times in
-# all before the erasure reports the store contended.
-REWRITE_ATTEMPTS = 6
 
 
 def pruned_under(exc: BaseException) -> bool:
@@ -82,13 +54,6 @@ def pruned_under(exc: BaseException) -> bool:
         and "Not found" in text
         and ".lance/" in text
     )
-
-
-# PQ codes one byte per sub-vector: 8 dimensions each (48 bytes per 384-d MiniLM vector) keeps
-# recall high with refine; a dimension 8 does not divide falls back to its largest divisor up
-# to MAX_SUB_VECTORS (LanceDB requires dim % sub_vectors == 0).
-PQ_DIMS_PER_SUB_VECTOR = 8
-MAX_SUB_VECTORS = 48
 
 
 class LanceTables:
@@ -151,7 +116,7 @@ class LanceTables:
     def table(self, name: str) -> Any:
         return self._tables[name]
 
-    def _fresh(self, name: str, call: Callable[[], T]) -> T:
+    def fresh(self, name: str, call: Callable[[], T]) -> T:
         """`call` on table `name`, run again on the newest version while it fails on files
         pruned under an older one (`pruned_under`). Nothing a failed call wrote is committed
         (LanceDB writes the manifest last), so running a write again stores it once. The newest
@@ -192,21 +157,21 @@ class LanceTables:
     # --- writes -------------------------------------------------------------------------------
     def add(self, name: str, data: pa.Table) -> None:
         if data.num_rows:
-            self._fresh(name, lambda: self._tables[name].add(data))
+            self.fresh(name, lambda: self._tables[name].add(data))
 
     def delete(self, name: str, where: str) -> None:
-        self._fresh(name, lambda: self._tables[name].delete(where))
+        self.fresh(name, lambda: self._tables[name].delete(where))
 
     def overwrite(self, name: str, data: pa.Table) -> None:
         """Make `data` the table's whole content in one commit: writers racing to write the
         same small table (a store's identity) leave one copy, where a delete then an add,
         two commits, could interleave into two."""
-        self._fresh(name, lambda: self._tables[name].add(data, mode="overwrite"))
+        self.fresh(name, lambda: self._tables[name].add(data, mode="overwrite"))
 
     def upsert(self, name: str, data: pa.Table, on: Sequence[str]) -> None:
         """Replace rows matching on `on`, insert the rest (one atomic LanceDB commit)."""
         if data.num_rows:
-            self._fresh(
+            self.fresh(
                 name,
                 lambda: (
                     self._tables[name]
@@ -221,7 +186,7 @@ class LanceTables:
         """Set `data`'s columns (a subset of the table's) on the rows matching on `on`; rows
         that match nothing are skipped. One LanceDB commit, and no read of the rows first."""
         if data.num_rows:
-            self._fresh(
+            self.fresh(
                 name,
                 lambda: (
                     self._tables[name]
@@ -248,7 +213,7 @@ class LanceTables:
                 q = q.select(list(columns))
             return q.limit(limit).to_arrow()
 
-        return self._fresh(name, run)
+        return self.fresh(name, run)
 
     def rows(
         self,
@@ -274,20 +239,20 @@ class LanceTables:
 
         # Run again on the newest version only while nothing was handed out yet: a scan
         # restarted part-way would hand the first batches out twice.
-        batches = self._fresh(name, lambda: _started(scan()))
+        batches = self.fresh(name, lambda: _started(scan()))
         yield from batches
 
     def count(self, name: str, where: str | None = None) -> int:
         table = self._tables[name]
         return int(
-            self._fresh(name, lambda: table.count_rows(where) if where else table.count_rows())
+            self.fresh(name, lambda: table.count_rows(where) if where else table.count_rows())
         )
 
     def has_vector_index(self, name: str) -> bool:
-        return any(cfg.index_type.upper().startswith("IVF") for cfg in self._indices(name))
+        return any(cfg.index_type.upper().startswith("IVF") for cfg in self.indices(name))
 
-    def _indices(self, name: str) -> list[Any]:
-        return self._fresh(name, lambda: list(self._tables[name].list_indices()))
+    def indices(self, name: str) -> list[Any]:
+        return self.fresh(name, lambda: list(self._tables[name].list_indices()))
 
     def vector_search(
         self, name: str, vector: Vector, k: int, where: str, columns: Sequence[str]
@@ -308,7 +273,7 @@ class LanceTables:
                 q = q.nprobes(NPROBES).refine_factor(REFINE_FACTOR)
             return list(q.to_arrow().to_pylist())
 
-        return self._fresh(name, run)
+        return self.fresh(name, run)
 
     def vector_indexed(self, name: str) -> bool:
         found = self._indexed.get(name)
@@ -319,100 +284,10 @@ class LanceTables:
                     found = self._indexed[name] = self.has_vector_index(name)
         return found
 
-    # --- maintenance --------------------------------------------------------------------------
-    def compact(
-        self, name: str, *, scalar_columns: Sequence[str], now: datetime | None = None
-    ) -> None:
-        """Create missing BTREE indexes past SCALAR_INDEX_MIN_ROWS, then compact fragments, prune
-        versions committed before `now - VERSION_RETENTION` (`now`: the caller's clock, default
-        the wall clock) and fold new rows into the existing indexes. The compaction is a Lance
-        Rewrite, which can conflict with a concurrent delete or merge_insert: the caller holds
-        the write lock."""
-        import warnings
-
-        from lancedb.index import BTree, LabelList
-
-        table = self._tables[name]
-        if table.count_rows() >= SCALAR_INDEX_MIN_ROWS:
-            existing = {tuple(cfg.columns) for cfg in self._indices(name)}
-            for col in scalar_columns:
-                if (col,) not in existing:
-                    # a list column (metadata tokens) takes a LABEL_LIST index: array_has(_any)
-                    kind = LabelList() if col in LIST_INDEX_COLUMNS else BTree()
-                    table.create_index(col, config=kind)
-        keep = prune_age(utcnow() if now is None else now)
-        with warnings.catch_warnings():  # "cleanup_older_than=0 removes every version": asked
-            warnings.simplefilter("ignore", UserWarning)
-            table.optimize(cleanup_older_than=keep)
-        self.refresh_indexed(name)
-
-    def purge_deleted(self, name: str, *, keep: timedelta, unverified: bool = False) -> None:
-        """Rewrite every fragment with deleted rows, whatever their share (LanceDB's own
-        compaction waits for 10 %), then prune versions older than `keep`. `unverified`: also
-        delete files no version references (a failed commit's leftovers), which is safe only
-        for the tables' sole writer: another process's commit in flight has written its data
-        files but not yet the manifest naming them, and deleting them would leave that commit
-        pointing at nothing. Only erasure calls this, under the write lock (see
-        `indexes/store/erasure.py`)."""
-        import warnings
-
-        table = self._tables[name]
-
-        def compact() -> None:
-            table.to_lance().optimize.compact_files(
-                materialize_deletions=True, materialize_deletions_threshold=0.0
-            )
-            table.checkout_latest()
-            with warnings.catch_warnings():  # "cleanup_older_than=0 removes every version"
-                warnings.simplefilter("ignore", UserWarning)
-                table.optimize(cleanup_older_than=keep, delete_unverified=unverified)
-
-        self._rewrite(name, compact)
-        self.refresh_indexed(name)
-
-    def _rewrite(self, name: str, call: Callable[[], None]) -> None:
-        """A compaction of `name`, run again (bounded, after a short random pause) when another
-        worker's update of a fragment it rewrote committed first: LanceDB then refuses the
-        rewrite as a retryable conflict, and compacting again only redoes what is left."""
-        for attempt in range(1, REWRITE_ATTEMPTS + 1):
-            try:
-                self._fresh(name, call)
-                return
-            except (RuntimeError, OSError, ValueError) as exc:
-                if "Retryable commit conflict" not in str(exc) or attempt == REWRITE_ATTEMPTS:
-                    raise  # the store reports it as contended: transient
-                log.info("lance.rewrite_retry", table=name, attempt=attempt)
-                self._tables[name].checkout_latest()
-                time.sleep(random.uniform(0.05, 0.25) * attempt)
-
-    def build_vector_index(self, name: str) -> tuple[int, int]:
-        """(Re)train the IVF_PQ index on the table as it is now, replacing any older one;
-        returns (rows trained on, partitions). Needs no write lock: the CreateIndex commit is
-        rebased over appends, deletes and updates committed while it trained (rows added
-        meanwhile are searched flat until the next compaction folds them in)."""
-        from lancedb.index import IvfPq
-
-        table = self._tables[name]
-        rows = table.count_rows()
-        dim = table.schema.field("vector").type.list_size
-        partitions = max(1, int(math.sqrt(rows)))
-        table.create_index(  # with `config`, the first argument is the column name
-            "vector",
-            config=IvfPq(
-                distance_type="cosine",
-                num_partitions=partitions,
-                num_sub_vectors=_sub_vectors(dim),
-            ),
-            replace=True,
-        )
-        self.refresh_indexed(name)
-        log.info("vectors.ivf_pq_built", table=name, rows=rows, partitions=partitions)
-        return rows, partitions
-
     def vector_index_rows(self, name: str) -> int | None:
         """Rows the IVF index covers now (None without one); compaction adds new rows to it,
         so this is the trained row count only right after a build."""
-        for cfg in self._indices(name):
+        for cfg in self.indices(name):
             if cfg.index_type.upper().startswith("IVF"):
                 stats = self._tables[name].index_stats(cfg.name)
                 return None if stats is None else int(stats.num_indexed_rows)
@@ -436,13 +311,6 @@ def _started(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """`batches` with its first batch already read (where a pruned file shows first)."""
     first = next(batches, None)
     return iter(()) if first is None else itertools.chain([first], batches)
-
-
-def _sub_vectors(dim: int) -> int:
-    """PQ sub-vectors for `dim` (see PQ_DIMS_PER_SUB_VECTOR)."""
-    if dim % PQ_DIMS_PER_SUB_VECTOR == 0:
-        return dim // PQ_DIMS_PER_SUB_VECTOR
-    return max(d for d in range(1, MAX_SUB_VECTORS + 1) if dim % d == 0)
 
 
 __all__ = ["NPROBES", "PRUNED_ATTEMPTS", "REFINE_FACTOR", "LanceTables", "pruned_under"]

@@ -25,6 +25,7 @@ from datetime import timedelta
 from hymem.core.logging import get_logger
 from hymem.indexes.lance import schema as S
 from hymem.indexes.lance import sql as F
+from hymem.indexes.lance import upkeep
 from hymem.indexes.lance.tables import LanceTables
 from hymem.indexes.lexical.feed import LexicalFeed
 from hymem.indexes.ports import LineLog
@@ -102,7 +103,9 @@ class Eraser:
         are fenced by its lease, so none of theirs is in flight."""
         for table in sorted(self._lance.names()):
             self._lance.open_existing(table)
-            self._lance.purge_deleted(table, keep=timedelta(0), unverified=self._sole_writer)
+            upkeep.purge_deleted(
+                self._lance, table, keep=timedelta(0), unverified=self._sole_writer
+            )
         self._sync.after_purge()
 
 

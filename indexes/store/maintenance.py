@@ -38,6 +38,7 @@ from hymem.core.logging import get_logger
 from hymem.core.time import Clock, utcnow
 from hymem.indexes.jsonfile import read_json, write_json_atomic
 from hymem.indexes.lance import schema as S
+from hymem.indexes.lance import upkeep
 from hymem.indexes.lance.tables import LanceTables
 from hymem.indexes.lexical.feed import LexicalFeed
 from hymem.indexes.store.index_worker import IndexWorker
@@ -216,14 +217,14 @@ class Compactor:
         with self._write_lock:
             now = self.clock()  # one cutoff for every table of this compaction
             for table, cols in _SCALAR_COLUMNS.items():
-                self._lance.compact(table, scalar_columns=cols, now=now)
+                upkeep.compact(self._lance, table, scalar_columns=cols, now=now)
             self._writes = 0
             self._renew_sync()
 
     def _build(self, table: str) -> None:
         """Train the table's IVF_PQ index without the write lock (commits go on meanwhile),
         then note the trained rows and renew the lexical sync record under it."""
-        rows, partitions = self._lance.build_vector_index(table)
+        rows, partitions = upkeep.build_vector_index(self._lance, table)
         self._state.record(table, rows, partitions=partitions)
         with self._write_lock:
             self._renew_sync()

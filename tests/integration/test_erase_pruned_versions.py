@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from hymem.indexes.lance import upkeep
 from hymem.indexes.lance.tables import LanceTables
 
 pytestmark = pytest.mark.integration
@@ -37,7 +38,7 @@ def _stale_neighbour(tmp_path: Path) -> LanceTables:
     assert neighbour.open_existing("notes")
     assert neighbour.count("notes") == 12  # its handle now sits on this version
     eraser.delete("notes", "user_id = 'alice'")
-    eraser.purge_deleted("notes", keep=timedelta(0), unverified=True)
+    upkeep.purge_deleted(eraser, "notes", keep=timedelta(0), unverified=True)
     return neighbour
 
 

@@ -15,7 +15,8 @@ import pytest
 from hymem.core.time import utcnow
 from hymem.core.types import StatusChange, SummaryRecord, SummaryStatus
 from hymem.indexes.lance import schema as S
-from hymem.indexes.lance import tables as vectors
+from hymem.indexes.lance import upkeep
+from hymem.indexes.lance.tables import LanceTables
 from hymem.indexes.protocol import RowScope
 from hymem.indexes.store.maintenance import OPTIMIZE_EVERY, STATE_FILE
 from hymem.indexes.store.store import Store
@@ -81,15 +82,18 @@ class Builds:
         self.started = threading.Event()
         self.finished = threading.Event()
         self.gate.set()
-        self._real = store.tables.build_vector_index
-        monkeypatch.setattr(store.tables, "build_vector_index", self._build)
+        self._tables = store.tables
+        self._real = upkeep.build_vector_index  # another store's wrapper, or the function
+        monkeypatch.setattr(upkeep, "build_vector_index", self._build)
 
-    def _build(self, table: str) -> tuple[int, int]:
+    def _build(self, lance: LanceTables, table: str) -> tuple[int, int]:
+        if lance is not self._tables:
+            return self._real(lance, table)
         self.threads.append(threading.current_thread().name)
         self.started.set()
         assert self.gate.wait(WAIT_S)
         try:
-            return self._real(table)
+            return self._real(lance, table)
         finally:
             self.finished.set()
 
@@ -244,15 +248,15 @@ def test_close_waits_for_a_running_build_and_joins_the_thread(
 def test_a_failed_build_is_logged_and_retried_by_the_next_write(
     store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = store.tables.build_vector_index
+    real = upkeep.build_vector_index
     fail = [True]
 
-    def build(table: str) -> tuple[int, int]:
+    def build(lance: LanceTables, table: str) -> tuple[int, int]:
         if fail[0]:
             raise RuntimeError("disk on fire")
-        return real(table)
+        return real(lance, table)
 
-    monkeypatch.setattr(store.tables, "build_vector_index", build)
+    monkeypatch.setattr(upkeep, "build_vector_index", build)
     rows = Rows()
     with capture_events() as events:
         rows.commit(store, 300)  # the commit itself succeeds
@@ -305,7 +309,7 @@ def test_compaction_prunes_versions_past_the_retention_and_keeps_every_row(
     before = len(store.tables.table(S.TURNS).list_versions())
     data_before = len(list((files / "data").iterdir()))
     assert before > 20
-    later = utcnow() + vectors.VERSION_RETENTION + timedelta(minutes=1)
+    later = utcnow() + upkeep.VERSION_RETENTION + timedelta(minutes=1)
     monkeypatch.setattr(store._compactor, "clock", lambda: later)
     store.optimize()
     assert len(store.tables.table(S.TURNS).list_versions()) <= 2
@@ -332,9 +336,9 @@ def test_versions_inside_the_retention_survive_compaction(
 def test_the_prune_cutoff_is_the_clock_minus_the_retention() -> None:
     """LanceDB measures the age back from its wall clock; the cutoff is the caller's."""
     now = utcnow()
-    assert abs(vectors.prune_age(now) - vectors.VERSION_RETENTION) < timedelta(seconds=5)
-    assert vectors.prune_age(now + timedelta(days=1)) == timedelta(0)
-    assert vectors.prune_age(now - timedelta(days=1)) >= timedelta(days=1)
+    assert abs(upkeep.prune_age(now) - upkeep.VERSION_RETENTION) < timedelta(seconds=5)
+    assert upkeep.prune_age(now + timedelta(days=1)) == timedelta(0)
+    assert upkeep.prune_age(now - timedelta(days=1)) >= timedelta(days=1)
 
 
 def test_an_index_no_search_reads_is_built_only_when_asked_for(

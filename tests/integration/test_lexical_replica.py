@@ -15,6 +15,7 @@ import tantivy
 from hymem.core.types import Level, SegmentRecord, SummaryRecord, SummaryStatus
 from hymem.indexes.lance import schema as S
 from hymem.indexes.lance import sql as F
+from hymem.indexes.lance import upkeep
 from hymem.indexes.lance.tables import LanceTables
 from hymem.indexes.lexical.analysis import ANALYZER_NAME, build_analyzer
 from hymem.indexes.lexical.docs import build_schema, doc_key
@@ -88,7 +89,7 @@ class Writer:
 
     def compact(self) -> None:
         for table in (S.SUMMARIES, S.SEGMENTS):
-            self.lance.purge_deleted(table, keep=timedelta(0))
+            upkeep.purge_deleted(self.lance, table, keep=timedelta(0))
 
     def live(self, table: str) -> dict[tuple[str, str], dict]:
         cols = SUMMARY_LEX_COLS if table == S.SUMMARIES else LEX_COLS

@@ -9,7 +9,7 @@ from collections.abc import Callable
 import pytest
 from hymem.core.filters import Filter
 from hymem.indexes.lance import schema as S
-from hymem.indexes.lance import tables as vectors
+from hymem.indexes.lance import upkeep
 from hymem.indexes.protocol import RowScope
 from hymem.indexes.store.store import Store
 
@@ -21,7 +21,7 @@ pytestmark = pytest.mark.integration
 def test_optimize_indexes_metadata_tokens_and_filters_still_agree(
     make_store: Callable[..., Store], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(vectors, "SCALAR_INDEX_MIN_ROWS", 10)
+    monkeypatch.setattr(upkeep, "SCALAR_INDEX_MIN_ROWS", 10)
     store = make_store(dense_cache_bytes=0)  # every dense query through LanceDB's SQL
     metas = [{"agent_id": f"a{i % 3}", "n": i} for i in range(30)]
     sums = [
