@@ -159,6 +159,16 @@ class MemoryConfig(BaseSettings):
             " off: both stay active until sleep()"
         ),
     )
+    summariser: Literal["model", "extractive"] = Field(
+        "model",
+        description=(
+            "who writes the Level-1 summaries when llm is a model: 'model' (its summarise"
+            " role) or 'extractive' (the extractive summariser's sentences, with no model call"
+            " at write time; the model still answers, selects, reflects and decides updates)."
+            " A small local model mostly copies turns and cites the wrong lines, so its"
+            " summaries find less of the evidence than the extractive ones"
+        ),
+    )
     summarise_fallback: bool = Field(
         True,
         description=(

@@ -193,6 +193,8 @@ class Consolidator:
         return report
 
     def _resummarise(self, user_id: str, roles: Roles, report: SleepReport, dry_run: bool) -> None:
+        if self._config.summariser == "extractive":  # summaries are the extractive ones by choice
+            return
         again = resummarise_pass(self._store, roles, self._embedder.embed, user_id, dry_run=dry_run)
         total = report.resummarised
         for name, value in again.model_dump(exclude={"usage"}).items():

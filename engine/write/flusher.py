@@ -181,7 +181,7 @@ class Flusher:
             core_ids.extend(pending[i].id for i in span.core)
         res = self._summarise(user_id, inputs, len(core_ids), model=model)
         regrounded: list[str] = []
-        if not res.fallback and self._roles().label != "extractive":  # its facts are quotes
+        if not res.fallback and self._model_writes():  # extractive facts are quotes
             res, regrounded = self._regrounded(user_id, inputs, res)
         summaries = build_summaries(user_id, segments, res.output.segments)
         if res.fallback:
@@ -226,6 +226,9 @@ class Flusher:
         """The buffer's summaries: the model's, else (a model failure, or `model=False`) the
         extractive summariser's flagged as a fallback; SummariseFailed when that is off."""
         reason = "the model summariser failed earlier in this call"
+        if self._config.summariser == "extractive" and self._roles().label != "extractive":
+            with tracing.span("hymem.summarise", {"hymem.segments": len(inputs)}):
+                return self._extractive().summarise(inputs)  # by choice: no fallback
         if model:
             try:
                 with tracing.span("hymem.summarise", {"hymem.segments": len(inputs)}):
@@ -252,6 +255,10 @@ class Flusher:
                 "usage": RoleUsage(fallbacks=1),  # no model call: none counted
             }
         )
+
+    def _model_writes(self) -> bool:
+        """Whether the model writes the summaries (else the extractive summariser does)."""
+        return self._config.summariser == "model" and self._roles().label != "extractive"
 
     def _extractive(self) -> Roles:
         """The extractive roles that stand in for a failing model summariser (cheap; built

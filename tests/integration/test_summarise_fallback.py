@@ -173,3 +173,26 @@ def test_facts_from_another_segment_are_replaced_by_the_segments_own(
         assert puppy[0] not in res.summarise_fallbacks
         assert res.usage.roles["summarise"].fallbacks == 1  # one call, counted once
         assert res.usage.roles["summarise"].calls == 1
+
+
+def test_an_extractive_summariser_beside_a_model_asks_it_nothing_at_write_time(
+    tmp_path: Path, llm_server: Any
+) -> None:
+    """`summariser="extractive"`: the turns' own sentences are the summaries (origin
+    "summary", no fallback counted), no summarise call reaches the model, and the model still
+    answers the ask."""
+    llm_server.add_rule(role="summarise", reply=summarise_reply)
+    llm_server.add_rule(role="light_answer", reply={"answer": "A puppy.", "complete": True})
+    with open_mem(tmp_path / "m", llm_server, summariser="extractive") as mem:
+        for i in range(3):
+            res = mem.add(say(i), user_id="u", session_id="s", timestamp=T0)
+            assert res.summarise_fallbacks == []
+        assert mem.flush(user_id="u").summarise_fallbacks == []
+        assert llm_server.requests_for("summarise") == []
+        items = mem.get_all(user_id="u", limit=50).items
+        assert items and {s.origin for s in items} == {"summary"}
+        assert any("puppy number 1" in s.text for s in items)
+        llm_server.add_rule(role="reflect", reply={"complete": True, "new_question": None})
+        assert mem.ask("What did Ann adopt?", user_id="u", depth="light").text == "A puppy."
+        assert len(llm_server.requests_for("light_answer")) == 1
+        assert mem.sleep(user_id="u").resummarised.asked == 0
