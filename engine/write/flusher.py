@@ -228,7 +228,8 @@ class Flusher:
         reason = "the model summariser failed earlier in this call"
         if self._config.summariser == "extractive" and self._roles().label != "extractive":
             with tracing.span("hymem.summarise", {"hymem.segments": len(inputs)}):
-                return self._extractive().summarise(inputs)  # by choice: no fallback
+                res = self._extractive().summarise(inputs)  # by choice: no fallback
+            return res.model_copy(update={"usage": RoleUsage()})  # and no model call
         if model:
             try:
                 with tracing.span("hymem.summarise", {"hymem.segments": len(inputs)}):

@@ -189,6 +189,7 @@ def test_an_extractive_summariser_beside_a_model_asks_it_nothing_at_write_time(
             assert res.summarise_fallbacks == []
         assert mem.flush(user_id="u").summarise_fallbacks == []
         assert llm_server.requests_for("summarise") == []
+        assert "summarise" not in res.usage.roles  # no model call is counted
         items = mem.get_all(user_id="u", limit=50).items
         assert items and {s.origin for s in items} == {"summary"}
         assert any("puppy number 1" in s.text for s in items)
