@@ -164,6 +164,12 @@ class Memory:
         return self._observers
 
     @property
+    def read_only(self) -> bool:
+        """Whether this Memory was opened for reads only (writes raise ReadOnlyStoreError)."""
+        self._check_open()
+        return self._store.read_only
+
+    @property
     def embedder(self) -> Embedder:
         return self._embedder
 
@@ -381,7 +387,9 @@ class Memory:
     pending = managed(Manager.pending)
     traces = managed(Manager.traces)
     replay = managed(Manager.replay)
+    users = managed(Manager.users)
     reindex = managed(Manager.reindex)
+    optimize = managed(Manager.optimize)
     refresh = managed(Manager.refresh)
 
 
