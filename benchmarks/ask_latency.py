@@ -41,6 +41,7 @@ from typing import Any
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("LANCEDB_LOG", "error")
 
+from hymem.api.internals import embedder_of, store_of
 from hymem.api.memory import Memory
 from hymem.core.config import MemoryConfig
 from hymem.core.types import RoleUsage, SegmentRecord, SummaryRecord
@@ -129,7 +130,7 @@ def fill(
                 f"(memory {start + i})."
                 for i in range(count)
             ]
-            vectors = (vectors_by or mem.embedder).embed(texts)
+            vectors = (vectors_by or embedder_of(mem)).embed(texts)
             for i in range(0, count, per_segment):
                 seg_id = f"seg{start + i}"
                 when = t0 + timedelta(hours=start + i)
@@ -162,10 +163,10 @@ def fill(
                             updated_at=when,
                         )
                     )
-            mem.store.commit_segments(user_id, segs, sums, [])
+            store_of(mem).commit_segments(user_id, segs, sums, [])
             bar.advance(task, count)
     with console.status("optimize (compaction, ANN index)"):
-        mem.store.optimize()
+        mem.optimize()
 
 
 def timings(fn: Callable[[str], Any], queries: Sequence[str]) -> list[float]:

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from hymem import Memory, MemoryConfig
+from hymem.api.internals import store_of
 from hymem.backfill.histories import UserHistory, locomo_histories
 from hymem.embed.embedders import Embedder, resolve_embedder
 from hymem.evaluation.locomo_data import load_locomo
@@ -42,8 +43,8 @@ def fingerprint(mem: Memory, users: list[str]) -> tuple[int, int, int, int]:
     keys: list[tuple[str, ...]] = []
     turns = segments = summaries = 0
     for user in users:
-        held = mem.store.get_turns(user)
-        sums = mem.store.get_summaries(user, statuses=None)
+        held = store_of(mem).get_turns(user)
+        sums = store_of(mem).get_summaries(user, statuses=None)
         seg_ids = sorted({t.segment_id for t in held if t.segment_id})
         turns, segments, summaries = (
             turns + len(held),

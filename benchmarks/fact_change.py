@@ -62,6 +62,7 @@ from fact_change_report import (
 )
 from fact_change_world import Question, SimUser, World, build_world, statement_of, value_pattern
 from hymem import Memory
+from hymem.api.internals import embedder_of, roles_of
 from hymem.embed.embedders import Embedder
 from hymem.llm.tokens import count_tokens
 from rich.progress import Progress
@@ -243,12 +244,12 @@ def main(argv: list[str] | None = None) -> None:
                 results.append(slept)
             budget = round(hymem.mean_tokens)
             clock = time.perf_counter()
-            flat, contexts["flat baseline"] = measure_flat(mem.embedder, world, budget)
+            flat, contexts["flat baseline"] = measure_flat(embedder_of(mem), world, budget)
             seconds["flat baseline"] = time.perf_counter() - clock
             results.append(flat)
             oracle, contexts[ORACLE] = measure_oracle(world)
             results.append(oracle)
-            usage = {role: u.model_dump() for role, u in mem.roles.cumulative_usage().items()}
+            usage = {role: u.model_dump() for role, u in roles_of(mem).cumulative_usage().items()}
     finally:
         if args.keep:
             console.print(f"memory kept in {folder / 'mem'}")

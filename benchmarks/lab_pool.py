@@ -16,6 +16,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from hymem.api.internals import embedder_of, store_of
 from hymem.core.types import Level
 from hymem.evaluation.metrics import CATEGORY_NAMES
 from hymem.evaluation.runner import eligible_questions
@@ -80,7 +81,7 @@ def build() -> None:
     try:
         for conv in locomo_conversations():
             user = conv.sample_id
-            sums = mem.store.get_summaries(user, with_vectors=True)
+            sums = store_of(mem).get_summaries(user, with_vectors=True)
             out["users"][user] = {
                 s.id: {
                     "vector": [round(float(x), 5) for x in (s.vector or [])],
@@ -95,7 +96,7 @@ def build() -> None:
                     continue
                 s_hits = mem.search(qa.question, user_id=user, k=SUMMARY_DEPTH)
                 g_hits = mem.search(qa.question, user_id=user, k=SEGMENT_DEPTH, level=Level.SEGMENT)
-                qvec = mem.embedder.embed([qa.question])[0]
+                qvec = embedder_of(mem).embed([qa.question])[0]
                 out["questions"].append(
                     {
                         "user": user,

@@ -1,7 +1,7 @@
 """Fixtures for the reader tests.
 
 * `seed_memory(mem, user_id, events)`: writes linked segments + summaries straight through
-  `mem.store.commit_segments` (no write path or model needed).
+  `store_of(mem).commit_segments` (no write path or model needed).
 * `alice_events()` / `bob_events()`: a small conversation of our own, two users.
 * `scripted_memory`: a real Memory (hashing embedder, LanceDB, Tantivy) on the scripted server.
 * `make_fakes(...)` / `ReaderFakes`: what a Reader is built with, in memory (scripted roles, a
@@ -23,6 +23,7 @@ from hymem.core.config import MemoryConfig
 from hymem.core.types import Hit, Level, SegmentRecord, SummaryRecord, TurnRecord, TurnStatus
 from hymem.read.params import AskParams, ask_params
 from hymem.read.reader import Reader
+from hymem.testing import embedder_of, store_of
 
 from tests.doubles import ScriptedRoles, scripted_config
 from tests.doubles_retrieval import DIM, FakeEmbedder, FakeSearcher
@@ -121,7 +122,7 @@ def seed_memory(mem: Any, user_id: str, events: Sequence[Event]) -> list[Summary
     segs: list[SegmentRecord] = []
     sums: list[SummaryRecord] = []
     turns: list[TurnRecord] = []
-    seq = mem.store.next_seq(user_id)
+    seq = store_of(mem).next_seq(user_id)
     for e_i, ev in enumerate(events):
         seg_id = f"{user_id}-seg{e_i}"
         turn_ids = []
@@ -159,7 +160,7 @@ def seed_memory(mem: Any, user_id: str, events: Sequence[Event]) -> list[Summary
                 created_at=ev.when,
             )
         )
-        vectors = mem.embedder.embed(ev.facts) if ev.facts else []
+        vectors = embedder_of(mem).embed(ev.facts) if ev.facts else []
         for f_i, (fact, vec) in enumerate(zip(ev.facts, vectors, strict=True)):
             sums.append(
                 SummaryRecord(
@@ -174,13 +175,13 @@ def seed_memory(mem: Any, user_id: str, events: Sequence[Event]) -> list[Summary
                     updated_at=ev.when,
                 )
             )
-    seg_vectors = mem.embedder.embed([s.text for s in segs]) if segs else []
+    seg_vectors = embedder_of(mem).embed([s.text for s in segs]) if segs else []
     segs = [
         s.model_copy(update={"vector": [float(x) for x in v]})
         for s, v in zip(segs, seg_vectors, strict=True)
     ]
-    mem.store.append_turns(turns)
-    mem.store.commit_segments(user_id, segs, sums, [t.id for t in turns])
+    store_of(mem).append_turns(turns)
+    store_of(mem).commit_segments(user_id, segs, sums, [t.id for t in turns])
     return sums
 
 

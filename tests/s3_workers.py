@@ -11,6 +11,7 @@ from typing import Any
 
 from hymem import Memory, MemoryConfig
 from hymem.embed.embedders import HashingEmbedder
+from hymem.testing import store_of
 
 DIM = 64
 
@@ -82,7 +83,7 @@ def open_at_once(uris: list[str], options: dict[str, str], cache: str, line: Any
         line.wait(120)
         try:
             with open_memory(uri, options, f"{cache}-{n}") as mem:
-                out.put((n, "ok", json.dumps(mem.store.meta(), sort_keys=True, default=str)))
+                out.put((n, "ok", json.dumps(store_of(mem).meta(), sort_keys=True, default=str)))
         except Exception as exc:  # the test reports it
             out.put((n, "error", f"{type(exc).__name__}: {exc}"))
 

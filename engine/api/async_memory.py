@@ -133,7 +133,7 @@ class AsyncMemory:
 
     @property
     def memory(self) -> Memory:
-        """The sync `Memory` underneath (its properties: `config`, `store`, `roles`, ...).
+        """The sync `Memory` underneath (its properties: `config`, `path`, `read_only`, ...).
         Calling its methods from the event loop blocks the loop: use the twins instead."""
         return self._memory
 
@@ -160,7 +160,9 @@ class AsyncMemory:
     restore = _twin(Memory.restore)
     stats = _twin(Memory.stats)
     replay = _twin(Memory.replay)
+    users = _twin(Memory.users)
     reindex = _twin(Memory.reindex)
+    optimize = _twin(Memory.optimize)
     refresh = _twin(Memory.refresh)
     get = _twin(Memory.get)
     get_all = _twin(Memory.get_all)

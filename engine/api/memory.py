@@ -6,6 +6,7 @@ knows all the parts and builds each with exactly what it uses; none holds the Me
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 from datetime import datetime
@@ -45,6 +46,13 @@ from hymem.sleep.journal import SleepJournal
 from hymem.write.request import add_request
 
 log = get_logger("hymem.api.memory")
+
+
+def _deprecated(name: str, instead: str) -> None:
+    """Memory's parts were public properties through 0.3: they still work for one release,
+    warning, so callers move to the public methods or the internal seam."""
+    message = f"Memory.{name} is deprecated and will be removed; use {instead}"
+    warnings.warn(message, DeprecationWarning, stacklevel=3)
 
 
 class Memory:
@@ -146,29 +154,43 @@ class Memory:
             raise StoreClosedError("this Memory was closed")
 
     @property
-    def roles(self) -> Roles:
-        """The model behind every role; built on first use so opening stays cheap."""
-        self._check_open()
-        return self._roles()
-
-    @property
-    def store(self) -> Storage:
-        """The open store, seen through the `Storage` protocol (the LanceDB + Tantivy `Store`)."""
-        self._check_open()
-        return self._store
-
-    @property
     def observers(self) -> Observers:
         """Who is told of each finished public call (`hymem.ops.calls.Observer`): the serve
         app's Prometheus metrics, the webhook outbox, or an application's own."""
         return self._observers
 
     @property
+    def read_only(self) -> bool:
+        """Whether this Memory was opened for reads only (writes raise ReadOnlyStoreError)."""
+        self._check_open()
+        return self._store.read_only
+
+    # --- deprecated: the parts, once public (`hymem.api.internals` reaches them now) ------
+    @property
+    def roles(self) -> Roles:
+        """Deprecated: the model behind every role (`hymem.api.internals.roles_of`)."""
+        _deprecated("roles", "hymem.api.internals.roles_of(memory)")
+        self._check_open()
+        return self._roles()
+
+    @property
+    def store(self) -> Storage:
+        """Deprecated: the open store (`stats`, `users`, `reindex`, `optimize`, `read_only`
+        cover what users need; `hymem.api.internals.store_of` the rest)."""
+        _deprecated("store", "stats(), users(), reindex(), optimize(), read_only or store_of")
+        self._check_open()
+        return self._store
+
+    @property
     def embedder(self) -> Embedder:
+        """Deprecated: the embedder (`hymem.api.internals.embedder_of`)."""
+        _deprecated("embedder", "hymem.api.internals.embedder_of(memory)")
         return self._embedder
 
     @property
     def searcher(self) -> HybridSearcher:
+        """Deprecated: the searcher behind `search` (`hymem.api.internals.searcher_of`)."""
+        _deprecated("searcher", "search() or hymem.api.internals.searcher_of(memory)")
         return self._searcher
 
     # --- write path ----------------------------------------------------------------------
@@ -381,7 +403,9 @@ class Memory:
     pending = managed(Manager.pending)
     traces = managed(Manager.traces)
     replay = managed(Manager.replay)
+    users = managed(Manager.users)
     reindex = managed(Manager.reindex)
+    optimize = managed(Manager.optimize)
     refresh = managed(Manager.refresh)
 
 

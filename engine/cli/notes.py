@@ -60,10 +60,12 @@ def unseen_note(mem: Memory, user: str) -> str | None:
 def load_models(mem: Memory, *, roles: bool = False) -> float:
     """Load the embedder (and with `roles` the answering model) now, so that the call timed
     after it is timed alone; the seconds it took (about 0 once loaded)."""
+    from hymem.api.internals import embedder_of, roles_of  # hymem's own seam
+
     started = time.perf_counter()
-    mem.embedder.embed(["hymem"])  # a lazy model loads on its first text
+    embedder_of(mem).embed(["hymem"])  # a lazy model loads on its first text
     if roles:
-        mem.roles  # noqa: B018  (building the roles loads a local model)
+        roles_of(mem)  # building the roles loads a local model
     return time.perf_counter() - started
 
 

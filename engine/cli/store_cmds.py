@@ -65,6 +65,8 @@ def search(
 ) -> None:
     """Hybrid retrieval (dense + BM25, fused by reciprocal rank) for one user. Turns still
     pending (see `hymem add`) are not searchable yet."""
+    from hymem.api.internals import store_of  # hymem's own seam (loaded on use)
+
     chosen = parse_filter_json(filters)
     config = cli_config(embedder=embedder)  # a mistake is reported before anything opens
     search_scope(
@@ -92,7 +94,7 @@ def search(
             agent_id=agent,
             run_id=run,
         )
-        degraded = mode != "dense" and mem.store.lexical_unavailable
+        degraded = mode != "dense" and store_of(mem).lexical_unavailable
         unseen = None if hits else unseen_note(mem, user)
     if as_json:
         for hit in hits:
@@ -116,10 +118,12 @@ def stats(
     embedder: EmbedderOpt = None,
 ) -> None:
     """Row counts per table (optionally for one user) and the folder's metadata."""
+    from hymem.api.internals import store_of  # hymem's own seam (loaded on use)
+
     with open_memory(store, embedder=embedder, read_only=True) as mem:
         counts = mem.stats(user_id=user)
-        meta = {k: v for k, v in mem.store.meta().items() if k != CURSOR_KEY}  # a secret
-        users = len(mem.store.users()) if user is None else 1
+        meta = {k: v for k, v in store_of(mem).meta().items() if k != CURSOR_KEY}  # a secret
+        users = len(mem.users()) if user is None else 1
     if as_json:
         typer.echo(json.dumps({"counts": counts, "users": users, "meta": meta}))
         return
@@ -136,7 +140,7 @@ def optimize(store: StorePath = DEFAULT_STORE, embedder: EmbedderOpt = None) -> 
     """Compact the tables, prune old versions and build every due vector index now (what the
     background maintainer does as needed); for stores served to readers in other processes."""
     with open_memory(store, embedder=embedder) as mem, _console.status("optimizing tables"):
-        mem.store.optimize()
+        mem.optimize()
     _console.print(f"{store}: optimized")
 
 
@@ -144,8 +148,10 @@ def optimize(store: StorePath = DEFAULT_STORE, embedder: EmbedderOpt = None) -> 
 def upgrade(store: StorePath = DEFAULT_STORE, embedder: EmbedderOpt = None) -> None:
     """Bring a folder written by an older hymem to this version's schema (a writer's open
     does it; readers refuse old folders until then)."""
+    from hymem.api.internals import store_of  # hymem's own seam (loaded on use)
+
     with open_memory(store, embedder=embedder) as mem:
-        version = mem.store.meta().get("schema_version")
+        version = store_of(mem).meta().get("schema_version")
     _console.print(f"{store}: schema version {version}")
 
 
@@ -164,10 +170,10 @@ def reindex(
         columns = (TextColumn("reindex"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
         with Progress(*columns, console=_console, transient=False) as bar:
             task = bar.add_task("reindex", total=total)
-            result = mem.store.reindex(progress=lambda n: bar.advance(task, n))
+            result = mem.reindex(progress=lambda n: bar.advance(task, n))
         if optimize:
             with _console.status("optimizing tables"):
-                mem.store.optimize()
+                mem.optimize()
     _console.print(
         f"indexed {result.get('summary', 0)} summaries, {result.get('segment', 0)} segments"
     )

@@ -9,6 +9,7 @@ import time
 from typing import TYPE_CHECKING
 
 import numpy as np
+from hymem.api.internals import embedder_of, roles_of
 from hymem.core.types import Usage
 from hymem.evaluation.systems import SystemResult
 from hymem.llm.roles import ContextItem
@@ -37,7 +38,7 @@ def answer_with(
     mem: Memory, question: str, passages: list[ContextItem], retrieve_ms: float
 ) -> SystemResult:
     t0 = time.perf_counter()
-    res = mem.roles.deep_answer(question, passages, [])
+    res = roles_of(mem).deep_answer(question, passages, [])
     answer_ms = (time.perf_counter() - t0) * 1000.0
     usage = Usage()
     usage.add(str(res.role), res.usage)
@@ -49,7 +50,7 @@ def answer_with(
         latency_ms=retrieve_ms + answer_ms,
         latency_stages={"retrieve": retrieve_ms, "deep_answer": answer_ms},
         path="none",
-        backend=mem.roles.label,
+        backend=roles_of(mem).label,
         fallbacks=[f"deep_answer: {res.fallback_reason}"] if res.fallback else [],
     )
 
@@ -82,7 +83,9 @@ class NaiveRagSystem:
             cached = self._index.get(conv.sample_id)
             if cached is None:
                 items = conversation_items(conv)
-                matrix = np.asarray(mem.embedder.embed([i.text for i in items]), dtype=np.float32)
+                matrix = np.asarray(
+                    embedder_of(mem).embed([i.text for i in items]), dtype=np.float32
+                )
                 cached = self._index[conv.sample_id] = (items, matrix)
             return cached
 
@@ -91,7 +94,7 @@ class NaiveRagSystem:
     ) -> SystemResult:
         items, matrix = self._turn_index(mem, conv)
         t0 = time.perf_counter()
-        query = np.asarray(mem.embedder.embed([qa.question]), dtype=np.float32)[0]
+        query = np.asarray(embedder_of(mem).embed([qa.question]), dtype=np.float32)[0]
         top = top_k_indices(matrix @ query, self.k)
         # Shown to the answerer in conversation order, as a reader would see them.
         passages = [items[i] for i in sorted(top)]

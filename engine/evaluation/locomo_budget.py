@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
+from hymem.api.internals import embedder_of
 from hymem.evaluation.baselines import conversation_items
 from hymem.evaluation.budget import cut_to_budget
 from hymem.evaluation.flat import FlatIndex, Ranker, word_tokens
@@ -42,7 +43,7 @@ def reference(depth: str) -> str:
 def turn_index(mem: Memory, conv: LocomoConversation) -> FlatIndex[ContextItem]:
     """One conversation's turns as naive RAG renders them, for every flat ranker."""
     return FlatIndex(
-        conversation_items(conv), mem.embedder, rrf_k=mem.config.rrf_k, tokenize=word_tokens
+        conversation_items(conv), embedder_of(mem), rrf_k=mem.config.rrf_k, tokenize=word_tokens
     )
 
 

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hymem.api.internals import roles_of
 from hymem.backfill.locomo import conversation_messages
 from hymem.core.errors import LLMUnavailable
 from hymem.core.logging import get_logger
@@ -76,7 +77,7 @@ def ingest_conversation(
         "seconds": round(ingest_s + sleep_s, 3),
         "parts": fields["parts"],
         "sleep": sleep_report,
-        "backend": mem.roles.label,
+        "backend": roles_of(mem).label,
     }
 
 
@@ -142,7 +143,7 @@ def settle_lexical(mem: Memory) -> dict[str, int]:
     scored differently from a clean one, and both from the same store after `hymem reindex`.
     After this step every run searches the index a rebuild makes, whose scores depend on the
     stored rows alone. It costs about 0.2 s per 1,000 summaries and segments."""
-    counts = mem.store.reindex()
+    counts = mem.reindex()
     log.info("eval.lexical_rebuilt", **counts)
     return counts
 

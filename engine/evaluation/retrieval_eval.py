@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hymem.api.internals import store_of
 from hymem.core.logging import get_logger
 from hymem.core.types import Level
 from hymem.evaluation.flat import FlatIndex, Ranker
@@ -70,7 +71,7 @@ def retrieval_stage(
     def state(conversation: str) -> dict[str, Any]:
         path = out / "ingest" / f"{conversation}.json"
         ingest = json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
-        return store_state(ingest, mem.store.counts(conversation))
+        return store_state(ingest, store_of(mem).counts(conversation))
 
     cache = RetrievalCache(out, run_parts(manifest, KS), state)
     retrieval = evaluate_retrieval(

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hymem.api.internals import embedder_of
 from hymem.backfill.locomo import load_locomo
 from hymem.core.config import MemoryConfig
 from hymem.core.errors import ConfigError, UserInputError
@@ -167,7 +168,7 @@ def run_locomo(
     try:
         manifest = build_manifest(
             config=config,
-            embedder_name=mem.embedder.name,
+            embedder_name=embedder_of(mem).name,
             dataset=options.dataset,
             options=options.model_dump(mode="json", exclude={"out", "dataset"}),
             judge=options.judge,
@@ -180,7 +181,9 @@ def run_locomo(
         if options.judge and judge_roles is None:
             from hymem.llm import build_roles
 
-            judge_roles = own_judge = build_roles(judge_config(config, options.judge), mem.embedder)
+            judge_roles = own_judge = build_roles(
+                judge_config(config, options.judge), embedder_of(mem)
+            )
         clock.lap("setup")
 
         ingested = ingest_all(mem, convs, out, sleep=options.sleep, show_progress=show_progress)

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from hymem.api.internals import store_of
 from hymem.core.types import Answer, Hit, Level, Usage
 from hymem.llm.tokens import count_tokens
 from pydantic import BaseModel, Field
@@ -84,7 +85,7 @@ def hit_turn_ids(
     ]
     seg_turns: dict[str, list[str]] = {}
     if need:
-        for seg in mem.store.get_segments(user_id, list(dict.fromkeys(need))):
+        for seg in store_of(mem).get_segments(user_id, list(dict.fromkeys(need))):
             seg_turns[seg.id] = seg.turn_ids
     out: list[str] = []
     for h in hits:

@@ -245,8 +245,19 @@ class Manager:
     def stats(self, *, user_id: str | None = None) -> dict[str, int]:
         return self._store.counts(user_id)
 
-    def reindex(self) -> dict[str, int]:
-        return self._store.reindex()
+    def users(self) -> list[str]:
+        """Every user with turns or summaries in the store."""
+        return self._store.users()
+
+    def reindex(self, *, progress: Callable[[int], None] | None = None) -> dict[str, int]:
+        """Rebuild the lexical (BM25) index from the tables, the source of truth; returns
+        the rows indexed per level. `progress(n)` is told of each batch of `n` rows."""
+        return self._store.reindex(progress=progress)
+
+    def optimize(self) -> None:
+        """Compact the tables, prune old versions and build every due vector index now
+        (what the background maintainer does as needed): before serving readers elsewhere."""
+        self._store.optimize()
 
     def refresh(self) -> dict[str, int]:
         """See every other worker's writes now (a store on an object store; searches see them

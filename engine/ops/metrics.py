@@ -15,11 +15,11 @@ error classes), and who asked what is not the monitoring system's business.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from hymem.core.types import AddResult, Answer, Usage
 from hymem.core.version import __version__
 from hymem.ops.calls import CallRecord
+from hymem.ops.served import Served
 from hymem.ops.store_metrics import DEFAULT_SIZES_TTL_S, StoreCollector
 from hymem.sleep.consolidator import SleepReport
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
@@ -50,12 +50,13 @@ SLEEP_CHANGES = ("new_versions", "superseded", "deleted")
 class Metrics:
     """Every hymem metric of one Memory; `observe` is its `Observer` hook.
 
-    `memory` (optional) adds the scrape-time store collector and the `hymem_info` labels;
-    without it only the call and HTTP instruments exist (a unit test's view)."""
+    `served` (optional: the served Memory's parts, `hymem.api.internals.served`) adds the
+    scrape-time store collector and the `hymem_info` labels; without it only the call and
+    HTTP instruments exist (a unit test's view)."""
 
     def __init__(
         self,
-        memory: Any | None = None,
+        served: Served | None = None,
         *,
         registry: CollectorRegistry | None = None,
         sizes_ttl_s: float = DEFAULT_SIZES_TTL_S,
@@ -65,9 +66,9 @@ class Metrics:
         self._model(self.registry)
         self._write_and_sleep(self.registry)
         self._http(self.registry)
-        if memory is not None:
-            self._info(self.registry, memory)
-            self.registry.register(StoreCollector(memory, ttl_s=sizes_ttl_s))
+        if served is not None:
+            self._info(self.registry, served)
+            self.registry.register(StoreCollector(served.store, ttl_s=sizes_ttl_s))
 
     # --- instruments -----------------------------------------------------------------------
     def _calls(self, r: CollectorRegistry) -> None:
@@ -177,14 +178,14 @@ class Metrics:
             "hymem_http_requests_in_flight", "HTTP requests being answered now.", registry=r
         )
 
-    def _info(self, r: CollectorRegistry, memory: Any) -> None:
+    def _info(self, r: CollectorRegistry, served: Served) -> None:
         info = Gauge(
             "hymem_info",
             "Always 1: the hymem version, model backend and embedder this server runs.",
             ["version", "llm", "embedder"],
             registry=r,
         )
-        info.labels(__version__, str(memory.config.llm), str(memory.embedder.name)).set(1)
+        info.labels(__version__, str(served.config.llm), str(served.embedder.name)).set(1)
 
     # --- the Observer ----------------------------------------------------------------------
     def observe(self, call: CallRecord) -> None:

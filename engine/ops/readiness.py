@@ -29,6 +29,7 @@ from typing import Any
 import httpx
 from hymem.core.errors import StoreClosedError
 from hymem.core.logging import get_logger
+from hymem.ops.served import Served
 from pydantic import BaseModel
 
 log = get_logger("hymem.ops.readiness")
@@ -149,12 +150,13 @@ class ModelProbe:
 
 
 class Readiness:
-    """The checks of one served Memory; `start()` begins warming its embedder."""
+    """The checks of one served Memory (`hymem.api.internals.served`); `start()` begins
+    warming its embedder."""
 
-    def __init__(self, memory: Any, *, model_probe: ModelProbe | None = None) -> None:
-        self._memory = memory
-        self.warmup = EmbedderWarmup(memory.embedder)
-        self.model_probe = model_probe or ModelProbe(memory.config)
+    def __init__(self, served: Served, *, model_probe: ModelProbe | None = None) -> None:
+        self._store = served.store
+        self.warmup = EmbedderWarmup(served.embedder)
+        self.model_probe = model_probe or ModelProbe(served.config)
 
     def start(self) -> None:
         self.warmup.start()
@@ -171,7 +173,7 @@ class Readiness:
 
     def _store_checks(self) -> tuple[ReadyCheck, ReadyCheck]:
         try:
-            store = self._memory.store
+            store = self._store()
         except StoreClosedError:
             closed = ReadyCheck(ok=False, detail="the store is closed")
             return closed, closed

@@ -24,6 +24,7 @@ from typing import Any
 
 from hymem.core.errors import HymemError
 from hymem.core.logging import get_logger
+from hymem.indexes.ports import Storage
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.metrics_core import Metric
 
@@ -65,12 +66,12 @@ class StoreCollector:
 
     def __init__(
         self,
-        memory: Any,
+        store: Callable[[], Storage],
         *,
         ttl_s: float = DEFAULT_SIZES_TTL_S,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self._memory = memory
+        self._store = store  # called at each read: a closed Memory raises then
         self._ttl_s = ttl_s
         self._clock = clock
         self._lock = threading.Lock()
@@ -105,7 +106,7 @@ class StoreCollector:
             if self._clock() - self._counted_at < self._ttl_s:
                 return self._sizes
             try:
-                store = self._memory.store
+                store = self._store()
                 sizes = dict(store.counts(None))
                 sizes["users"] = len(store.users())
             except HymemError as exc:  # closed, or an object store that does not answer
@@ -117,7 +118,7 @@ class StoreCollector:
 
     def _lag(self) -> float | None:
         try:
-            return replica_lag_s(self._memory.store)
+            return replica_lag_s(self._store())
         except HymemError:  # closed: no replica to speak of
             return None
 

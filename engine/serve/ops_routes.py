@@ -14,6 +14,8 @@ from typing import Any
 
 from fastapi import APIRouter, FastAPI, Request, Response
 from fastapi.responses import JSONResponse
+from hymem.api.internals import served
+from hymem.api.memory import Memory
 from hymem.ops.metrics import Metrics
 from hymem.ops.readiness import Readiness, ReadyCheck, not_ready_message
 from hymem.serve.errors import ERROR_RESPONSES, ErrorBody
@@ -72,13 +74,14 @@ def metrics(request: Request, key: Caller) -> Response:
     return Response(body, media_type=content_type)
 
 
-def install_ops(app: FastAPI, memory: Any) -> Metrics:
+def install_ops(app: FastAPI, memory: Memory) -> Metrics:
     """Metrics observing `memory` and the app's requests, `/readyz` and `/metrics`; starts
     warming the embedder. Called once the app's other middleware is added, so the request
     metrics also see what that middleware answers (413)."""
-    metrics = Metrics(memory)
+    parts = served(memory)
+    metrics = Metrics(parts)
     memory.observers.add(metrics)
-    readiness = Readiness(memory)
+    readiness = Readiness(parts)
     readiness.start()
     readiness.warmup.wait(WARMUP_WAIT_S)
     app.state.hymem_metrics = metrics

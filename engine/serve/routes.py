@@ -168,7 +168,7 @@ def memory_for(request: Request, key: Binding, user_id: str | None) -> Memory:
 @router.get("/healthz")
 def healthz(request: Request) -> dict[str, Any]:
     memory = settings_of(request).memory
-    return {"status": "ok", "read_only": memory.store.read_only}
+    return {"status": "ok", "read_only": memory.read_only}
 
 
 # --- memories -----------------------------------------------------------------------------

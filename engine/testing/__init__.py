@@ -33,10 +33,15 @@ as hymem's own `tests/fixtures_store.py` does. One suite per concern, or `Storag
 replicas lag). Call `pytest.register_assert_rewrite("hymem.testing")` in your conftest.py for
 pytest's detailed assertion messages. The suites import pytest; `import hymem` never imports
 this package.
+
+It also re-exports the seam into a `Memory`'s parts (`hymem.api.internals`: `store_of`,
+`searcher_of`, `roles_of`, `embedder_of`, `served`), which tests reach instead of the
+deprecated properties; for hymem's own tests, not a stable API.
 """
 
 from __future__ import annotations
 
+from hymem.api.internals import embedder_of, roles_of, searcher_of, served, store_of
 from hymem.testing.consolidation import ConsolidationTests
 from hymem.testing.manage import ManageTests
 from hymem.testing.metadata import MetadataTests
@@ -78,7 +83,12 @@ __all__ = [
     "StorageSuite",
     "StorageTests",
     "ValidityTests",
+    "embedder_of",
     "make_segment",
     "make_summary",
     "make_turns",
+    "roles_of",
+    "searcher_of",
+    "served",
+    "store_of",
 ]

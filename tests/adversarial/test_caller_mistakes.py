@@ -14,6 +14,7 @@ from hymem import Memory, MemoryConfig
 from hymem.core.errors import ConfigError, HymemError, StoreError, UserInputError
 from hymem.llm.extractive import backend as extractive_backend
 from hymem.read.reader import NO_ANSWER, NO_ANSWER_FLAG
+from hymem.testing import embedder_of, searcher_of, store_of
 
 from tests.fixtures_store import commit_texts
 from tests.log_events import capture_events
@@ -26,7 +27,9 @@ SURROGATE = "u\ud800x"
 @pytest.fixture
 def mem(tmp_path: Path) -> Iterator[Memory]:
     with Memory(tmp_path / "m", config=MemoryConfig.defaults(embedder="hashing:64")) as m:
-        commit_texts(m.store, m.embedder, "alice", ["Alice adopted a cat", "Alice sings jazz"])
+        commit_texts(
+            store_of(m), embedder_of(m), "alice", ["Alice adopted a cat", "Alice sings jazz"]
+        )
         yield m
 
 
@@ -46,7 +49,7 @@ def test_a_huge_k_is_refused_not_an_abort(mem: Memory, mode: str) -> None:
     with pytest.raises(UserInputError, match="max_k"):
         mem.search("cat", user_id="alice", k=HUGE, mode=mode)  # type: ignore[arg-type]
     with pytest.raises(UserInputError, match="max_k"):
-        mem.searcher.search("cat", user_id="alice", k=HUGE, mode=mode)  # type: ignore[arg-type]
+        searcher_of(mem).search("cat", user_id="alice", k=HUGE, mode=mode)  # type: ignore[arg-type]
     assert mem.search("cat", user_id="alice", k=mem.config.max_k, mode=mode)  # type: ignore[arg-type]
 
 
@@ -62,11 +65,13 @@ def test_the_store_itself_never_sizes_a_tantivy_allocation_by_k(tmp_path: Path) 
     script = f"""
 from hymem import Memory, MemoryConfig
 from hymem.indexes.protocol import RowScope
+from hymem.testing import embedder_of, store_of
 from tests.fixtures_store import commit_texts
 with Memory({str(tmp_path / "m")!r}, config=MemoryConfig.defaults(embedder="hashing:64")) as m:
-    commit_texts(m.store, m.embedder, "alice", ["Alice adopted a cat"])
-    print(len(m.store.lexical_search(RowScope("alice"), "cat", {HUGE})))
-    print(len(m.store.dense_search(RowScope("alice"), m.embedder.embed(["cat"])[0], {HUGE})))
+    store = store_of(m)
+    commit_texts(store, embedder_of(m), "alice", ["Alice adopted a cat"])
+    print(len(store.lexical_search(RowScope("alice"), "cat", {HUGE})))
+    print(len(store.dense_search(RowScope("alice"), embedder_of(m).embed(["cat"])[0], {HUGE})))
 """
     res = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=Path.cwd()
@@ -78,7 +83,7 @@ with Memory({str(tmp_path / "m")!r}, config=MemoryConfig.defaults(embedder="hash
 def test_cli_search_with_a_huge_k_exits_2_with_one_line(tmp_path: Path) -> None:
     folder = tmp_path / "m"
     with Memory(folder, config=MemoryConfig.defaults(embedder="hashing:64")) as m:
-        commit_texts(m.store, m.embedder, "alice", ["Alice adopted a cat"])
+        commit_texts(store_of(m), embedder_of(m), "alice", ["Alice adopted a cat"])
     res = _cli(
         "search",
         "cat",
@@ -110,7 +115,7 @@ def test_cli_search_with_a_huge_k_exits_2_with_one_line(tmp_path: Path) -> None:
 def test_lone_surrogates_in_ids_and_queries_are_refused(mem: Memory, call: object) -> None:
     with pytest.raises(UserInputError, match="surrogate"):
         call(mem)  # type: ignore[operator]
-    assert mem.store.counts("alice")["turns"] == 0  # nothing half-written
+    assert store_of(mem).counts("alice")["turns"] == 0  # nothing half-written
 
 
 @pytest.mark.parametrize("bad", ["3", 2.5, -1, True, 10**6])
@@ -186,7 +191,7 @@ def test_a_read_only_ask_writes_no_trace_and_logs_no_failure(tmp_path: Path) -> 
     folder = tmp_path / "m"
     cfg = MemoryConfig.defaults(embedder="hashing:64")
     with Memory(folder, config=cfg) as m:
-        commit_texts(m.store, m.embedder, "alice", ["Alice adopted a cat"])
+        commit_texts(store_of(m), embedder_of(m), "alice", ["Alice adopted a cat"])
     with Memory(folder, config=cfg, read_only=True) as reader, capture_events() as events:
         reader.ask("what did alice adopt?", user_id="alice")
         assert reader.traces(user_id="alice") == []
@@ -211,4 +216,4 @@ def test_aware_datetime_extremes_are_user_errors(mem: Memory) -> None:
         mem.add([{**msg[0], "timestamp": datetime.min.replace(tzinfo=east)}], user_id="alice")
     with pytest.raises(UserInputError, match="out of range"):
         mem.search("cat", user_id="alice", since=datetime.max.replace(tzinfo=west))
-    assert mem.store.counts("alice")["turns"] == 0
+    assert store_of(mem).counts("alice")["turns"] == 0

@@ -16,6 +16,7 @@ from hymem.indexes.lance import schema as S
 from hymem.indexes.lance.tables import LanceTables
 from hymem.indexes.lexical.index import LexicalIndex
 from hymem.indexes.store.faults import is_disk_full
+from hymem.testing import store_of
 
 from tests.log_events import capture_events
 
@@ -162,15 +163,15 @@ def test_sleep_changes_on_a_full_disk_raise_typed_and_retry_cleanly(
 ) -> None:
     mem.add(MESSAGES, user_id="u", session_id="s")
     mem.flush(user_id="u")
-    old = mem.store.get_summaries("u", with_vectors=True)[0]
+    old = store_of(mem).get_summaries("u", with_vectors=True)[0]
     new = old.model_copy(update={"id": "v2", "text": "Rex is a beagle who loves Lisbon"})
     change = StatusChange(summary_id=old.id, status=SummaryStatus.SUPERSEDED, superseded_by="v2")
     disk.full.add(S.SUMMARIES)
     with pytest.raises(StorageFullError):
-        mem.store.apply_summary_changes("u", [new], [change])
-    assert mem.store.get_summaries("u", ids=["v2"]) == []  # nothing half-applied is served
+        store_of(mem).apply_summary_changes("u", [new], [change])
+    assert store_of(mem).get_summaries("u", ids=["v2"]) == []  # nothing half-applied is served
     disk.free()
-    mem.store.apply_summary_changes("u", [new], [change])
-    assert [s.id for s in mem.store.get_summaries("u", ids=["v2"])] == ["v2"]
-    assert mem.store.get_summaries("u", ids=[old.id], statuses=None)[0].status == "superseded"
+    store_of(mem).apply_summary_changes("u", [new], [change])
+    assert [s.id for s in store_of(mem).get_summaries("u", ids=["v2"])] == ["v2"]
+    assert store_of(mem).get_summaries("u", ids=[old.id], statuses=None)[0].status == "superseded"
     assert not (mem.path / "journal.json").exists()

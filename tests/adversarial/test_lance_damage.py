@@ -13,6 +13,7 @@ import pytest
 from hymem import Memory, MemoryConfig, StoreCorruptedError
 from hymem.cli import app
 from hymem.indexes.folder.doctor import diagnose, repair
+from hymem.testing import store_of
 from typer.testing import CliRunner
 
 pytestmark = pytest.mark.integration
@@ -102,7 +103,7 @@ def test_a_missing_fragment_is_a_typed_error_and_repairable(
         with pytest.raises(StoreCorruptedError, match="hymem doctor"):
             mem = Memory(folder, config=CFG, read_only=read_only)
             opened.append(mem)
-            mem.store.get_summaries("u")
+            store_of(mem).get_summaries("u")
     for mem in opened:
         mem.close()
     found = diagnose(folder)
@@ -111,7 +112,7 @@ def test_a_missing_fragment_is_a_typed_error_and_repairable(
     assert next(t for t in report.tables if t.name == "summaries").action == "restored"
     with Memory(folder, config=CFG) as mem:
         mem.flush(user_id="u")
-        assert mem.store.get_summaries("u") and mem.stats(user_id="u")["pending_turns"] == 0
+        assert store_of(mem).get_summaries("u") and mem.stats(user_id="u")["pending_turns"] == 0
     assert diagnose(folder).healthy
 
 
@@ -143,7 +144,7 @@ def test_truncated_files_are_typed_errors_and_repairable(
     with pytest.raises(StoreCorruptedError, match="hymem"):
         mem = Memory(folder, config=CFG, read_only=True)
         opened.append(mem)
-        mem.store.get_summaries("u")
+        store_of(mem).get_summaries("u")
         mem.search("beagle", user_id="u")
     for mem in opened:
         mem.close()
@@ -152,5 +153,5 @@ def test_truncated_files_are_typed_errors_and_repairable(
     with Memory(folder, config=CFG) as mem:
         mem.flush(user_id="u")
         assert mem.stats(user_id="u")["pending_turns"] == 0
-        assert mem.store.get_summaries("u")
+        assert store_of(mem).get_summaries("u")
     assert diagnose(folder).healthy

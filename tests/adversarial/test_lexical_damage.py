@@ -19,6 +19,7 @@ from hymem.core.types import Level
 from hymem.embed.embedders import HashingEmbedder
 from hymem.indexes.protocol import RowScope
 from hymem.indexes.store.store import Store
+from hymem.testing import store_of
 from typer.testing import CliRunner
 
 from tests.fixtures_store import DIM, commit_texts, open_store
@@ -117,7 +118,7 @@ def test_reader_searches_dense_only_and_flags_it(folder: Path, kind: str) -> Non
         hybrid = [mem.search("cat", user_id="alice", k=3) for _ in range(3)][-1]
         dense = mem.search("cat", user_id="alice", k=3, mode="dense")
         lexical = mem.search("cat", user_id="alice", k=3, mode="lexical")
-        assert mem.store.lexical_unavailable
+        assert store_of(mem).lexical_unavailable
     assert lexical == []
     assert [h.id for h in hybrid] == [h.id for h in dense] and hybrid
     assert all(h.lexical_unavailable and h.lexical_rank is None for h in hybrid)

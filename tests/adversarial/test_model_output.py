@@ -12,6 +12,7 @@ import pytest
 from hymem import Memory, MemoryConfig
 from hymem.embed.embedders import HashingEmbedder
 from hymem.prompts.schemas import MAX_FACT_CHARS, MAX_FACTS_PER_SEGMENT
+from hymem.testing import store_of
 
 from tests.fixtures_llm import make_scripted_roles
 from tests.log_events import capture_events
@@ -50,7 +51,7 @@ def test_a_hostile_summary_is_stored_clean(tmp_path: Path, llm_server: Any) -> N
         mem.add(MESSAGES, user_id="u", session_id="s")
         res = mem.flush(user_id="u")
         assert res.error is None and res.pending == 0
-        texts = [s.text for s in mem.store.get_summaries("u")]
+        texts = [s.text for s in store_of(mem).get_summaries("u")]
         assert "likes \ufffd kumquats and [31mred[0m" in texts
         kept = MAX_FACTS_PER_SEGMENT - 2  # after the hostile and the long fact
         assert f"kumquats fact {kept - 1}" in texts and f"kumquats fact {kept}" not in texts

@@ -23,6 +23,7 @@ from hymem.indexes.memory.store import InMemoryStore
 from hymem.indexes.ports import Storage
 from hymem.manage import cursor as C
 from hymem.manage.editor import Editor
+from hymem.testing import store_of
 from hymem.write.guard import WriteGuard
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -189,7 +190,7 @@ def test_every_key_hymem_can_make_round_trips(seq: int, id_: str) -> None:
 def test_rest_answers_a_forged_cursor_with_400(tmp_path: Path) -> None:
     memory: Memory = hashing_memory(tmp_path / "served")
     memory._store.append_turns(make_turns(USER, 3))
-    bad = [*FORGED[:3], *(signed(p, memory.store) for p in BAD_PAYLOADS[:3])]
+    bad = [*FORGED[:3], *(signed(p, store_of(memory)) for p in BAD_PAYLOADS[:3])]
     srv = Served(memory)
     try:
         for cursor in bad:  # unsigned, and signed with bad values
@@ -214,7 +215,7 @@ def test_mcp_answers_a_forged_cursor_with_user_input_error(tmp_path: Path) -> No
     memory: Memory = hashing_memory(tmp_path / "mcp")
     memory._store.append_turns(make_turns(USER, 3))
     server = build_mcp_server(memory, USER)
-    bad = [*FORGED[:3], *(signed(p, memory.store) for p in BAD_PAYLOADS[:3])]
+    bad = [*FORGED[:3], *(signed(p, store_of(memory)) for p in BAD_PAYLOADS[:3])]
 
     async def texts() -> list[str]:
         out = []

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from hymem import Memory, MemoryConfig, StoreLockedError
+from hymem.testing import embedder_of, store_of
 
 from tests.fixtures_store import commit_texts
 
@@ -17,11 +18,11 @@ def test_deleting_writer_lock_does_not_let_a_second_writer_in(tmp_path: Path) ->
     """Before: the second open reached Tantivy's raw `LockBusy` ValueError."""
     cfg = MemoryConfig.defaults(embedder="hashing:64")
     with Memory(tmp_path / "m", config=cfg) as first:
-        commit_texts(first.store, first.embedder, "alice", ["Alice adopted a cat"])
+        commit_texts(store_of(first), embedder_of(first), "alice", ["Alice adopted a cat"])
         (tmp_path / "m" / "writer.lock").unlink()
         with pytest.raises(StoreLockedError, match="another process"):
             Memory(tmp_path / "m", config=cfg)
         hits = first.search("cat", user_id="alice", mode="lexical")
         assert [h.text for h in hits] == ["Alice adopted a cat"]  # nothing was wiped
-        commit_texts(first.store, first.embedder, "alice", ["Alice sings"], segment_id="g2")
+        commit_texts(store_of(first), embedder_of(first), "alice", ["Alice sings"], segment_id="g2")
         assert first.search("sings", user_id="alice", mode="lexical")

@@ -16,6 +16,7 @@ from hymem import AsyncMemory, Memory, MemoryConfig
 from hymem.client import Client
 from hymem.core.errors import UserInputError
 from hymem.embed.embedders import HashingEmbedder
+from hymem.testing import store_of
 
 from tests.fixtures_serve import Served, hashing_memory
 
@@ -34,7 +35,7 @@ def _memory(folder: Path, **config: Any) -> Memory:
 
 
 def _texts(mem: Memory, user: str = "alice") -> list[str]:
-    return [t.text for t in mem.store.get_turns(user)]
+    return [t.text for t in store_of(mem).get_turns(user)]
 
 
 @pytest.fixture

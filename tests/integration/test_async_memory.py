@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from hymem import AsyncMemory, MemoryConfig, StoreClosedError, UserInputError
+from hymem.testing import store_of
 
 from tests.bag_embedder import BagEmbedder
 
@@ -61,7 +62,7 @@ def test_fifty_concurrent_writers_lose_and_reorder_nothing(tmp_path: Path) -> No
             await asyncio.gather(*(writer(mem, u, t) for u in USERS for t in range(10)))
             await asyncio.gather(*(mem.flush(user_id=u) for u in USERS))
             for user in USERS:
-                turns = mem.memory.store.get_turns(user)
+                turns = store_of(mem.memory).get_turns(user)
                 texts = [t.text for t in sorted(turns, key=lambda t: t.seq)]
                 assert [t.seq for t in sorted(turns, key=lambda t: t.seq)] == list(range(60))
                 assert len(set(texts)) == 60
@@ -167,7 +168,7 @@ def test_async_with_skips_sleep_on_close_when_the_body_failed(tmp_path: Path) ->
         cfg = MemoryConfig.defaults(sleep_on_close=True)
         with pytest.raises(RuntimeError) if fail else nullcontext():
             async with AsyncMemory(tmp_path / folder, config=cfg, embedder=emb) as mem:
-                sums = seed_store(mem.memory.store, emb, "u", [dup, dup.lower()])
+                sums = seed_store(store_of(mem.memory), emb, "u", [dup, dup.lower()])
                 if fail:
                     raise RuntimeError("the application failed")
         async with AsyncMemory(tmp_path / folder, embedder=emb) as mem:

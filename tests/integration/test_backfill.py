@@ -17,6 +17,7 @@ from hymem import Memory
 from hymem.backfill.histories import UserHistory
 from hymem.cli import app
 from hymem.core.types import TurnStatus
+from hymem.testing import store_of
 from typer.testing import CliRunner
 
 from tests.backfill_job import histories, open_memory, snapshot
@@ -42,10 +43,10 @@ def test_a_backfilled_user_holds_what_add_and_flush_would_have_stored(tmp_path: 
     with open_memory(str(tmp_path / "added")) as mem:
         for h in users:
             added(mem, h)
-        expected = {h.user_id: snapshot(mem.store, h.user_id) for h in users}
+        expected = {h.user_id: snapshot(store_of(mem), h.user_id) for h in users}
     with open_memory(str(tmp_path / "filled")) as mem:
         report = mem.backfill(users)
-        got = {h.user_id: snapshot(mem.store, h.user_id) for h in users}
+        got = {h.user_id: snapshot(store_of(mem), h.user_id) for h in users}
         hits = mem.search("cello lessons", user_id="user-001")
     assert report.failed == {} and report.written_turns == 36 and report.pending == 0
     assert got == expected
@@ -78,7 +79,7 @@ def test_a_backfill_killed_part_way_and_run_again_stores_every_turn_once(
         with open_memory(str(tmp_path / "once")) as clean:
             clean.backfill(histories(users))
             for h in histories(users):
-                assert snapshot(mem.store, h.user_id) == snapshot(clean.store, h.user_id)
+                assert snapshot(store_of(mem), h.user_id) == snapshot(store_of(clean), h.user_id)
         counts = mem.stats()
     assert counts["turns"] == users * 12 and counts["pending_turns"] == 0
 
@@ -87,11 +88,11 @@ def test_a_user_who_holds_other_turns_is_reported_and_left_as_it_was(tmp_path: P
     users = histories(2)
     with open_memory(str(tmp_path / "m")) as mem:
         mem.add("A turn of my own, before any backfill.", user_id="user-000")
-        before = snapshot(mem.store, "user-000")
+        before = snapshot(store_of(mem), "user-000")
         report = mem.backfill(users)
         assert list(report.failed) == ["user-000"] and "already holds" in report.failed["user-000"]
-        assert snapshot(mem.store, "user-000") == before
-        assert {t.status for t in mem.store.get_turns("user-001")} == {TurnStatus.STORED}
+        assert snapshot(store_of(mem), "user-000") == before
+        assert {t.status for t in store_of(mem).get_turns("user-001")} == {TurnStatus.STORED}
 
 
 def test_the_cli_backfills_json_lines_and_a_rerun_stores_nothing_twice(tmp_path: Path) -> None:

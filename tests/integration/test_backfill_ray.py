@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from hymem.backfill.histories import Session, UserHistory
+from hymem.testing import store_of
 
 from tests.backfill_job import histories, open_memory, snapshot
 
@@ -21,10 +22,10 @@ def test_two_ray_workers_store_what_the_in_process_backfill_stores(tmp_path: Pat
     bad = UserHistory("user-bad", [Session("s1", [{"text": "hello"}], "not a time")])
     with open_memory(str(tmp_path / "local")) as mem:
         mem.backfill(users)
-        expected = {h.user_id: snapshot(mem.store, h.user_id) for h in users}
+        expected = {h.user_id: snapshot(store_of(mem), h.user_id) for h in users}
     with open_memory(str(tmp_path / "ray")) as mem:
         report = mem.backfill([*users, bad], ray="local", workers=2)
-        got = {h.user_id: snapshot(mem.store, h.user_id) for h in users}
+        got = {h.user_id: snapshot(store_of(mem), h.user_id) for h in users}
         again = mem.backfill(users, ray="local", workers=2)
     assert report.runner == "ray" and report.workers == 2
     assert report.written_turns == 6 * 12

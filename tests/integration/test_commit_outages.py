@@ -17,6 +17,7 @@ from hymem.core.errors import StoreUnavailableError
 from hymem.core.types import SummaryStatus, TurnStatus
 from hymem.embed.embedders import HashingEmbedder
 from hymem.indexes.lance.tables import LanceTables
+from hymem.testing import store_of
 
 pytestmark = pytest.mark.integration
 
@@ -69,8 +70,8 @@ def outage(monkeypatch: pytest.MonkeyPatch) -> Outage:
 
 def _problems(mem: Memory, user: str) -> list[str]:
     found: list[str] = []
-    segments = {s["id"]: s for s in mem.store.tables.rows("segments", f"user_id = '{user}'")}
-    turns = mem.store.get_turns(user)
+    segments = {s["id"]: s for s in store_of(mem).tables.rows("segments", f"user_id = '{user}'")}
+    turns = store_of(mem).get_turns(user)
     owned = {t.segment_id for t in turns if t.status == TurnStatus.STORED}
     for turn in turns:
         seg = segments.get(turn.segment_id or "")
@@ -81,7 +82,7 @@ def _problems(mem: Memory, user: str) -> list[str]:
     for seg_id in segments:
         if seg_id not in owned:
             found.append(f"segment {seg_id} owns none of its turns")
-    texts = [s.text for s in mem.store.get_summaries(user)]
+    texts = [s.text for s in store_of(mem).get_summaries(user)]
     found += [f"summary {t!r} active twice" for t in set(texts) if texts.count(t) > 1]
     return found
 
@@ -120,7 +121,7 @@ def test_an_outage_in_a_commit_carrying_a_supersession_loses_no_value(
     found: list[str] = []
 
     def living(mem: Memory, user: str) -> list[str]:
-        return [s.text for s in mem.store.get_summaries(user) if " live" in s.text]
+        return [s.text for s in store_of(mem).get_summaries(user) if " live" in s.text]
 
     with Memory(tmp_path / "m", embedder=HashingEmbedder(64), config=cfg) as mem:
         for k in range(0, 24):
@@ -138,7 +139,7 @@ def test_an_outage_in_a_commit_carrying_a_supersession_loses_no_value(
             now = living(mem, user)
             ended = [
                 s.text
-                for s in mem.store.get_summaries(user, statuses=[SummaryStatus.SUPERSEDED])
+                for s in store_of(mem).get_summaries(user, statuses=[SummaryStatus.SUPERSEDED])
                 if " live" in s.text
             ]
             if len(now) != 1 or "Porto" not in now[0] or len(ended) != 1:

@@ -15,6 +15,7 @@ from hymem import Memory, MemoryConfig
 from hymem.adapters.langgraph import HymemStore
 from hymem.core.types import SummaryStatus
 from hymem.embed.embedders import HashingEmbedder
+from hymem.testing import store_of
 from langgraph.store.base import BaseStore
 
 pytestmark = pytest.mark.integration
@@ -107,7 +108,7 @@ def test_sleep_merges_within_a_scope_only(tmp_path: Path) -> None:
         assert sum("Acme" in t for t in b_texts) == 1 and any("Porto" in t for t in b_texts)
         assert any("Lisbon" in t for t in a_texts)
         for item in mem.get_all(user_id=USER, limit=100).items:  # each rests on its own turns
-            turns = mem.store.get_turns(USER, ids=item.source_turn_ids)
+            turns = store_of(mem).get_turns(USER, ids=item.source_turn_ids)
             assert {t.metadata.get("agent_id") for t in turns} == {item.metadata["agent_id"]}
     finally:
         mem.close()

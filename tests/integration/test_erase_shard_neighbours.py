@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from hymem.core.types import TurnStatus
 from hymem.indexes.shards.placement import shard_of
+from hymem.testing import store_of
 
 from tests.fixtures_s3 import S3Target
 from tests.s3_workers import open_memory, write_until_stopped
@@ -60,7 +61,7 @@ def test_erasing_a_user_never_fails_a_neighbours_writes_from_another_process(
         assert errors == [], "\n".join(errors)
         assert acked and len(acked) == len(set(acked))
     with open_memory(*args, str(tmp_path / "check")) as mem:
-        turns = mem.store.get_turns(neighbour)
+        turns = store_of(mem).get_turns(neighbour)
         stored = sorted(t.id for t in turns if t.text != "My neighbour keeps bees on the roof.")
         assert stored == sorted(acked)  # nothing lost, nothing twice
         assert {t.status for t in turns} == {TurnStatus.STORED}

@@ -21,6 +21,7 @@ import pytest
 from hymem import Memory
 from hymem.core.errors import ErasureInProgressError, HymemError, ReadOnlyStoreError
 from hymem.embed.embedders import HashingEmbedder
+from hymem.testing import embedder_of, store_of
 
 from tests.doubles import scripted_config
 from tests.fixtures_reader import request_text
@@ -107,9 +108,9 @@ def two_users(tmp_path: Path, llm_server: Any) -> Path:
         # Bulk for bob, then one compaction: alice's rows become a small share of shared
         # fragments, the case LanceDB's own optimize() never rewrites (it waits for 10 %).
         texts = [f"bob's note number {i} about the garden" for i in range(150)]
-        seed_store(mem.store, mem.embedder, "bob", texts)
-        mem.store.append_turns(make_turns("bob", 150, prefix="bulk"))
-        mem.store.optimize()
+        seed_store(store_of(mem), embedder_of(mem), "bob", texts)
+        store_of(mem).append_turns(make_turns("bob", 150, prefix="bulk"))
+        mem.optimize()
     return folder
 
 
@@ -235,7 +236,7 @@ def test_asks_racing_an_erase_leave_nothing_of_the_user(
                 i += 1
 
         askers = [threading.Thread(target=ask_until_stopped, args=(n,)) for n in range(ASKERS)]
-        store_erase = mem.store.erase_user
+        store_erase = store_of(mem).erase_user
 
         def erase_then_stop_the_askers(user_id: str) -> dict[str, int]:
             removed = store_erase(user_id)
@@ -245,7 +246,7 @@ def test_asks_racing_an_erase_leave_nothing_of_the_user(
                 assert not t.is_alive(), "an ask is stuck behind the erase"
             return removed
 
-        monkeypatch.setattr(mem.store, "erase_user", erase_then_stop_the_askers)
+        monkeypatch.setattr(store_of(mem), "erase_user", erase_then_stop_the_askers)
         for t in askers:
             t.start()
         deadline = time.monotonic() + 60

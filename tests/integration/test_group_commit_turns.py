@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from hymem import Memory, MemoryConfig
 from hymem.embed.embedders import HashingEmbedder
+from hymem.testing import store_of
 
 pytestmark = pytest.mark.integration
 
@@ -29,7 +30,7 @@ def test_adds_arriving_during_a_commit_share_the_next_one(
     config = MemoryConfig.defaults(llm="extractive", embedder="hashing")
     with Memory(tmp_path / "m", config=config, embedder=HashingEmbedder(64), create=True) as mem:
         mem.add("warm up", user_id="warm")
-        tables = mem.store.tables
+        tables = store_of(mem).tables
         real_add = tables.add
         turn_commits: list[int] = []
         first = threading.Event()
@@ -74,7 +75,7 @@ def test_close_waits_for_an_add_in_flight(tmp_path: Path, monkeypatch: pytest.Mo
     add to finish (else the store closes under it and an accepted turn's add fails)."""
     config = MemoryConfig.defaults(llm="extractive", embedder="hashing")
     mem = Memory(tmp_path / "m", config=config, embedder=HashingEmbedder(64), create=True)
-    tables = mem.store.tables
+    tables = store_of(mem).tables
     real_add = tables.add
     in_commit = threading.Event()
 

@@ -11,6 +11,7 @@ import pytest
 from hymem import Memory, MemoryConfig
 from hymem.core.errors import ConfigError
 from hymem.embed.embedders import HashingEmbedder
+from hymem.testing import store_of
 from hymem.write.compression import LLMLinguaCompressor, load_compressor
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -81,7 +82,7 @@ def test_memory_compresses_only_the_summarisers_input(
         mem.add(msgs, user_id="u", session_id="s", timestamp="2023-05-08T13:56:00")
         res = mem.flush(user_id="u")
         assert res.error is None and res.pending == 0
-        segments = mem.store.get_segments("u", res.segments_written)
+        segments = store_of(mem).get_segments("u", res.segments_written)
         raw = "\n".join(s.text for s in segments)
         for text in TEXTS:  # Level-2 keeps every raw turn
             assert text in raw

@@ -9,6 +9,7 @@ import pytest
 from hymem import Memory, MemoryConfig
 from hymem.backfill.locomo import conversation_messages, load_locomo
 from hymem.core.types import AddResult, TurnStatus
+from hymem.testing import store_of
 
 from tests.fixtures_ingest import LOCOMO_MINI
 
@@ -39,17 +40,17 @@ def test_locomo_conversation_becomes_linked_levels(tmp_path: Path, minilm) -> No
         assert stats["turns"] == 30 and stats["pending_turns"] == 0
         assert 0 < stats["segments"] <= 30 and stats["summaries"] > 0
 
-        turns = mem.store.get_turns(user)
+        turns = store_of(mem).get_turns(user)
         assert all(t.status == TurnStatus.STORED and t.segment_id for t in turns)
         seg_ids = {t.segment_id for t in turns}
-        segments = {s.id: s for s in mem.store.get_segments(user, sorted(seg_ids))}
+        segments = {s.id: s for s in store_of(mem).get_segments(user, sorted(seg_ids))}
         for t in turns:  # every turn is covered by the segment it points to, raw text kept
             seg = segments[t.segment_id]
             assert t.id in seg.turn_ids and t.text in seg.text
         image_turn = next(t for t in turns if t.id == "D1:8")
         assert "[shares a photo of a painting of a sunset over a lake]" in image_turn.text
 
-        summaries = mem.store.get_summaries(user)
+        summaries = store_of(mem).get_summaries(user)
         written = {s for r in results for s in r.summaries_written}
         assert {s.id for s in summaries} == written
         assert all(

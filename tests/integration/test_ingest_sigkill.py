@@ -16,6 +16,7 @@ from hymem import Memory, MemoryConfig
 from hymem.backfill.locomo import conversation_messages, load_locomo
 from hymem.core.types import TurnStatus
 from hymem.embed.embedders import HashingEmbedder
+from hymem.testing import store_of
 
 from tests.fixtures_ingest import LOCOMO_MINI
 
@@ -83,23 +84,23 @@ def test_sigkill_mid_ingest_loses_and_duplicates_nothing(tmp_path: Path) -> None
     cfg = MemoryConfig.defaults(embedder="hashing", buffer_tokens=96)
     with Memory(store, config=cfg, embedder=HashingEmbedder(64)) as mem:
         users = ["conv-mini-1", "conv-mini-2"]
-        durable = {t.id for u in users for t in mem.store.get_turns(u)}
+        durable = {t.id for u in users for t in store_of(mem).get_turns(u)}
         assert set(accepted) <= durable  # every acknowledged turn survived the kill
         ingest_all(mem)  # the client re-sends everything; ids make it idempotent
 
         for conv in load_locomo(LOCOMO_MINI):
             user = conv.sample_id
-            turns = mem.store.get_turns(user)
+            turns = store_of(mem).get_turns(user)
             ids = [t.id for t in turns]
             assert len(ids) == len(set(ids)) == conv.turn_count
             assert all(t.status == TurnStatus.STORED for t in turns)
             seg_ids = sorted({t.segment_id for t in turns if t.segment_id})
-            segments = mem.store.get_segments(user, seg_ids)
+            segments = store_of(mem).get_segments(user, seg_ids)
             assert {s.id for s in segments} == set(seg_ids)
             assert all(
                 t.id in next(s for s in segments if s.id == t.segment_id).turn_ids for t in turns
             )
-            summaries = mem.store.get_summaries(user)
+            summaries = store_of(mem).get_summaries(user)
             assert len({s.id for s in summaries}) == len(summaries)
             per_segment = Counter((s.segment_id, s.text) for s in summaries)
             assert max(per_segment.values()) == 1  # no summary written twice
@@ -113,11 +114,11 @@ def test_sigkill_mid_ingest_loses_and_duplicates_nothing(tmp_path: Path) -> None
     with Memory(clean, config=cfg, embedder=HashingEmbedder(64)) as ref:
         ingest_all(ref)
         expected = {
-            u: (sorted({t.segment_id for t in ref.store.get_turns(u)}), ref.stats(user_id=u))
+            u: (sorted({t.segment_id for t in store_of(ref).get_turns(u)}), ref.stats(user_id=u))
             for u in users
         }
     with Memory(store, config=cfg, embedder=HashingEmbedder(64)) as mem:
         for u in users:
             seg_ids, ref_stats = expected[u]
-            assert sorted({t.segment_id for t in mem.store.get_turns(u)}) == seg_ids
+            assert sorted({t.segment_id for t in store_of(mem).get_turns(u)}) == seg_ids
             assert mem.stats(user_id=u)["segments"] == ref_stats["segments"]

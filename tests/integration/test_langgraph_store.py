@@ -13,6 +13,7 @@ import pytest
 from hymem.adapters.langgraph import HymemStore
 from hymem.client import Client
 from hymem.core.errors import UserInputError
+from hymem.testing import store_of
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.graph import END, START, MessagesState, StateGraph
@@ -63,7 +64,7 @@ def test_the_store_api_on_a_memory(tmp_path: Path) -> None:
     with open_memory(str(tmp_path / "m")) as mem:
         store = HymemStore(mem, prefix=("memories",))
         _check(_exercise(store))
-        versions = mem.store.get_summaries("alice", statuses=None)
+        versions = store_of(mem).get_summaries("alice", statuses=None)
     assert any(v.status.value == "deleted" for v in versions)  # history kept in hymem
 
 

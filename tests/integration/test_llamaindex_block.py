@@ -14,6 +14,7 @@ from hymem import AsyncMemory, MemoryConfig
 from hymem.adapters.llamaindex import HymemMemoryBlock
 from hymem.client import Client
 from hymem.embed.embedders import HashingEmbedder
+from hymem.testing import store_of
 from llama_index.core.llms import ChatMessage, MockLLM
 from llama_index.core.memory import Memory as ChatMemory
 
@@ -55,7 +56,7 @@ def test_messages_leaving_the_short_term_history_become_turns(tmp_path: Path) ->
                 await chat.aput(ChatMessage(role="system", content="ignored by the block"))
 
         asyncio.run(talk())
-        turns = mem.store.get_turns("alice")
+        turns = store_of(mem).get_turns("alice")
     assert turns and {t.session_id for t in turns} == {"chat-1"}
     assert all("kayak" in t.text for t in turns)  # system messages were not added
 

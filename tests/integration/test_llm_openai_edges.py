@@ -16,6 +16,7 @@ from hymem.llm.backend import Completion
 from hymem.llm.cache import ResponseCache
 from hymem.llm.prompted import PromptedRoles
 from hymem.llm.roles import ContextItem
+from hymem.testing import roles_of
 
 from tests.fixtures_llm import assert_loopback, make_scripted_roles
 from tests.llm_server import ScriptedLLMServer
@@ -87,7 +88,7 @@ def test_memory_builds_prompted_roles(llm_server: ScriptedLLMServer, tmp_path: P
         llm="openai:test-model", llm_base_url=llm_server.base_url, llm_api_key="test-key"
     )
     with Memory(tmp_path / "mem", config=cfg, embedder=HashingEmbedder()) as mem:
-        roles = mem.roles
+        roles = roles_of(mem)
         assert isinstance(roles, PromptedRoles) and roles.label == "openai:test-model"
         assert roles.reflect("q", "a").output.complete
 

@@ -17,6 +17,7 @@ from hymem.client import Client
 from hymem.core.errors import CommitConflictError, VersionConflictError
 from hymem.core.types import SummaryStatus
 from hymem.indexes.lance import schema as S
+from hymem.testing import store_of
 
 from tests.fixtures_s3 import S3Target
 from tests.fixtures_serve import Served, hashing_memory
@@ -135,10 +136,10 @@ def test_a_version_tantivy_still_matches_after_lancedb_retired_it_is_not_served(
         memory_id = _seed(mem)
         # The moment between the two commits, held still: LanceDB has retired version 1,
         # the lexical index has not heard of it yet.
-        row = mem.store.tables.rows(S.SUMMARIES, f"id = '{memory_id}'")[0]
+        row = store_of(mem).tables.rows(S.SUMMARIES, f"id = '{memory_id}'")[0]
         row.update(status="superseded", superseded_by="elsewhere")
         data = pa.Table.from_pylist([row], schema=S.summaries_schema(64))
-        mem.store.tables.upsert(S.SUMMARIES, data, on=["user_id", "id"])
+        store_of(mem).tables.upsert(S.SUMMARIES, data, on=["user_id", "id"])
         lexical = mem.search(QUERY, user_id=USER, mode="lexical")
         assert [h.id for h in lexical if h.memory_id == memory_id] == []
         assert _found(mem, memory_id) == 0

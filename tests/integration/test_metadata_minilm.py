@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from hymem import Filter, Memory, UserInputError
 from hymem.embed.embedders import SentenceTransformerEmbedder
+from hymem.testing import store_of
 
 pytestmark = pytest.mark.integration
 
@@ -96,9 +97,9 @@ def test_ask_and_context_read_only_matching_memories(mem: Memory) -> None:
 
 
 def test_stored_records_carry_the_metadata_and_bad_input_is_refused(mem: Memory) -> None:
-    turns = mem.store.get_turns("u")
+    turns = store_of(mem).get_turns("u")
     assert {t.metadata["agent_id"] for t in turns} == {"planner", "helper"}
-    assert all(s.metadata.get("priority") in (2, 5) for s in mem.store.get_summaries("u"))
+    assert all(s.metadata.get("priority") in (2, 5) for s in store_of(mem).get_summaries("u"))
     with pytest.raises(UserInputError, match="'topic': unknown operator 'like'"):
         mem.search("x", user_id="u", filters={"topic": {"like": "w%"}})
     with pytest.raises(UserInputError, match="'priority': 'gt' needs a number"):
@@ -107,4 +108,4 @@ def test_stored_records_carry_the_metadata_and_bad_input_is_refused(mem: Memory)
         mem.context("x", user_id="u", filters={"x' OR '1'='1": 1})
     with pytest.raises(UserInputError, match="metadata 'k'"):
         mem.add([{"speaker": "A", "text": "hi"}], user_id="u", metadata={"k": [1, 2]})
-    assert len(mem.store.get_turns("u")) == len(turns)  # nothing written
+    assert len(store_of(mem).get_turns("u")) == len(turns)  # nothing written

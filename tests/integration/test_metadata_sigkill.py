@@ -16,6 +16,7 @@ import pytest
 from hymem import Memory, MemoryConfig
 from hymem.core.types import TurnStatus
 from hymem.embed.embedders import HashingEmbedder
+from hymem.testing import store_of
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -62,14 +63,16 @@ def _resend_all(mem: Memory) -> None:
 
 def _stored(mem: Memory) -> tuple[dict[str, dict[str, object]], dict[str, dict[str, object]]]:
     """(turn id -> metadata, segment id -> metadata), after checking inheritance."""
-    turns = mem.store.get_turns("u")
+    turns = store_of(mem).get_turns("u")
     assert all(t.status == TurnStatus.STORED for t in turns)
     by_turn = {t.id: t.metadata for t in turns}
-    segments = mem.store.get_segments("u", sorted({t.segment_id for t in turns if t.segment_id}))
+    segments = store_of(mem).get_segments(
+        "u", sorted({t.segment_id for t in turns if t.segment_id})
+    )
     for seg in segments:
         assert {str(by_turn[t]) for t in seg.turn_ids} == {str(seg.metadata)}
     seg_meta = {s.id: s.metadata for s in segments}
-    summaries = mem.store.get_summaries("u")
+    summaries = store_of(mem).get_summaries("u")
     assert len({s.id for s in summaries}) == len(summaries)
     assert all(s.metadata == seg_meta[s.segment_id] for s in summaries)
     return by_turn, seg_meta

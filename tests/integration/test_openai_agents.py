@@ -20,6 +20,7 @@ from hymem.client import Client
 from hymem.core.errors import ServerUnavailable, UserInputError
 from hymem.core.types import TurnStatus
 from hymem.embed.embedders import HashingEmbedder
+from hymem.testing import store_of
 from openai import AsyncOpenAI, InternalServerError
 
 from tests.backfill_job import open_memory
@@ -64,7 +65,7 @@ def test_the_model_searches_memory_and_the_conversation_becomes_turns(
             Runner.run(_agent(llm, mem), "Where does my sister teach?", session=session)
         )
         items = asyncio.run(session.get_items())
-        turns = [(t.session_id, t.speaker, t.text) for t in mem.store.get_turns("alice")]
+        turns = [(t.session_id, t.speaker, t.text) for t in store_of(mem).get_turns("alice")]
     assert result.final_output == "Your sister teaches piano in Porto."
     assert [i.get("type", "message") for i in items] == [
         "message",
@@ -88,7 +89,7 @@ def test_add_memory_is_remembered_for_a_later_session(
     with open_memory(str(tmp_path / "m")) as mem:
         asyncio.run(Runner.run(_agent(llm, mem), "Remember my cat's age: twelve."))
         hits = mem.search("how old is the cat", user_id="alice")
-        notes = mem.store.get_turns("alice")
+        notes = store_of(mem).get_turns("alice")
     assert any("Miso" in h.text for h in hits)
     assert any(t.session_id == NOTES_SESSION and t.text == fact for t in notes)
 
@@ -115,7 +116,7 @@ def test_the_session_protocol_on_the_replay_history(tmp_path: Path) -> None:
             return last_two, popped, left, await session.get_items()
 
         last_two, popped, left, cleared = asyncio.run(script())
-        texts = [t.text for t in mem.store.get_turns("alice")]
+        texts = [t.text for t in store_of(mem).get_turns("alice")]
     assert [i.get("type") for i in last_two] == ["function_call_output", None]
     assert popped is not None and popped["role"] == "assistant"
     assert len(left) == 3 and cleared == []
@@ -148,7 +149,7 @@ def test_one_session_id_is_one_history_per_user(tmp_path: Path, llm: ScriptedLLM
             return seen
 
         seen = asyncio.run(script())
-        bob_turns = [t.text for t in mem.store.get_turns("bob")]
+        bob_turns = [t.text for t in store_of(mem).get_turns("bob")]
     assert seen["bob_first"] == []
     assert [i.get("content") for i in seen["bob_after_run"]] == ["Hello", [ANY]]  # his own
     assert PIN not in str(llm.requests)  # the model never saw alice's items
@@ -174,7 +175,7 @@ def test_a_repeated_exchange_is_stored_each_time(tmp_path: Path) -> None:
             return await session.get_items()
 
         items = asyncio.run(script())
-        turns = [(t.speaker, t.text) for t in mem.store.get_turns("alice")]
+        turns = [(t.speaker, t.text) for t in store_of(mem).get_turns("alice")]
     assert len(items) == 4
     assert turns == [("user", "Thanks!"), ("assistant", "You're welcome.")] * 2
 
@@ -192,7 +193,7 @@ def test_a_question_asked_again_after_a_failed_run_is_stored_twice(
             asyncio.run(Runner.run(_agent(llm, mem), "Are you there?", session=session))
         asyncio.run(Runner.run(_agent(llm, mem), "Are you there?", session=session))
         items = asyncio.run(session.get_items())
-        turns = [(t.speaker, t.text) for t in mem.store.get_turns("alice")]
+        turns = [(t.speaker, t.text) for t in store_of(mem).get_turns("alice")]
     assert [i.get("content") for i in items[:2]] == ["Are you there?"] * 2
     assert turns == [("user", "Are you there?")] * 2 + [("assistant", "Yes.")]
 
@@ -220,12 +221,12 @@ def test_a_write_whose_answer_was_lost_is_stored_once_when_made_again(
             with pytest.raises(ServerUnavailable):
                 asyncio.run(session.add_items(exchange))
             deadline = time.monotonic() + 30
-            while len(mem.store.get_turns("alice", status=TurnStatus.STORED)) < 2:
+            while len(store_of(mem).get_turns("alice", status=TurnStatus.STORED)) < 2:
                 assert time.monotonic() < deadline, "the server never finished the first add"
                 time.sleep(0.1)
             asyncio.run(session.add_items(exchange))
             items = asyncio.run(session.get_items())
-        turns = [(t.speaker, t.text) for t in mem.store.get_turns("alice")]
+        turns = [(t.speaker, t.text) for t in store_of(mem).get_turns("alice")]
     finally:
         served.stop()
     assert len(items) == 2

@@ -12,6 +12,7 @@ import pytest
 from hymem import Memory, MemoryConfig
 from hymem.core.types import Attribution, Level
 from hymem.embed.embedders import HashingEmbedder
+from hymem.testing import store_of
 
 from tests.fixtures_llm import make_scripted_roles
 from tests.log_events import capture_events
@@ -71,7 +72,7 @@ def test_a_model_named_line_becomes_the_summarys_source_turn(
         assert "#1 [2023-05-08 13:56] Ann: I adopted puppy number" in prompt(
             llm_server.requests_for("summarise")[0]
         )
-        summaries = mem.store.get_summaries("u")
+        summaries = store_of(mem).get_summaries("u")
         assert summaries
         for s in summaries:
             puppy = re.search(r"puppy (\d+)", s.text)
@@ -88,10 +89,10 @@ def test_a_reply_without_usable_attribution_stands_for_its_segment_flagged(
     with capture_events() as events, open_mem(tmp_path / "m", llm_server) as mem:
         mem.add(turns(6), user_id="u", session_id="s", timestamp=T0)
         mem.flush(user_id="u")
-        summaries = mem.store.get_summaries("u")
+        summaries = store_of(mem).get_summaries("u")
         assert summaries
         seg_ids = list(dict.fromkeys(s.segment_id for s in summaries))
-        segments = {g.id: g for g in mem.store.get_segments("u", seg_ids)}
+        segments = {g.id: g for g in store_of(mem).get_segments("u", seg_ids)}
         for s in summaries:
             assert s.attribution is Attribution.SEGMENT
             assert s.source_turn_ids == segments[s.segment_id].turn_ids
@@ -113,7 +114,7 @@ def test_extractive_summaries_point_at_the_turn_they_quote(tmp_path: Path) -> No
             timestamp=T0,
         )
         mem.flush(user_id="u")
-        got = {s.text: (s.source_turn_ids, s.attribution) for s in mem.store.get_summaries("u")}
+        got = {s.text: (s.source_turn_ids, s.attribution) for s in store_of(mem).get_summaries("u")}
         assert got and all(a is Attribution.SOURCE for _, a in got.values())
         assert {tuple(t) for t, _ in got.values()} == {("d2",), ("d3",)}
         answer = mem.ask("Where did Melanie go camping?", user_id="u")
@@ -146,7 +147,7 @@ def test_an_answer_is_found_by_the_question_it_answers(tmp_path: Path) -> None:
             timestamp=T0,
         )
         mem.flush(user_id="u")
-        by_turn = {tuple(s.source_turn_ids): s for s in mem.store.get_summaries("u")}
+        by_turn = {tuple(s.source_turn_ids): s for s in store_of(mem).get_summaries("u")}
         assert by_turn[("d2",)].context == "Melanie: What are your plans for the summer?"
         hits = mem.search("summer plans", user_id="u", k=1, mode="lexical")
         assert hits and hits[0].turn_ids == ["d2"] and "summer" not in hits[0].text

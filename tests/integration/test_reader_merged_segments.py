@@ -15,6 +15,7 @@ from hymem.api.memory import Memory
 from hymem.core.config import MemoryConfig
 from hymem.core.types import Level
 from hymem.embed.embedders import HashingEmbedder
+from hymem.testing import store_of
 
 from tests.doubles import scripted_config
 from tests.fixtures_reader import PASSAGE_ID, pick_where, request_text
@@ -58,8 +59,8 @@ def test_deep_answer_reads_the_segment_a_merged_repeat_came_from(
     with Memory(
         merged_store, config=scripted_config(llm_server), embedder=HashingEmbedder()
     ) as mem:
-        (acme,) = [s for s in mem.store.get_summaries(USER) if "Acme" in s.text]
-        turns = mem.store.get_turns(USER, ids=acme.source_turn_ids)
+        (acme,) = [s for s in store_of(mem).get_summaries(USER) if "Acme" in s.text]
+        turns = store_of(mem).get_turns(USER, ids=acme.source_turn_ids)
         other = {t.segment_id for t in turns} - {acme.segment_id}
         assert len(other) == 1  # the memory rests on a turn of a second segment
         (elsewhere,) = other

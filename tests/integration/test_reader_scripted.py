@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 from hymem.core.types import Level
+from hymem.testing import store_of
 
 from tests.doubles import scripted_config
 from tests.fixtures_reader import (
@@ -74,7 +75,7 @@ def test_deep_reads_the_segments_linked_from_every_batchs_selection(
     (trace,) = scripted_memory.traces(user_id="alice")
     selected = trace.rounds[0].selected_ids
     assert len(selected) == 3  # one per batch
-    linked = {s.segment_id for s in scripted_memory.store.get_summaries("alice", ids=selected)}
+    linked = {s.segment_id for s in store_of(scripted_memory).get_summaries("alice", ids=selected)}
     (deep_body,) = llm_server.requests_for("deep_answer")
     passages = PASSAGE_ID.findall(request_text(deep_body))
     assert set(passages) == linked and len(passages) == len(linked)

@@ -10,6 +10,7 @@ import pytest
 from hymem.core.errors import StoreError
 from hymem.read.params import ask_params
 from hymem.read.reader import Reader
+from hymem.testing import embedder_of, roles_of, searcher_of, store_of
 
 from tests.fixtures_reader import pick_first
 from tests.log_events import capture_events
@@ -61,8 +62,8 @@ def test_trace_rows_round_trip(scripted_memory: Any, llm_server: Any) -> None:
 def test_failing_trace_write_does_not_fail_the_ask(scripted_memory: Any, llm_server: Any) -> None:
     script_deep(llm_server)
     mem = scripted_memory
-    store = FailingTraceStore(mem.store)  # the Memory's real parts, this store wrapper aside
-    reader = Reader(store, mem.embedder, mem.searcher, lambda: mem.roles, mem.config)
+    store = FailingTraceStore(store_of(mem))  # the Memory's real parts, this store wrapper aside
+    reader = Reader(store, embedder_of(mem), searcher_of(mem), lambda: roles_of(mem), mem.config)
     with capture_events() as logs:
         question = "What is the puppy's name?"
         ans = reader.ask(ask_params(question, user_id="alice", config=mem.config, N=10, d=5))

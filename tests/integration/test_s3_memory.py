@@ -20,6 +20,7 @@ import pytest
 from hymem import Memory
 from hymem.core.errors import LeaseLostError, StoreUnavailableError
 from hymem.core.types import TurnStatus
+from hymem.testing import store_of
 
 from tests.fixtures_s3 import S3Target
 from tests.fixtures_store import make_turns
@@ -102,7 +103,7 @@ def test_two_workers_write_different_users_at_once(s3_store: S3Target, tmp_path:
         assert w.exitcode == 0
     with _mem(s3_store, tmp_path, "check") as mem:
         for user in "pq":
-            turns = mem.store.get_turns(user)
+            turns = store_of(mem).get_turns(user)
             assert sorted(t.id for t in turns) == sorted(acked[user])
             assert {t.status for t in turns} == {TurnStatus.STORED}
     # Each worker's cache sees the other's writes once it catches up.
@@ -145,7 +146,7 @@ def test_two_writers_for_one_user_lose_and_duplicate_nothing(
         w.join(60)
         assert w.exitcode == 0
     with _mem(s3_store, tmp_path, "check") as mem:
-        turns = mem.store.get_turns("shared")
+        turns = store_of(mem).get_turns("shared")
     assert len(acked) == 20 and sorted(t.id for t in turns) == sorted(acked)
     assert len({t.seq for t in turns}) == 20  # no two writers gave out one sequence number
     assert sorted(t.text for t in turns) == sorted(
@@ -170,10 +171,10 @@ def test_a_worker_killed_mid_commit_is_repaired_by_the_next_writer(
     with _mem(s3_store, tmp_path, "next", lease_wait_s=30.0) as mem:
         mem.add("Kayak trip number 6 on the lake.", user_id="kim")  # waits out the dead lease
         mem.flush(user_id="kim")
-        turns = mem.store.get_turns("kim")
+        turns = store_of(mem).get_turns("kim")
         assert len(turns) == 7 and {t.status for t in turns} == {TurnStatus.STORED}
         seg_ids = {t.segment_id for t in turns}
-        assert len(mem.store.get_segments("kim", sorted(seg_ids))) == len(seg_ids)
+        assert len(store_of(mem).get_segments("kim", sorted(seg_ids))) == len(seg_ids)
         assert mem.search("kayak lake", user_id="kim")
     assert not any(k.startswith("mem/_hymem/journal/") for k in _bucket_bytes(s3_store))
 
@@ -208,15 +209,15 @@ def test_a_paused_writer_whose_lease_was_taken_writes_nothing(
     try:
         a.add("First note from worker a.", user_id="lee")
         late = make_turns("lee", 1, prefix="late-")
-        with a.store.writing("lee"):
-            leases = a.store._access._leases  # type: ignore[attr-defined]
+        with store_of(a).writing("lee"):
+            leases = store_of(a)._access._leases  # type: ignore[attr-defined]
             leases._stop.set()  # a freezes (a long GC pause): its lease is not renewed
             leases._thread.join()
             b.add("A note from worker b.", user_id="lee")  # waits a's lease out, takes it
             with pytest.raises(LeaseLostError):
-                a.store.append_turns(late)
+                store_of(a).append_turns(late)
         b.refresh()
-        texts = [t.text for t in b.store.get_turns("lee")]
+        texts = [t.text for t in store_of(b).get_turns("lee")]
         assert texts == ["First note from worker a.", "A note from worker b."]
     finally:
         b.close()
@@ -267,9 +268,9 @@ def test_workers_opening_a_new_store_together_all_succeed_and_agree(
         assert not errors, "\n".join(errors)
         assert len({what for _, what in results[n]}) == 1, results[n]  # one identity for all
         with _mem(target, tmp_path, f"check{n}") as mem:
-            rows = mem.store.tables.rows("meta", None)
+            rows = store_of(mem).tables.rows("meta", None)
             assert len(rows) == len({r["key"] for r in rows}), rows
-            assert json.dumps(mem.store.meta(), sort_keys=True, default=str) == results[n][0][1]
+            assert json.dumps(store_of(mem).meta(), sort_keys=True, default=str) == results[n][0][1]
 
 
 MANIFEST = "/turns.lance/_versions/"
@@ -287,7 +288,7 @@ def test_an_add_whose_commit_outcome_was_lost_in_an_outage_is_resolved(
             proxy.lose_answers("PUT", MANIFEST, then_fail_for=8.0)  # past LanceDB's own checks
             result = mem.add([{"speaker": "ann", "text": "Two.", "id": "t2"}], user_id="ann")
             assert proxy.lost == 1 and result.turn_ids == ["t2"]
-            assert [t.id for t in mem.store.get_turns("ann")] == ["t1", "t2"]
+            assert [t.id for t in store_of(mem).get_turns("ann")] == ["t1", "t2"]
 
 
 def test_an_add_whose_outcome_stays_unknown_says_so_and_a_retry_stores_it_once(
@@ -313,5 +314,5 @@ def test_an_add_whose_outcome_stays_unknown_says_so_and_a_retry_stores_it_once(
                 mem.add("Three, without an id.", user_id="ann", request_id="three")
             proxy.heal()
             mem.add("Three, without an id.", user_id="ann", request_id="three")  # the retry
-            texts = [t.text for t in mem.store.get_turns("ann")]
+            texts = [t.text for t in store_of(mem).get_turns("ann")]
     assert texts == ["Two.", "Three, without an id."]

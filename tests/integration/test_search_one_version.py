@@ -18,6 +18,7 @@ from hymem.indexes.ports import Storage
 from hymem.indexes.protocol import Row, RowScope, Vector
 from hymem.search.hybrid import HybridSearcher
 from hymem.search.scope import search_scope
+from hymem.testing import embedder_of, store_of
 
 from tests.fixtures_serve import hashing_memory
 
@@ -86,7 +87,7 @@ def _beagle(mem: Memory) -> str:
 
 def _search_across(mem: Memory, order: str, correct: Callable[[], None]) -> list[Any]:
     searcher = HybridSearcher.from_config(
-        Between(mem.store, correct, order), mem.embedder, mem.config
+        Between(store_of(mem), correct, order), embedder_of(mem), mem.config
     )
     try:
         scope = search_scope(QUERY, user_id=USER, k=10)

@@ -19,6 +19,7 @@ from hymem.cli import app as cli_app
 from hymem.embed.embedders import HashingEmbedder
 from hymem.ops.metrics import Metrics
 from hymem.serve.metrics_http import installed_metrics, start_metrics_server
+from hymem.testing import served
 from prometheus_client.parser import text_string_to_metric_families
 from typer.testing import CliRunner
 
@@ -231,7 +232,7 @@ def test_replica_lag_on_an_object_store(s3_store: Any, tmp_path: Path) -> None:
     options = s3_store.storage_options
     embedder = HashingEmbedder(64)
     with Memory(s3_store.uri, storage_options=options, embedder=embedder, config=config) as mem:
-        registry = Metrics(mem).registry
+        registry = Metrics(served(mem)).registry
         first = registry.get_sample_value("hymem_replica_lag_seconds")
         assert first is not None and 0 <= first < 30  # caught up on open
         time.sleep(0.2)

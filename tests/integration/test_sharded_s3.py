@@ -16,6 +16,7 @@ from hymem.core.errors import StoreError
 from hymem.core.types import TurnStatus
 from hymem.indexes.shards.placement import MANIFEST_KEY, shard_of
 from hymem.indexes.shards.router import ShardedStore
+from hymem.testing import store_of
 
 from tests.backfill_job import histories, snapshot
 from tests.backfill_job import open_memory as open_memory_at_folder
@@ -57,7 +58,7 @@ def test_each_user_lives_in_its_own_shard_and_the_count_is_fixed_at_creation(
 ) -> None:
     users = ["ann", "bob", "cat", "dan", "eve", "fay"]
     with _mem(s3_store, tmp_path, shards=3) as mem:
-        store = mem.store
+        store = store_of(mem)
         assert isinstance(store, ShardedStore) and store.shard_count == 3
         for user in users:
             for i in range(3):
@@ -78,9 +79,9 @@ def test_each_user_lives_in_its_own_shard_and_the_count_is_fixed_at_creation(
         assert keys and all(k.startswith(shard) for k in keys), (user, keys)
     # Reopened asking for another count: the manifest decides.
     with _mem(s3_store, tmp_path, "again", shards=5) as mem:
-        assert mem.store.meta()["shards"] == 3
-        assert mem.store.users() == sorted(set(users) - {"bob"})
-        assert mem.store.get_turns("fay")[0].status is TurnStatus.STORED
+        assert store_of(mem).meta()["shards"] == 3
+        assert mem.users() == sorted(set(users) - {"bob"})
+        assert store_of(mem).get_turns("fay")[0].status is TurnStatus.STORED
 
 
 def test_a_store_made_unsharded_keeps_working_with_one_shard(
@@ -90,7 +91,7 @@ def test_a_store_made_unsharded_keeps_working_with_one_shard(
         mem.add("The old store remembers the lighthouse.", user_id="u")
         mem.flush(user_id="u")
     with _mem(s3_store, tmp_path, "new", shards=4) as mem:
-        assert not isinstance(mem.store, ShardedStore)
+        assert not isinstance(store_of(mem), ShardedStore)
         assert [h.user_id for h in mem.search("lighthouse", user_id="u")] == ["u"]
     assert _keys_holding(s3_store, b'"shards"') == []  # no manifest was written beside it
 
@@ -115,7 +116,7 @@ def test_openers_of_a_new_store_agree_on_one_shard_count(
     def open_with(n: int) -> None:
         line.wait(30)
         with _mem(s3_store, tmp_path, f"o{n}", shards=n) as mem:
-            counts.append(int(mem.store.meta()["shards"]))
+            counts.append(int(store_of(mem).meta()["shards"]))
 
     threads = [threading.Thread(target=open_with, args=(n,)) for n in (2, 3)]
     for t in threads:
@@ -148,7 +149,7 @@ def test_two_workers_write_users_of_different_shards_at_once(
         assert w.exitcode == 0
     with _mem(s3_store, tmp_path, "check") as mem:
         for user in users:
-            turns = mem.store.get_turns(user)
+            turns = store_of(mem).get_turns(user)
             assert sorted(t.id for t in turns) == sorted(acked[user])
             assert {t.status for t in turns} == {TurnStatus.STORED}
 
@@ -164,7 +165,7 @@ def test_a_backfill_into_a_sharded_store_stores_every_turn_once(
         again = mem.backfill(users)  # a re-run that also brings a new user
         assert sorted(again.skipped) == [h.user_id for h in users[:3]]
         assert again.written_turns == 12
-        got = {h.user_id: snapshot(mem.store, h.user_id) for h in users}
+        got = {h.user_id: snapshot(store_of(mem), h.user_id) for h in users}
     with open_memory_at_folder(str(tmp_path / "folder")) as mem:
         mem.backfill(users)
-        assert got == {h.user_id: snapshot(mem.store, h.user_id) for h in users}
+        assert got == {h.user_id: snapshot(store_of(mem), h.user_id) for h in users}

@@ -10,6 +10,7 @@ from hymem.api.memory import Memory
 from hymem.cli import app
 from hymem.core.config import MemoryConfig
 from hymem.embed.embedders import HashingEmbedder
+from hymem.testing import store_of
 from typer.testing import CliRunner
 
 from tests.fixtures_sleep import seed_store
@@ -23,7 +24,7 @@ def test_sleep_history_restore_commands(tmp_path: Path) -> None:
     store = tmp_path / "mem"
     emb = HashingEmbedder()
     with Memory(store, config=MemoryConfig.defaults(llm="extractive"), embedder=emb) as mem:
-        sums = seed_store(mem.store, emb, "u", [DUP, "User lives in New York", DUP.lower()])
+        sums = seed_store(store_of(mem), emb, "u", [DUP, "User lives in New York", DUP.lower()])
     common = ["--store", str(store), "--embedder", "hashing"]
     runner = CliRunner()
 
@@ -45,7 +46,7 @@ def test_sleep_history_restore_commands(tmp_path: Path) -> None:
     back = runner.invoke(app, ["restore", sums[0].id, "--user", "u", *common])
     assert back.exit_code == 0, back.output
     with Memory(store, config=MemoryConfig.defaults(llm="extractive"), embedder=emb) as mem:
-        assert mem.store.get_summaries("u", ids=[sums[0].id])[0].status.value == "active"
+        assert store_of(mem).get_summaries("u", ids=[sums[0].id])[0].status.value == "active"
 
     bad = runner.invoke(app, ["restore", "no-such-id", "--user", "u", *common])
     assert bad.exit_code != 0

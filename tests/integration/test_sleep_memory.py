@@ -11,6 +11,7 @@ import pytest
 from hymem.api.memory import Memory
 from hymem.core.config import MemoryConfig
 from hymem.core.types import SummaryStatus
+from hymem.testing import store_of
 
 from tests.doubles import scripted_config
 from tests.fixtures_sleep import scripted_update, seed_store
@@ -62,8 +63,8 @@ def seeded(tmp_path: Path, llm_server: Any, sleep_minilm: Any) -> Any:
         config=scripted_config(llm_server, **SLEEP_SETTINGS),
         embedder=sleep_minilm,
     )
-    sums = seed_store(mem.store, sleep_minilm, "alice", TEXTS)
-    seed_store(mem.store, sleep_minilm, "bob", TEXTS)
+    sums = seed_store(store_of(mem), sleep_minilm, "alice", TEXTS)
+    seed_store(store_of(mem), sleep_minilm, "bob", TEXTS)
     yield mem, {s.text: s.id for s in sums}
     mem.close()
 
@@ -71,7 +72,7 @@ def seeded(tmp_path: Path, llm_server: Any, sleep_minilm: Any) -> Any:
 def _states(mem: Memory, user: str) -> dict[str, tuple[str, str, str | None]]:
     return {
         r.id: (r.text, r.status.value, r.superseded_by)
-        for r in mem.store.get_summaries(user, statuses=None)
+        for r in store_of(mem).get_summaries(user, statuses=None)
     }
 
 
@@ -88,11 +89,13 @@ def test_sleep_applies_versions_guards_and_is_idempotent(seeded: Any, llm_server
     new = coffee[1]
     assert (new.text, new.origin, new.version) == (MERGED, "consolidated", 2)
     assert new.segment_id == coffee[0].segment_id and coffee[0].text == "User likes coffee"
-    gone = mem.store.get_summaries("alice", ids=[ids["User lives in New York"]], statuses=None)[0]
+    gone = store_of(mem).get_summaries("alice", ids=[ids["User lives in New York"]], statuses=None)[
+        0
+    ]
     assert gone.status == SummaryStatus.DELETED and gone.reason == "moved"
     assert gone.evidence_id == ids["User moved to San Francisco in 2023"]
     tokyo = ids["User plans a trip to Tokyo in May"]
-    assert mem.store.get_summaries("alice", ids=[tokyo])[0].status == SummaryStatus.ACTIVE
+    assert store_of(mem).get_summaries("alice", ids=[tokyo])[0].status == SummaryStatus.ACTIVE
     # the new version is searchable in both indexes; the old one is not served
     for mode in ("dense", "lexical"):
         hits = [h.id for h in mem.search("cappuccino coffee", user_id="alice", mode=mode)]
@@ -116,7 +119,7 @@ def test_dry_run_and_restore(seeded: Any, llm_server: Any) -> None:
     assert not (mem.path / "sleep" / "journal.jsonl").exists()
     mem.sleep(user_id="alice")
     old = ids["User likes coffee"]
-    merged_id = mem.store.get_summaries("alice", ids=[old], statuses=None)[0].superseded_by
+    merged_id = store_of(mem).get_summaries("alice", ids=[old], statuses=None)[0].superseded_by
     restored = mem.restore(old, user_id="alice")
     assert restored.status == SummaryStatus.ACTIVE
     states = _states(mem, "alice")
@@ -149,7 +152,7 @@ def test_readers_see_old_or_new_during_sleep(seeded: Any, llm_server: Any) -> No
     try:
         assert started.wait(60)
         mem.sleep(user_id="alice", max_workers=2)
-        new = mem.store.get_summaries("alice", ids=[old], statuses=None)[0].superseded_by
+        new = store_of(mem).get_summaries("alice", ids=[old], statuses=None)[0].superseded_by
         for _ in range(3):
             seen.append({h.id for h in mem.search("coffee", user_id="alice", mode="dense")})
     finally:
@@ -165,7 +168,7 @@ def test_extractive_sleep_merges_repeats_and_ends_a_changed_fact(
     cfg = MemoryConfig.defaults(llm="extractive", sleep_similarity_floor=0.4)
     with Memory(tmp_path / "ex", config=cfg, embedder=sleep_minilm) as mem:
         sums = seed_store(
-            mem.store,
+            store_of(mem),
             sleep_minilm,
             "u",
             [
@@ -193,7 +196,7 @@ def test_sleep_on_close_runs_a_sleep(tmp_path: Path) -> None:
     dup = "Caroline went to the LGBTQ support group on 7 May 2023."
     cfg = MemoryConfig.defaults(llm="extractive", sleep_on_close=True)
     mem = Memory(tmp_path / "m", config=cfg, embedder=emb)
-    sums = seed_store(mem.store, emb, "u", [dup, dup.lower()])
+    sums = seed_store(store_of(mem), emb, "u", [dup, dup.lower()])
     mem.close()
     with Memory(tmp_path / "m", config=MemoryConfig.defaults(llm="extractive"), embedder=emb) as m2:
         chain = m2.history(sums[0].id, user_id="u")
@@ -213,7 +216,7 @@ def test_sleep_over_the_real_write_path(tmp_path: Path, sleep_minilm: Any) -> No
         mem.add(msgs, user_id="u", session_id="s1", timestamp="2023-05-08T13:56:00")
         written = mem.flush(user_id="u").summaries_written
         report = mem.sleep(user_id="u")
-        active = len(mem.store.get_summaries("u"))
+        active = len(store_of(mem).get_summaries("u"))
         assert report.summaries_scanned == (
             active + report.superseded + report.deleted - report.new_versions
         )
@@ -238,4 +241,4 @@ def test_auto_sleep_is_decided_by_memory_per_user(tmp_path: Path) -> None:
         store("alice", dup.lower())  # alice's second summary: her sleep merges the twins
         chain = mem.history(first, user_id="alice")
         assert [r.status.value for r in chain] == ["superseded", "active"]
-        assert len(mem.store.get_summaries("bob")) == 1
+        assert len(store_of(mem).get_summaries("bob")) == 1

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from hymem.api.memory import Memory
+from hymem.testing import store_of
 
 from tests.doubles import scripted_config
 from tests.fixtures_sleep import scripted_update, seed_store, target_text
@@ -75,7 +76,7 @@ def _rules() -> dict[str, Any]:
 def _state(mem: Memory) -> set[tuple[Any, ...]]:
     return {
         (r.id, r.text, r.status.value, r.superseded_by, r.previous_id, r.version)
-        for r in mem.store.get_summaries("u", statuses=None)
+        for r in store_of(mem).get_summaries("u", statuses=None)
     }
 
 
@@ -99,7 +100,7 @@ def test_sigkill_mid_sleep_resumes_to_the_same_state(
     cfg = scripted_config(llm_server, sleep_similarity_floor=FLOOR, llm_max_retries=1)
     main, copy = tmp_path / "main", tmp_path / "copy"
     with Memory(main, config=cfg, embedder=sleep_minilm) as mem:
-        sums = seed_store(mem.store, sleep_minilm, "u", TEXTS)
+        sums = seed_store(store_of(mem), sleep_minilm, "u", TEXTS)
     by_text = {s.text: s.id for s in sums}
     shutil.copytree(main, copy)
 
@@ -131,7 +132,9 @@ def test_sigkill_mid_sleep_resumes_to_the_same_state(
 
     # the store was not touched by the killed run: decisions are applied only at the end
     with Memory(main, config=cfg, embedder=sleep_minilm) as mem:
-        assert all(r.status.value == "active" for r in mem.store.get_summaries("u", statuses=None))
+        assert all(
+            r.status.value == "active" for r in store_of(mem).get_summaries("u", statuses=None)
+        )
         report = mem.sleep(max_workers=2)
         asked = {by_text[target_text(b)] for _, b in llm_server.requests}
         resumed_state = _state(mem)

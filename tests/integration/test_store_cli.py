@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from hymem import Memory, MemoryConfig
 from hymem.cli import app
+from hymem.testing import embedder_of, store_of
 from typer.testing import CliRunner
 
 from tests.fixtures_store import commit_texts
@@ -24,8 +25,10 @@ def _json_lines(output: str) -> list[dict]:
 @pytest.fixture
 def folder(tmp_path: Path) -> Path:
     with Memory(tmp_path / "m", config=MemoryConfig.defaults(embedder="hashing:64")) as mem:
-        commit_texts(mem.store, mem.embedder, "alice", ["Alice adopted a cat", "Alice sings"])
-        commit_texts(mem.store, mem.embedder, "bob", ["Bob owns a cat"], segment_id="b")
+        commit_texts(
+            store_of(mem), embedder_of(mem), "alice", ["Alice adopted a cat", "Alice sings"]
+        )
+        commit_texts(store_of(mem), embedder_of(mem), "bob", ["Bob owns a cat"], segment_id="b")
     return tmp_path / "m"
 
 
@@ -52,8 +55,8 @@ def test_optimize_compacts_and_builds_the_due_index(tmp_path: Path) -> None:
     with Memory(tmp_path / "m", config=config) as mem:
         for i in range(3):
             texts = [f"note {i} {j} about item{j}" for j in range(100)]
-            commit_texts(mem.store, mem.embedder, "alice", texts, segment_id=f"g{i}")
-        assert not mem.store.tables.vector_indexed("summaries")  # every user fits the cache
+            commit_texts(store_of(mem), embedder_of(mem), "alice", texts, segment_id=f"g{i}")
+        assert not store_of(mem).tables.vector_indexed("summaries")  # every user fits the cache
     res = CliRunner().invoke(
         app,
         ["optimize", "-s", str(tmp_path / "m"), "--embedder", "hashing:64"],

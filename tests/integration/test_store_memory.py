@@ -13,6 +13,7 @@ import pytest
 from hymem import Memory, MemoryConfig
 from hymem.core.errors import EmbedderMismatchError, UserInputError
 from hymem.embed.embedders import SentenceTransformerEmbedder
+from hymem.testing import store_of
 
 from tests.fixtures_store import commit_texts
 
@@ -31,7 +32,7 @@ def mem(tmp_path_factory: pytest.TempPathFactory, minilm: SentenceTransformerEmb
     """One memory for the module (its tests only read)."""
     folder = tmp_path_factory.mktemp("mem") / "m"
     with Memory(folder, config=MemoryConfig.defaults(), embedder=minilm) as m:
-        commit_texts(m.store, minilm, "alice", FACTS, segment_id="g1")
+        commit_texts(store_of(m), minilm, "alice", FACTS, segment_id="g1")
         yield m
 
 

@@ -11,6 +11,7 @@ import pytest
 from hymem import Memory
 from hymem.core.config import MemoryConfig
 from hymem.embed.embedders import SentenceTransformerEmbedder, TokenEmbedder
+from hymem.testing import store_of
 
 pytestmark = pytest.mark.integration
 
@@ -59,7 +60,7 @@ def test_pooled_summaries_are_found_like_embedded_ones(
             timestamp=datetime(2023, 5, 8, 13, 56),
         )
         mem.flush(user_id="u")
-        stored = mem.store.get_summaries("u", with_vectors=True)
+        stored = store_of(mem).get_summaries("u", with_vectors=True)
         assert stored
         own = minilm.embed([s.text for s in stored])
         sims = np.sum(np.asarray([s.vector for s in stored], np.float32) * own, axis=1)

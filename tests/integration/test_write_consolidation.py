@@ -17,6 +17,7 @@ from hymem import Memory, MemoryConfig
 from hymem.core.errors import LLMUnavailable, StorageFullError, UserInputError
 from hymem.core.types import AddResult, SummaryStatus
 from hymem.embed.embedders import HashingEmbedder
+from hymem.testing import store_of
 
 pytestmark = pytest.mark.integration
 
@@ -104,7 +105,7 @@ def test_the_flush_writes_its_consolidation_in_its_own_commit(
     `apply_summary_changes` (a second commit cost the write path 20 %)."""
     _say(mem, "I live in Lisbon.", "2024-01-01T10:00:00", "s1")
     separate: list[object] = []
-    monkeypatch.setattr(mem.store, "apply_summary_changes", lambda *a, **k: separate.append(a))
+    monkeypatch.setattr(store_of(mem), "apply_summary_changes", lambda *a, **k: separate.append(a))
     result = _say_later(mem, "I live in Porto now.", "2024-03-01T10:00:00", "s2")
     assert separate == [] and len(result.superseded) == 1
     assert _active(mem, "Lisbon") == [] and _active(mem, "Porto")
@@ -120,7 +121,7 @@ def test_a_failed_consolidation_plan_loses_nothing(
     def full(*args: object, **kwargs: object) -> None:
         raise StorageFullError("no space left on device")
 
-    monkeypatch.setattr(mem.store, "dense_search_many", full)
+    monkeypatch.setattr(store_of(mem), "dense_search_many", full)
     result = _say_later(mem, "I live in Porto now.", "2024-03-01T10:00:00", "s2")
     assert result.summaries_written and result.pending == 0  # the new summary is stored
     assert result.error is None and result.superseded == []
@@ -134,7 +135,7 @@ def test_a_commit_failing_after_its_changes_landed_puts_them_back(
     the rollback gives the old value back, the new turn stays pending, and the next flush
     stores it and ends the old value once."""
     _say(mem, "I live in Lisbon.", "2024-01-01T10:00:00", "s1")
-    turns = mem.store._turns  # type: ignore[attr-defined]  # folder store only
+    turns = store_of(mem)._turns  # type: ignore[attr-defined]  # folder store only
     real = turns.set_status
     calls = {"n": 0}
 
@@ -207,7 +208,7 @@ def test_sleep_reads_missing_fact_keys_and_ends_the_older_value(tmp_path: Path) 
     _say(mem, "I live in Lisbon.", "2024-01-01T10:00:00", "s1")
     _say(mem, "I live in Porto now.", "2024-03-01T10:00:00", "s2")
     _blank_keys(mem)
-    assert {r.fact_key for r in mem.store.get_summaries("dana")} == {None}
+    assert {r.fact_key for r in store_of(mem).get_summaries("dana")} == {None}
     mem.close()
     mem = _memory(folder)
     try:
@@ -225,9 +226,9 @@ def _blank_keys(mem: Memory) -> None:
     """Stored keys set to NULL, as a schema-5 upgrade leaves them."""
     from hymem.indexes.lance import schema as S
 
-    table = mem.store.tables.table(S.SUMMARIES)  # type: ignore[attr-defined]  # folder store only
+    table = store_of(mem).tables.table(S.SUMMARIES)  # type: ignore[attr-defined]  # folder store only
     table.update(where="fact_key IS NOT NULL", values_sql={"fact_key": "NULL"})
-    mem.store.dense_cache.invalidate("dana")  # type: ignore[attr-defined]  # folder store only
+    store_of(mem).dense_cache.invalidate("dana")  # type: ignore[attr-defined]  # folder store only
 
 
 def test_audit_profile_over_the_cli_and_sleep_repairs_what_the_audit_flags(
@@ -307,14 +308,14 @@ def test_a_neighbour_this_writer_committed_is_not_read_back(
     _say(mem, said, "2024-01-01T10:00:00", "s1")
     mem.search("whales", user_id="dana", k=1)  # the store's cache holds the user's rows
     reads: list[object] = []
-    read = mem.store.get_summaries
+    read = store_of(mem).get_summaries
 
     def counted(*args: Any, **kwargs: Any) -> Any:
         if kwargs.get("ids"):
             reads.append(kwargs["ids"])
         return read(*args, **kwargs)
 
-    monkeypatch.setattr(mem.store, "get_summaries", counted)
+    monkeypatch.setattr(store_of(mem), "get_summaries", counted)
     result = _say_later(mem, said, "2024-02-01T10:00:00", "s2")
     assert len(result.merged) == 1 and reads == []
     assert len(_active(mem, "whales")) == 1

@@ -140,8 +140,8 @@ class _Memory:
         self.closed = False
         self._store = _Store()
 
-    @property
     def store(self) -> _Store:
+        """What `hymem.api.internals.served(...).store` is: the store, or closed."""
         if self.closed:
             raise StoreClosedError("closed")
         return self._store
@@ -151,7 +151,7 @@ def test_store_sizes_are_counted_once_per_ttl_and_kept_through_a_failure() -> No
     now = [100.0]
     memory = _Memory()
     registry = CollectorRegistry()
-    registry.register(StoreCollector(memory, ttl_s=15.0, clock=lambda: now[0]))
+    registry.register(StoreCollector(memory.store, ttl_s=15.0, clock=lambda: now[0]))
     assert memory._store.counted == 0  # registering counts nothing
     assert registry.get_sample_value("hymem_store_turns") == 1
     assert registry.get_sample_value("hymem_store_users") == 2

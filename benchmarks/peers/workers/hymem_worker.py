@@ -120,13 +120,14 @@ class HymemWorker:
         import json
 
         import numpy as np
+        from hymem.api.internals import store_of
         from hymem_fill import fill_store
 
         texts = json.loads(Path(req["texts"]).read_text())
         vectors = np.load(req["vectors"])
         with Timer() as t:
-            fill_store(self.mem.store, req["user"], texts, vectors)
-            self.mem.store.optimize()
+            fill_store(store_of(self.mem), req["user"], texts, vectors)
+            self.mem.optimize()
         return {"seconds": t.seconds}
 
     def close(self, req: dict[str, Any]) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from hymem.api.internals import roles_of
 from hymem.core.errors import InvalidMessageError
 from hymem.core.logging import get_logger
 from hymem.core.types import AddResult
@@ -99,7 +100,7 @@ def ingest_question(
         "usage": fields["usage"],
         "seconds": round(tally.seconds("ingest"), 3),
         "parts": fields["parts"],
-        "backend": mem.roles.label,
+        "backend": roles_of(mem).label,
     }
 
 

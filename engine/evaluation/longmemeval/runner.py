@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hymem.api.internals import embedder_of, roles_of
 from hymem.core.config import MemoryConfig
 from hymem.core.errors import HymemError, UserInputError
 from hymem.core.logging import get_logger
@@ -162,12 +163,14 @@ def _evaluate(
     show_progress: bool,
 ) -> LmeRunResult:
     """Ingest and rank every question, then (with a model) answer and judge."""
-    qa = mem.roles.label != "extractive"
+    qa = roles_of(mem).label != "extractive"
     own_judge: Roles | None = None
     if qa and options.judge and judge_roles is None:
         from hymem.llm import build_roles
 
-        judge_roles = own_judge = build_roles(judge_config(mem.config, options.judge), mem.embedder)
+        judge_roles = own_judge = build_roles(
+            judge_config(mem.config, options.judge), embedder_of(mem)
+        )
     out = options.out
     try:
         ingested, failed_ingest, ranked = _prepare(mem, questions, systems, out, qa, show_progress)
@@ -200,7 +203,7 @@ def _evaluate(
 def _write_manifest(mem: Memory, config: MemoryConfig, options: LmeOptions) -> None:
     manifest = build_manifest(
         config=config,
-        embedder_name=mem.embedder.name,
+        embedder_name=embedder_of(mem).name,
         dataset=options.dataset,
         options=options.model_dump(mode="json", exclude={"out", "dataset"}),
         judge=options.judge,

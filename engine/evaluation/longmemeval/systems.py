@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Literal
 
+from hymem.api.internals import embedder_of
 from hymem.core.errors import UserInputError
 from hymem.core.types import Hit, Level
 from hymem.evaluation.baselines import answer_with
@@ -106,7 +107,7 @@ class QuestionRetriever:
     def flat(self, granularity: Granularity) -> FlatIndex[Unit]:
         if granularity not in self._flat:
             self._flat[granularity] = flat_index(
-                self.question, granularity, self.mem.embedder, self._rrf_k
+                self.question, granularity, embedder_of(self.mem), self._rrf_k
             )
         return self._flat[granularity]
 
