@@ -65,7 +65,7 @@ def test_stored_budgets_come_from_context_rows_only() -> None:
 class _Mem:
     """What QuestionRetriever.flat needs: an embedder and a config."""
 
-    embedder = HashingEmbedder(64)
+    _embedder = HashingEmbedder(64)  # what `embedder_of` reads
     config = MemoryConfig.defaults(embedder="hashing")
 
 
