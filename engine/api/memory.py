@@ -6,7 +6,6 @@ knows all the parts and builds each with exactly what it uses; none holds the Me
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 from datetime import datetime
@@ -15,6 +14,7 @@ from types import TracebackType
 from typing import Any
 
 from hymem.api.delegate import managed
+from hymem.api.deprecated import DeprecatedParts
 from hymem.api.memory_args import (
     exc_free,
     open_storage,
@@ -48,14 +48,7 @@ from hymem.write.request import add_request
 log = get_logger("hymem.api.memory")
 
 
-def _deprecated(name: str, instead: str) -> None:
-    """Memory's parts were public properties through 0.3: they still work for one release,
-    warning, so callers move to the public methods or the internal seam."""
-    message = f"Memory.{name} is deprecated and will be removed; use {instead}"
-    warnings.warn(message, DeprecationWarning, stacklevel=3)
-
-
-class Memory:
+class Memory(DeprecatedParts):
     """Long-term conversational memory under one folder.
 
     Opening is cheap: models load lazily on first use. One process may write a folder at a
@@ -164,34 +157,6 @@ class Memory:
         """Whether this Memory was opened for reads only (writes raise ReadOnlyStoreError)."""
         self._check_open()
         return self._store.read_only
-
-    # --- deprecated: the parts, once public (`hymem.api.internals` reaches them now) ------
-    @property
-    def roles(self) -> Roles:
-        """Deprecated: the model behind every role (`hymem.api.internals.roles_of`)."""
-        _deprecated("roles", "hymem.api.internals.roles_of(memory)")
-        self._check_open()
-        return self._roles()
-
-    @property
-    def store(self) -> Storage:
-        """Deprecated: the open store (`stats`, `users`, `reindex`, `optimize`, `read_only`
-        cover what users need; `hymem.api.internals.store_of` the rest)."""
-        _deprecated("store", "stats(), users(), reindex(), optimize(), read_only or store_of")
-        self._check_open()
-        return self._store
-
-    @property
-    def embedder(self) -> Embedder:
-        """Deprecated: the embedder (`hymem.api.internals.embedder_of`)."""
-        _deprecated("embedder", "hymem.api.internals.embedder_of(memory)")
-        return self._embedder
-
-    @property
-    def searcher(self) -> HybridSearcher:
-        """Deprecated: the searcher behind `search` (`hymem.api.internals.searcher_of`)."""
-        _deprecated("searcher", "search() or hymem.api.internals.searcher_of(memory)")
-        return self._searcher
 
     # --- write path ----------------------------------------------------------------------
     @observed("add")
