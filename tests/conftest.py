@@ -27,6 +27,7 @@ pytest_plugins = [
     "tests.fixtures_lme",
     "tests.fixtures_serve",
     "tests.fixtures_s3",
+    "tests.worker_finish",
 ]
 
 # The S3 kit runs the seams issue's conformance suites (storage, management); the metadata and
