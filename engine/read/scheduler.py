@@ -18,8 +18,11 @@ the searcher and the model roles and sends back what happened:
 Decisions that the paper leaves open, written down here:
   * Reflection follows Algorithm 1: it runs after every round, the last included (its verdict
     is the answer's final completeness); `max_iterations=0` means one round and no reflection.
-  * An incomplete reflection without a new question (or repeating the current one) stops the
-    loop: the same query would only retrieve the same context again.
+  * An incomplete reflection without a new question, or with one any round of this ask already
+    asked (compared without case, spacing and punctuation), stops the loop: the same query would
+    only retrieve the same context again. A small model's reflection cycles ("q", "q + a
+    caption", "q" again); without the earlier rounds in the comparison, each cycle cost a full
+    round.
   * A deep answer that no reflection checked counts as complete (no verdict says otherwise).
   * An answer a fallback produced is never complete: a light answer's fallback escalates,
     and a deep answer's fallback (an earlier answer, the light answer standing in, or "unable
@@ -32,6 +35,7 @@ Decisions that the paper leaves open, written down here:
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import Literal, TypeVar
@@ -214,6 +218,7 @@ def schedule(
     pool: list[str] = []
     rounds: list[RoundRecord] = []
     query = question
+    asked = {question_key(question)}
     complete = False
 
     for index in range(rounds_allowed):
@@ -273,12 +278,13 @@ def schedule(
         if verdict.complete or index + 1 >= rounds_allowed:
             break
         next_query = (verdict.new_question or "").strip()
-        if not next_query or next_query == query:
+        if not next_query or question_key(next_query) in asked:
             break
         if not budget.affords(1):
             budget.stop(f"round {index}: next round skipped ({budget.describe()})")
             break
         query = next_query
+        asked.add(question_key(query))
 
     final = rounds[-1]
     first_escalation = next((r for r in rounds if r.escalated), None)
@@ -293,6 +299,15 @@ def schedule(
         rounds=rounds,
         pool=pool,
     )
+
+
+_WORDS = re.compile(r"\w+")
+
+
+def question_key(text: str) -> tuple[str, ...]:
+    """What makes two questions the same question for retrieval: their words, in order,
+    without case, spacing or punctuation ("Where does Alice live?" == "where does alice live")."""
+    return tuple(_WORDS.findall(text.casefold()))
 
 
 def escalation(depth: Depth, light: LightOutcome | None) -> EscalationReason | None:

@@ -13,6 +13,7 @@ from hymem.read.scheduler import (
     RetrieveOutcome,
     SelectStep,
     escalation,
+    question_key,
     schedule,
 )
 
@@ -100,6 +101,25 @@ def test_incomplete_reflection_without_new_question_stops() -> None:
 def test_repeated_question_stops() -> None:
     s = ScheduleScript(light=[light("a", True)], reflect=[reflect(False, "q0")])
     assert drive(s, max_iterations=3).iterations == 1
+
+
+def test_a_question_an_earlier_round_asked_stops_the_loop() -> None:
+    # What Qwen 0.5B's reflection did: the question, the question with a caption, the question.
+    s = ScheduleScript(
+        light=[light(f"a{i}", False) for i in range(3)],
+        reflect=[reflect(False, "q0 [a photo]"), reflect(False, "Q0?"), reflect(False, "q3")],
+    )
+    result = drive(s, max_iterations=3)
+    assert [st.query for st in s.steps if isinstance(st, LightStep)] == ["q0", "q0 [a photo]"]
+    assert result.iterations == 2 and not result.complete
+    assert s.kinds().count("DeepAnswer") == 2
+
+
+def test_a_question_differing_only_in_case_and_punctuation_is_a_repeat() -> None:
+    s = ScheduleScript(light=[light("a", True)], reflect=[reflect(False, "  Q0 ?! ")])
+    assert drive(s, max_iterations=3).iterations == 1
+    assert question_key("Where does Alice live?") == question_key("where  does alice LIVE")
+    assert question_key("Where does Alice live?") != question_key("Where did Alice live?")
 
 
 def test_escalation_is_decided_per_round() -> None:
