@@ -103,6 +103,9 @@ class Entry:
     content_bytes: int = 0
     version: int | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
+    # Bumped by every upsert (under `lock`): a search that scanned outside the lock checks it
+    # when it reads its winners' rows, so rows and ranking come from one state of the entry.
+    changes: int = 0
 
     @property
     def n(self) -> int:
@@ -180,6 +183,7 @@ def upsert_rows(entry: Entry, cols: Columns) -> None:
         entry.pos[cols.ids[k]] = at
         entry.ids.append(cols.ids[k])  # last: this makes the row visible (n grows)
     entry.content_bytes += text_bytes(cols)  # replaced rows' old text is not subtracted
+    entry.changes += 1
 
 
 def _set_row(entry: Entry, at: int, cols: Columns, mat: np.ndarray, k: int) -> None:

@@ -29,7 +29,7 @@ from hymem.indexes.dense.cache import (
     Entry,
     SummaryLink,
 )
-from hymem.indexes.dense.scan import hit_rows, top_k, top_k_many
+from hymem.indexes.dense.scan import hit_rows, top_k_many, top_k_rows
 from hymem.indexes.lance import schema as S
 from hymem.indexes.lance import sql as F
 from hymem.indexes.lance.tables import LanceTables
@@ -185,10 +185,17 @@ class DenseRows:
         st = None
         if level is Level.SUMMARY and scope.statuses is not None:
             st = [SummaryStatus(x).value for x in scope.statuses]
-        best = top_k(entry, vector, k, st, scope.time_range, scope.filters, scope.valid_at)
-        if not best:
-            return []
-        by_id = hit_rows(entry, scope.user_id, [i for i, _ in best], summary=level is Level.SUMMARY)
+        best, by_id = top_k_rows(
+            entry,
+            scope.user_id,
+            vector,
+            k,
+            st,
+            scope.time_range,
+            scope.filters,
+            scope.valid_at,
+            summary=level is Level.SUMMARY,
+        )
         out: list[Row] = []
         for i, d in best:
             row = by_id.get(i)

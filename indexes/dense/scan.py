@@ -25,44 +25,91 @@ from hymem.indexes.protocol import TimeRange
 GEMV_MAX = 3
 
 
+# Scans outside the lock whose entry changed before their rows were read, before the next
+# scan holds the lock throughout (writes are rare beside searches: one retry is the norm).
+OPTIMISTIC_SCANS = 3
+
+
 def hit_rows(
     entry: Entry, user_id: str, ids: Sequence[str], *, summary: bool
 ) -> dict[str, dict[str, Any]]:
     """The rows of `ids` the entry holds, with the columns LanceDB would return for a hit
     (`protocol.HIT_COLUMNS`); ids it does not hold are left out, as a lookup would. Times
     are converted in one numpy call per column (per row, they were a third of the time)."""
-    out: dict[str, dict[str, Any]] = {}
     with entry.lock:
-        n = entry.n
-        found = [(item, at) for item in ids if (at := entry.pos.get(item)) is not None and at < n]
-        if not found:
-            return out
-        at_rows = np.fromiter((at for _, at in found), dtype=np.int64, count=len(found))
-        starts = _datetimes(entry.lo[at_rows], entry.has_start[at_rows])
-        ends = _datetimes(entry.hi[at_rows], entry.has_end[at_rows])
-        metas = entry.interner.metas
-        for (item, at), start, end in zip(found, starts, ends, strict=True):
-            row: dict[str, Any] = {
-                "id": item,
-                "user_id": user_id,
-                "text": entry.text[at],
-                "time_start": start,
-                "time_end": end,
-                "metadata": dict(metas[entry.meta_ids[at]]),
-            }
-            if summary:
-                link: SummaryLink = entry.link[at]
-                row["segment_id"] = link.segment_id
-                row["source_turn_ids"] = list(link.source_turn_ids)
-                row["attribution"] = link.attribution
-                row["status"] = STATUS_NAMES[int(entry.status[at])]
-                row["memory_id"] = link.memory_id or item
-                row["valid_from"] = link.valid_from
-                row["valid_to"] = link.valid_to
-            else:
-                row["turn_ids"] = list(entry.link[at] or [])
-            out[item] = row
+        return _rows(entry, user_id, ids, summary=summary)
+
+
+def _rows(
+    entry: Entry, user_id: str, ids: Sequence[str], *, summary: bool
+) -> dict[str, dict[str, Any]]:
+    """`hit_rows` for a caller that holds entry.lock."""
+    out: dict[str, dict[str, Any]] = {}
+    n = entry.n
+    found = [(item, at) for item in ids if (at := entry.pos.get(item)) is not None and at < n]
+    if not found:
+        return out
+    at_rows = np.fromiter((at for _, at in found), dtype=np.int64, count=len(found))
+    starts = _datetimes(entry.lo[at_rows], entry.has_start[at_rows])
+    ends = _datetimes(entry.hi[at_rows], entry.has_end[at_rows])
+    metas = entry.interner.metas
+    for (item, at), start, end in zip(found, starts, ends, strict=True):
+        row: dict[str, Any] = {
+            "id": item,
+            "user_id": user_id,
+            "text": entry.text[at],
+            "time_start": start,
+            "time_end": end,
+            "metadata": dict(metas[entry.meta_ids[at]]),
+        }
+        if summary:
+            link: SummaryLink = entry.link[at]
+            row["segment_id"] = link.segment_id
+            row["source_turn_ids"] = list(link.source_turn_ids)
+            row["attribution"] = link.attribution
+            row["status"] = STATUS_NAMES[int(entry.status[at])]
+            row["memory_id"] = link.memory_id or item
+            row["valid_from"] = link.valid_from
+            row["valid_to"] = link.valid_to
+        else:
+            row["turn_ids"] = list(entry.link[at] or [])
+        out[item] = row
     return out
+
+
+def top_k_rows(
+    entry: Entry,
+    user_id: str,
+    vector: Sequence[float] | np.ndarray,
+    k: int,
+    statuses: Sequence[str] | None,
+    time_range: TimeRange | None,
+    filters: Filter | None = None,
+    valid_at: datetime | None = None,
+    *,
+    summary: bool,
+) -> tuple[list[tuple[str, float]], dict[str, dict[str, Any]]]:
+    """`top_k` and the winners' rows, both from one state of the entry. Read apart, a commit
+    between the scan and the read (a sleep retiring a version for its successor) left a
+    search with the old version's row, now retired and so not served, and without the
+    successor, which the scan never saw: the memory was missing from the results. The scan
+    runs outside the lock as before; its rows are taken only if no upsert came between."""
+    for attempt in range(OPTIMISTIC_SCANS + 1):
+        locked = attempt == OPTIMISTIC_SCANS
+        if locked:
+            entry.lock.acquire()
+        try:
+            best, seen = _top_k(entry, vector, k, statuses, time_range, filters, valid_at, locked)
+            ids = [i for i, _ in best]
+            if locked:
+                return best, _rows(entry, user_id, ids, summary=summary)
+            with entry.lock:
+                if entry.changes == seen:
+                    return best, _rows(entry, user_id, ids, summary=summary)
+        finally:
+            if locked:
+                entry.lock.release()
+    raise AssertionError("unreachable: the last scan holds the lock")
 
 
 def _datetimes(values: np.ndarray, present: np.ndarray) -> list[datetime | None]:
@@ -118,9 +165,40 @@ def top_k(
 ) -> list[tuple[str, float]]:
     """(id, cosine distance) of the k nearest rows passing the filters, nearest first; ties in
     row order (the order rows were stored in)."""
-    with entry.lock:  # a consistent snapshot: rows [0, n) are never rewritten by an append
-        n, ids, mat = entry.n, entry.ids, entry.mat
+    return _top_k(entry, vector, k, statuses, time_range, filters, valid_at, False)[0]
+
+
+def _top_k(
+    entry: Entry,
+    vector: Sequence[float] | np.ndarray,
+    k: int,
+    statuses: Sequence[str] | None,
+    time_range: TimeRange | None,
+    filters: Filter | None,
+    valid_at: datetime | None,
+    locked: bool,
+) -> tuple[list[tuple[str, float]], int]:
+    """`top_k` and the entry's change count when its filters were read (`locked`: the caller
+    holds entry.lock already)."""
+    if not locked:
+        entry.lock.acquire()
+    try:  # a consistent snapshot: rows [0, n) are never rewritten by an append
+        n, ids, mat, seen = entry.n, entry.ids, entry.mat, entry.changes
         mask = filter_mask(entry, n, statuses, time_range, filters, valid_at)
+    finally:
+        if not locked:
+            entry.lock.release()
+    return _nearest(ids, mat, n, mask, vector, k), seen
+
+
+def _nearest(
+    ids: list[str],
+    mat: np.ndarray,
+    n: int,
+    mask: np.ndarray | None,
+    vector: Sequence[float] | np.ndarray,
+    k: int,
+) -> list[tuple[str, float]]:
     if n == 0 or k <= 0:
         return []
     q = np.asarray(vector, dtype=np.float32)
@@ -172,4 +250,4 @@ def top_k_many(
     return out
 
 
-__all__ = ["filter_mask", "hit_rows", "top_k", "top_k_many"]
+__all__ = ["filter_mask", "hit_rows", "top_k", "top_k_many", "top_k_rows"]

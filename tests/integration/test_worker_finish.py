@@ -20,9 +20,11 @@ REPO = Path(__file__).resolve().parents[2]
 SLOW_CYCLE = """
 import gc, time
 
+SECONDS = {seconds}
+
 class Slow:
     def __del__(self):
-        time.sleep(7)  # longer than execnet's exit grace: a loaded machine's finalisers
+        time.sleep(SECONDS)  # longer than execnet's 5 s exit grace
 
 def test_leaves_a_slow_cycle():
     gc.disable()  # left for the session's end, as garbage a test made late is
@@ -31,9 +33,10 @@ def test_leaves_a_slow_cycle():
 """
 
 
-def _session(folder: Path, *plugins: str) -> subprocess.Popen[str]:
+def _session(folder: Path, seconds: int, *plugins: str) -> subprocess.Popen[str]:
     folder.mkdir()
-    (folder / "test_slow_cycle.py").write_text(SLOW_CYCLE, encoding="utf-8")
+    test = SLOW_CYCLE.format(seconds=seconds)
+    (folder / "test_slow_cycle.py").write_text(test, encoding="utf-8")
     args = [sys.executable, "-m", "pytest", "-q", "-n", "1", "-p", "no:cacheprovider"]
     for plugin in plugins:
         args += ["-p", plugin]
@@ -50,8 +53,11 @@ def _session(folder: Path, *plugins: str) -> subprocess.Popen[str]:
 
 def test_a_slow_finaliser_ends_before_the_worker_reports_finished(tmp_path: Path) -> None:
     assert "tests.worker_finish" in tests.conftest.pytest_plugins
-    fixed = _session(tmp_path / "fixed", "tests.worker_finish")
-    bare = _session(tmp_path / "bare")
+    # With the plugin the finaliser runs before the report, so its length cannot matter. Without
+    # it, 20 s outlasts the grace however late a loaded controller sends the exit (the
+    # interrupt cuts the sleep short then).
+    fixed = _session(tmp_path / "fixed", 7, "tests.worker_finish")
+    bare = _session(tmp_path / "bare", 20)
     fixed_out, _ = fixed.communicate(timeout=120)
     bare_out, _ = bare.communicate(timeout=120)
     assert fixed.returncode == 0, fixed_out
