@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import warnings
 
+from hymem.core.errors import StoreClosedError
 from hymem.embed.embedders import Embedder
 from hymem.indexes.ports import Storage
 from hymem.llm import LazyRoles
@@ -26,15 +27,18 @@ class DeprecatedParts:
     _store: Storage
     _embedder: Embedder
     _searcher: HybridSearcher
+    _closed: bool
 
-    def _check_open(self) -> None:
-        raise NotImplementedError
+    def _open_part(self) -> None:
+        """A closed Memory's parts are refused, as `hymem.api.internals` refuses them."""
+        if self._closed:
+            raise StoreClosedError("this Memory was closed")
 
     @property
     def roles(self) -> Roles:
         """Deprecated: the model behind every role (`hymem.api.internals.roles_of`)."""
         _deprecated("roles", "hymem.api.internals.roles_of(memory)")
-        self._check_open()
+        self._open_part()
         return self._roles()
 
     @property
@@ -42,7 +46,7 @@ class DeprecatedParts:
         """Deprecated: the open store (`stats`, `users`, `reindex`, `optimize`, `read_only`
         cover what users need; `hymem.api.internals.store_of` the rest)."""
         _deprecated("store", "stats(), users(), reindex(), optimize(), read_only or store_of")
-        self._check_open()
+        self._open_part()
         return self._store
 
     @property

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hymem import Memory, MemoryConfig
+from hymem import Memory, MemoryConfig, StoreClosedError
 from hymem.testing import embedder_of, roles_of, searcher_of, store_of
 
 
@@ -52,3 +52,14 @@ def test_the_suite_turns_a_use_of_them_into_an_error(mem: Memory) -> None:
     """pyproject's filterwarnings: hymem's own code and tests never reach through them."""
     with pytest.raises(DeprecationWarning, match=r"Memory\.store is deprecated"):
         mem.store  # noqa: B018
+
+
+@pytest.mark.parametrize("name", ["store", "roles"])
+def test_a_closed_memorys_old_parts_are_refused_as_the_seam_refuses_them(
+    tmp_path: Path, name: str
+) -> None:
+    config = MemoryConfig.defaults(llm="extractive", embedder="hashing:64")
+    mem = Memory(tmp_path / "m", config=config)
+    mem.close()
+    with pytest.warns(DeprecationWarning), pytest.raises(StoreClosedError, match="closed"):
+        getattr(mem, name)
